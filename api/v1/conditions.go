@@ -1,0 +1,47 @@
+package v1
+
+// Condition types. Succeeded and Failed are terminal: once True, the action
+// never changes phase again.
+const (
+	ConditionProgressing = "Progressing"
+	ConditionSucceeded   = "Succeeded"
+	ConditionFailed      = "Failed"
+)
+
+// Condition reasons. Progressing carries Queued, Initializing or Executing
+// while the action runs; the terminal conditions carry the others.
+const (
+	ReasonQueued           = "Queued"
+	ReasonInitializing     = "Initializing"
+	ReasonExecuting        = "Executing"
+	ReasonCompleted        = "Completed"
+	ReasonRetryableFailure = "RetryableFailure"
+	ReasonPermanentFailure = "PermanentFailure"
+	ReasonAborted          = "Aborted"
+	ReasonTimedOut         = "TimedOut"
+	ReasonPluginNotFound   = "PluginNotFound"
+	ReasonInvalidSpec      = "InvalidSpec"
+)
+
+// Error kinds of ErrorState.Kind.
+const (
+	ErrorKindUser   = "USER"
+	ErrorKindSystem = "SYSTEM"
+)
+
+// Labels and annotations written on every TaskAction.
+const (
+	LabelProject       = "flyte.org/project"
+	LabelDomain        = "flyte.org/domain"
+	LabelRun           = "flyte.org/run"
+	LabelAction        = "flyte.org/action"
+	LabelParent        = "flyte.org/parent"
+	LabelIsRoot        = "flyte.org/is-root"
+	LabelActionType    = "flyte.org/action-type"
+	LabelTerminalState = "flyte.org/terminal-status-recorded"
+
+	AnnotationAbortReason = "flyte.org/abort-reason"
+
+	// FinalizerPlugin keeps an action until its executor plugin has cleaned up.
+	FinalizerPlugin = "flyte.org/plugin-finalizer"
+)

@@ -1,0 +1,165 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"time"
+
+	noopoteltrace "go.opentelemetry.io/otel/trace/noop"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver"
+	crdoptions "k8s.io/apiextensions-apiserver/pkg/cmd/server/options"
+	generatedopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/util/openapi"
+	"k8s.io/apiserver/pkg/util/webhook"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+)
+
+// adminUser is who the data-dir token authenticates as.
+var adminUser = &user.DefaultInfo{
+	Name:   "taskactions-admin",
+	Groups: []string{user.SystemPrivilegedGroup, user.AllAuthenticated},
+}
+
+// apiServer is a running apiextensions API server: it serves CRDs and
+// their custom resources, nothing else (no Pods, Namespaces, Leases or
+// garbage collector).
+type apiServer struct {
+	cancel context.CancelFunc
+	done   chan error
+	port   int
+}
+
+// apiServerConfig is what startAPIServer needs; all of it comes from the
+// data dir.
+type apiServerConfig struct {
+	etcdEndpoint string
+	certDir      string
+	token        string
+	listener     net.Listener
+}
+
+// startAPIServer builds the server configuration by hand rather than through
+// the options' Config(): that one needs a core-API informer factory, which a
+// CRD-only server has no source for. Delegated authn/authz, admission and
+// priority-and-fairness all need a core API too, so they are off; a static
+// token authenticator and a privileged-group authorizer take their place.
+func startAPIServer(cfg apiServerConfig) (*apiServer, error) {
+	o := crdoptions.NewCustomResourceDefinitionsServerOptions(io.Discard, io.Discard)
+	ro := o.RecommendedOptions
+	ro.Etcd.StorageConfig.Transport.ServerList = []string{cfg.etcdEndpoint}
+	ro.SecureServing.Listener = cfg.listener
+	ro.SecureServing.ServerCert.CertDirectory = cfg.certDir
+	ro.SecureServing.ServerCert.PairName = "apiserver"
+	ro.Authentication = nil
+	ro.Authorization = nil
+	ro.CoreAPI = nil
+	ro.Admission = nil
+	ro.Features.EnablePriorityAndFairness = false
+	o.ServerRunOptions.ShutdownDelayDuration = 0
+	if err := o.Complete(); err != nil {
+		return nil, fmt.Errorf("complete api server options: %w", err)
+	}
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("validate api server options: %w", err)
+	}
+	if err := ro.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.IPv4(127, 0, 0, 1)}); err != nil {
+		return nil, fmt.Errorf("self-signed certificate: %w", err)
+	}
+
+	gc := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
+	if err := o.ServerRunOptions.ApplyTo(&gc.Config); err != nil {
+		return nil, fmt.Errorf("apply server run options: %w", err)
+	}
+	if err := ro.ApplyTo(gc); err != nil {
+		return nil, fmt.Errorf("apply recommended options: %w", err)
+	}
+	if err := o.APIEnablement.ApplyTo(&gc.Config, apiserver.DefaultAPIResourceConfigSource(), apiserver.Scheme); err != nil {
+		return nil, fmt.Errorf("apply api enablement: %w", err)
+	}
+	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(
+		openapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(generatedopenapi.GetOpenAPIDefinitions),
+		openapinamer.NewDefinitionNamer(apiserver.Scheme, scheme.Scheme))
+	gc.Authentication.Authenticator = authenticatorfactory.NewFromTokens(map[string]*user.DefaultInfo{cfg.token: adminUser}, nil)
+	gc.Authorization.Authorizer = authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)
+
+	config := &apiserver.Config{
+		GenericConfig: gc,
+		ExtraConfig: apiserver.ExtraConfig{
+			CRDRESTOptionsGetter: crdoptions.NewCRDRESTOptionsGetter(*ro.Etcd, gc.ResourceTransformers, gc.StorageObjectCountTracker),
+			ServiceResolver:      noServices{},
+			AuthResolverWrapper:  webhook.NewDefaultAuthenticationInfoResolverWrapper(nil, nil, gc.LoopbackClientConfig, noopoteltrace.NewTracerProvider()),
+		},
+	}
+	server, err := config.Complete().New(genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		return nil, fmt.Errorf("create api server: %w", err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &apiServer{cancel: cancel, done: make(chan error, 1), port: ro.SecureServing.BindPort}
+	go func() {
+		s.done <- server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+		close(s.done)
+	}()
+	return s, nil
+}
+
+// waitReady polls /readyz until the server answers 200.
+func (s *apiServer) waitReady(ctx context.Context, cfg *rest.Config) error {
+	client, err := rest.UnversionedRESTClientFor(withCodec(cfg))
+	if err != nil {
+		return fmt.Errorf("readyz client: %w", err)
+	}
+	var last error
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-s.done:
+			return false, fmt.Errorf("api server exited while starting: %w", err)
+		default:
+		}
+		status := 0
+		last = client.Get().AbsPath("/readyz").Do(ctx).StatusCode(&status).Error()
+		return status == 200, nil
+	})
+	if err != nil && last != nil {
+		return fmt.Errorf("api server not ready: %w (last: %v)", err, last)
+	}
+	return err
+}
+
+// stop shuts the server down and waits for it, which closes its etcd
+// clients and its watches.
+func (s *apiServer) stop() error {
+	s.cancel()
+	err := <-s.done
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+func withCodec(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	return c
+}
+
+// noServices resolves no service: CRD conversion webhooks need a core API,
+// which the embedded control plane does not have.
+type noServices struct{}
+
+func (noServices) ResolveEndpoint(namespace, name string, port int32) (*url.URL, error) {
+	return nil, fmt.Errorf("service %s/%s: the embedded control plane has no services", namespace, name)
+}
+

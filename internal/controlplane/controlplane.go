@@ -1,0 +1,88 @@
+// Package controlplane gives the rest of the program a Kubernetes API to
+// store TaskActions in: an embedded one (etcd and the apiextensions API
+// server in this process) or an external cluster. Either way it installs
+// the TaskAction CRD and hands out a *rest.Config.
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/rs/zerolog"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Config selects the control plane. With no Kubeconfig, no KUBECONFIG in
+// the environment and not running in a pod, it is the embedded one.
+type Config struct {
+	// DataDir holds the embedded control plane's store and credentials.
+	DataDir string
+	// Kubeconfig points at an external cluster; it wins over KUBECONFIG.
+	Kubeconfig string
+	Log        zerolog.Logger
+}
+
+// ControlPlane is a started control plane. Stop it once.
+type ControlPlane struct {
+	rest     *rest.Config
+	embedded *embedded
+	source   string
+}
+
+// Start brings the control plane up and returns once the TaskAction CRD is
+// established. The caller owns Stop.
+func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
+	cp := &ControlPlane{}
+	var err error
+	switch path := kubeconfigPath(cfg.Kubeconfig); {
+	case path != "":
+		cp.source = "kubeconfig " + path
+		cp.rest, err = clientcmd.BuildConfigFromFlags("", path)
+	case inCluster():
+		cp.source = "in-cluster"
+		cp.rest, err = rest.InClusterConfig()
+	default:
+		cp.source = "embedded " + cfg.DataDir
+		cp.embedded, cp.rest, err = startEmbedded(ctx, cfg.DataDir, cfg.Log)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("control plane (%s): %w", cp.source, err)
+	}
+	if err := EnsureCRD(ctx, cp.rest); err != nil {
+		_ = cp.Stop()
+		return nil, fmt.Errorf("control plane (%s): %w", cp.source, err)
+	}
+	return cp, nil
+}
+
+// RESTConfig returns a copy of the client configuration.
+func (c *ControlPlane) RESTConfig() *rest.Config { return rest.CopyConfig(c.rest) }
+
+// Embedded reports whether the control plane runs in this process, which
+// means: no Namespace objects, no Leases, no garbage collector.
+func (c *ControlPlane) Embedded() bool { return c.embedded != nil }
+
+// Source says where the API is, for logs.
+func (c *ControlPlane) Source() string { return c.source }
+
+// Stop stops an embedded control plane (API server, then etcd) and releases
+// the data dir. For an external cluster it does nothing.
+func (c *ControlPlane) Stop() error {
+	if c.embedded == nil {
+		return nil
+	}
+	return c.embedded.stop()
+}
+
+func kubeconfigPath(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	return os.Getenv(clientcmd.RecommendedConfigPathEnvVar)
+}
+
+func inCluster() bool {
+	return os.Getenv("KUBERNETES_SERVICE_HOST") != "" && os.Getenv("KUBERNETES_SERVICE_PORT") != ""
+}

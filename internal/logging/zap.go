@@ -1,0 +1,60 @@
+package logging
+
+import (
+	"github.com/rs/zerolog"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// NewZap returns a zap logger (what etcd's embed package takes) that writes
+// through log. etcd's info lines are start-up and compaction chatter, so
+// they go to debug; warnings and errors keep their level.
+func NewZap(log zerolog.Logger) *zap.Logger {
+	return zap.New(&zapCore{log: log})
+}
+
+type zapCore struct {
+	log    zerolog.Logger
+	fields []zapcore.Field
+}
+
+func (c *zapCore) Enabled(l zapcore.Level) bool {
+	return c.log.GetLevel() <= zerologLevel(l)
+}
+
+func (c *zapCore) With(fields []zapcore.Field) zapcore.Core {
+	all := append(append([]zapcore.Field(nil), c.fields...), fields...)
+	return &zapCore{log: c.log, fields: all}
+}
+
+func (c *zapCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if c.Enabled(e.Level) {
+		return ce.AddCore(e, c)
+	}
+	return ce
+}
+
+func (c *zapCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
+	enc := zapcore.NewMapObjectEncoder()
+	for _, f := range c.fields {
+		f.AddTo(enc)
+	}
+	for _, f := range fields {
+		f.AddTo(enc)
+	}
+	c.log.WithLevel(zerologLevel(e.Level)).Fields(enc.Fields).Msg(e.Message)
+	return nil
+}
+
+func (c *zapCore) Sync() error { return nil }
+
+func zerologLevel(l zapcore.Level) zerolog.Level {
+	switch {
+	case l <= zapcore.InfoLevel:
+		return zerolog.DebugLevel
+	case l == zapcore.WarnLevel:
+		return zerolog.WarnLevel
+	default:
+		return zerolog.ErrorLevel
+	}
+}

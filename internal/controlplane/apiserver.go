@@ -162,4 +162,3 @@ type noServices struct{}
 func (noServices) ResolveEndpoint(namespace, name string, port int32) (*url.URL, error) {
 	return nil, fmt.Errorf("service %s/%s: the embedded control plane has no services", namespace, name)
 }
-

@@ -50,6 +50,15 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 	if err != nil {
 		return nil, fmt.Errorf("control plane (%s): %w", cp.source, err)
 	}
+	// client-go throttles to 5 requests/s by default, far below what one
+	// server needs. The embedded API server is ours alone: no client-side
+	// limit. An external cluster gets a generous one; its own priority and
+	// fairness protects it beyond that.
+	if cp.embedded != nil {
+		cp.rest.QPS = -1
+	} else {
+		cp.rest.QPS, cp.rest.Burst = 200, 400
+	}
 	if err := EnsureCRD(ctx, cp.rest); err != nil {
 		_ = cp.Stop()
 		return nil, fmt.Errorf("control plane (%s): %w", cp.source, err)

@@ -1,0 +1,68 @@
+package taskactions
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// rvWaiter tracks the highest resource version the informer has delivered,
+// so that a read can wait for a write this server just made: a client that
+// creates an action and lists the run at once sees it.
+type rvWaiter struct {
+	mu   sync.Mutex
+	seen uint64
+	want uint64        // highest version this server wrote
+	ch   chan struct{} // closed and replaced when seen advances
+}
+
+func (w *rvWaiter) advance(rv uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if rv <= w.seen {
+		return
+	}
+	w.seen = rv
+	if w.ch != nil {
+		close(w.ch)
+		w.ch = nil
+	}
+}
+
+// wrote notes a version this server wrote.
+func (w *rvWaiter) wrote(rv uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.want = max(w.want, rv)
+}
+
+// maxReadWait bounds how long a read waits for the cache; after it the
+// read is served from what the cache has.
+const maxReadWait = 2 * time.Second
+
+// catchUp waits until the cache reflects every write this server made
+// before the call.
+func (w *rvWaiter) catchUp(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, maxReadWait)
+	defer cancel()
+	w.mu.Lock()
+	want := w.want
+	w.mu.Unlock()
+	for {
+		w.mu.Lock()
+		if w.seen >= want {
+			w.mu.Unlock()
+			return
+		}
+		if w.ch == nil {
+			w.ch = make(chan struct{})
+		}
+		ch := w.ch
+		w.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
+}

@@ -1,0 +1,219 @@
+package taskactions
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	v1 "taskactions/api/v1"
+)
+
+// RunSpec is run-wide settings, copied onto the action (and inherited by
+// its children).
+type RunSpec struct {
+	Labels        map[string]string
+	Annotations   map[string]string
+	Envs          map[string]string
+	Interruptible *bool
+}
+
+// EnqueueRequest is a new action.
+type EnqueueRequest struct {
+	ID            ActionID
+	Parent        string // empty for a run's root action
+	InputURI      string
+	RunOutputBase string
+	Group         string
+	TaskType      string
+	// TaskTemplate is the task template as JSON; it is stored in
+	// spec.taskTemplate in canonical form.
+	TaskTemplate json.RawMessage
+	ShortName    string
+	CacheKey     string
+	RunSpec      *RunSpec
+}
+
+// Enqueue creates the TaskAction of an action. It is idempotent: the same
+// request again returns the existing object with created false; the same
+// id with a different spec is ErrConflict; a child whose parent does not
+// exist is ErrNotFound, and a child of an aborted parent ErrConflict.
+func (m *Manager) Enqueue(ctx context.Context, req EnqueueRequest) (ta *v1.TaskAction, created bool, err error) {
+	ns := m.Namespace(req.ID.Project, req.ID.Domain)
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return nil, false, fmt.Errorf("namespace %q from the template: %s: %w", ns, strings.Join(errs, "; "), ErrInvalid)
+	}
+	var parent *v1.TaskAction
+	if req.Parent != "" {
+		if parent, err = m.parentOf(ctx, req); err != nil {
+			return nil, false, err
+		}
+	}
+	want, err := m.build(ns, req, parent)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := m.ensureNamespace(ctx, ns); err != nil {
+		return nil, false, err
+	}
+	out, err := m.client.FlyteV1().TaskActions(ns).Create(ctx, want, metav1.CreateOptions{})
+	switch {
+	case err == nil:
+		m.written.wrote(resourceVersion(out))
+		return out, true, nil
+	case apierrors.IsAlreadyExists(err):
+		have, err := m.live(ctx, req.ID)
+		if err != nil {
+			return nil, false, err
+		}
+		if !sameSpec(&have.Spec, &want.Spec) {
+			return nil, false, fmt.Errorf("action %s exists with another spec: %w", req.ID, ErrConflict)
+		}
+		return have, false, nil
+	case apierrors.IsInvalid(err):
+		return nil, false, fmt.Errorf("%s: %w", apiMessage(err), ErrInvalid)
+	default:
+		return nil, false, fmt.Errorf("create action %s: %w", req.ID, err)
+	}
+}
+
+// parentOf returns the parent of a new child. The cache may not have a
+// parent created a moment ago, so a miss is checked against the API server.
+func (m *Manager) parentOf(ctx context.Context, req EnqueueRequest) (*v1.TaskAction, error) {
+	pid := ActionID{req.ID.Project, req.ID.Domain, req.ID.Run, req.Parent}
+	p, err := m.cached(pid)
+	if err == nil && p == nil {
+		p, err = m.live(ctx, pid)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("parent: %w", err)
+	}
+	if v1.PhaseOf(p.Status.Conditions) == v1.PhaseAborted {
+		return nil, fmt.Errorf("parent %s is aborted: %w", pid, ErrConflict)
+	}
+	return p, nil
+}
+
+// build makes the object. Labels: the run's labels, then the parent's (for
+// a child), then ours, which always win. Annotations and env vars inherit
+// the same way; the request's run spec overrides what the parent gave.
+func (m *Manager) build(ns string, req EnqueueRequest, parent *v1.TaskAction) (*v1.TaskAction, error) {
+	tmpl, err := canonicalJSON(req.TaskTemplate)
+	if err != nil {
+		return nil, fmt.Errorf("task template: %v: %w", err, ErrInvalid)
+	}
+	rs := req.RunSpec
+	if rs == nil {
+		rs = &RunSpec{}
+	}
+	labels, annotations, envs := map[string]string{}, map[string]string{}, map[string]string{}
+	interruptible := rs.Interruptible
+	if parent != nil {
+		maps.Copy(labels, parent.Labels)
+		delete(labels, v1.LabelTerminalState)
+		maps.Copy(annotations, parent.Annotations)
+		delete(annotations, v1.AnnotationAbortReason)
+		maps.Copy(envs, parent.Spec.EnvVars)
+		if interruptible == nil {
+			interruptible = parent.Spec.Interruptible
+		}
+	}
+	maps.Copy(labels, rs.Labels)
+	maps.Copy(annotations, rs.Annotations)
+	maps.Copy(envs, rs.Envs)
+	id := req.ID
+	maps.Copy(labels, map[string]string{
+		v1.LabelProject: id.Project, v1.LabelDomain: id.Domain, v1.LabelRun: id.Run,
+		v1.LabelAction: id.Name, v1.LabelIsRoot: fmt.Sprint(parent == nil), v1.LabelActionType: req.TaskType,
+	})
+	delete(labels, v1.LabelParent)
+	ta := &v1.TaskAction{
+		ObjectMeta: metav1.ObjectMeta{Name: objectName(id.Run, id.Name), Namespace: ns, Labels: labels, Annotations: nilIfEmpty(annotations)},
+		Spec: v1.TaskActionSpec{
+			RunName: id.Run, Project: id.Project, Domain: id.Domain, ActionName: id.Name,
+			InputURI: req.InputURI, RunOutputBase: req.RunOutputBase, TaskType: req.TaskType,
+			TaskTemplate: tmpl, CacheKey: req.CacheKey, ShortName: req.ShortName,
+			EnvVars: nilIfEmpty(envs), Interruptible: interruptible, Group: req.Group,
+		},
+	}
+	if parent != nil {
+		ta.Spec.ParentActionName = &req.Parent
+		ta.Labels[v1.LabelParent] = req.Parent
+		ta.OwnerReferences = []metav1.OwnerReference{{
+			APIVersion: v1.SchemeGroupVersion.String(), Kind: "TaskAction", Name: parent.Name, UID: parent.UID,
+		}}
+	}
+	return ta, nil
+}
+
+// ensureNamespace creates the namespace on an external cluster, once per
+// process. The embedded control plane has no namespace objects.
+func (m *Manager) ensureNamespace(ctx context.Context, ns string) error {
+	if m.cfg.Kube == nil {
+		return nil
+	}
+	if _, ok := m.nsKnown.Load(ns); ok {
+		return nil
+	}
+	_, err := m.cfg.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", ns, err)
+	}
+	m.nsKnown.Store(ns, struct{}{})
+	return nil
+}
+
+// canonicalJSON re-encodes JSON with sorted keys and no spaces, so the same
+// template sent twice with keys in another order is the same spec.
+func canonicalJSON(raw json.RawMessage) ([]byte, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // keep big integers exact
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("trailing data after the template")
+	}
+	return json.Marshal(v)
+}
+
+func sameSpec(a, b *v1.TaskActionSpec) bool {
+	x, y := a.DeepCopy(), b.DeepCopy()
+	for _, s := range []*v1.TaskActionSpec{x, y} {
+		if len(s.EnvVars) == 0 {
+			s.EnvVars = nil
+		}
+		if len(s.TaskTemplate) == 0 {
+			s.TaskTemplate = nil
+		}
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+func nilIfEmpty(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// apiMessage is the API server's message for a rejected object, which names
+// the offending fields.
+func apiMessage(err error) string {
+	if s, ok := err.(apierrors.APIStatus); ok {
+		return s.Status().Message
+	}
+	return err.Error()
+}

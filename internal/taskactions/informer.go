@@ -1,0 +1,129 @@
+package taskactions
+
+import (
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+
+	v1 "taskactions/api/v1"
+	flyteinformers "taskactions/internal/kube/informers/externalversions"
+)
+
+// Indexes of the informer cache.
+const (
+	indexRun    = "run"    // project/domain/run
+	indexParent = "parent" // project/domain/run/parent
+)
+
+func runIndexKey(p, d, r string) string       { return p + "/" + d + "/" + r }
+func parentIndexKey(p, d, r, a string) string { return p + "/" + d + "/" + r + "/" + a }
+func runTopic(p, d, r string) string          { return "run/" + runIndexKey(p, d, r) }
+func nodeTopic(p, d, r, a string) string      { return "node/" + parentIndexKey(p, d, r, a) }
+func specParent(s *v1.TaskActionSpec) string {
+	if s.ParentActionName == nil {
+		return ""
+	}
+	return *s.ParentActionName
+}
+
+var indexers = cache.Indexers{
+	indexRun: func(obj any) ([]string, error) {
+		s := &obj.(*v1.TaskAction).Spec
+		return []string{runIndexKey(s.Project, s.Domain, s.RunName)}, nil
+	},
+	indexParent: func(obj any) ([]string, error) {
+		s := &obj.(*v1.TaskAction).Spec
+		if p := specParent(s); p != "" {
+			return []string{parentIndexKey(s.Project, s.Domain, s.RunName, p)}, nil
+		}
+		return nil, nil
+	},
+}
+
+// setupInformer builds the shared informer over all namespaces, with the
+// run and parent indexes and the event handler. Managed fields are dropped
+// on the way in: they are a large share of each object and nobody here
+// reads them.
+func (m *Manager) setupInformer(w *watchState) error {
+	w.factory = flyteinformers.NewSharedInformerFactory(m.client, 0)
+	w.informer = w.factory.Flyte().V1().TaskActions().Informer()
+	if err := w.informer.AddIndexers(indexers); err != nil {
+		return err
+	}
+	if err := w.informer.SetTransform(func(obj any) (any, error) {
+		if o, ok := obj.(metav1.Object); ok {
+			o.SetManagedFields(nil)
+		}
+		return obj, nil
+	}); err != nil {
+		return err
+	}
+	w.queues = make([]chan workItem, m.cfg.Workers)
+	for i := range w.queues {
+		w.queues[i] = make(chan workItem, m.cfg.WorkerQueue)
+	}
+	reg, err := w.informer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initial bool) {
+			m.handleWatchEvent(w, watch.Event{Type: watch.Added, Object: obj.(*v1.TaskAction)}, initial)
+		},
+		UpdateFunc: func(old, obj any) {
+			if old.(*v1.TaskAction).ResourceVersion == obj.(*v1.TaskAction).ResourceVersion {
+				return // a re-list found nothing new
+			}
+			m.handleWatchEvent(w, watch.Event{Type: watch.Modified, Object: obj.(*v1.TaskAction)}, false)
+		},
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if ta, ok := obj.(*v1.TaskAction); ok {
+				m.handleWatchEvent(w, watch.Event{Type: watch.Deleted, Object: ta}, false)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	w.handler = reg
+	return nil
+}
+
+// handleWatchEvent is the informer's handler, called on one goroutine in
+// resource-version order. It publishes the update to stream subscribers
+// (here, not in the workers, because stream cursors need this global order)
+// and dispatches the event to the worker owning the object.
+func (m *Manager) handleWatchEvent(w *watchState, ev watch.Event, initial bool) {
+	ta := ev.Object.(*v1.TaskAction)
+	u := updateOf(ta, ev.Type == watch.Deleted)
+	rv := resourceVersion(ta)
+	// The initial list is the state before the journal's floor, not events
+	// after it: snapshots serve it.
+	if !initial {
+		m.dispatchEvent(u, rv)
+		m.written.advance(rv)
+	}
+	item := workItem{eventType: ev.Type, ta: ta, update: u}
+	select {
+	case w.queues[shardOf(keyOf(ta.Namespace, ta.Name), len(w.queues))] <- item:
+	case <-w.ctx.Done(): // stopping: the workers may be gone
+	}
+}
+
+// dispatchEvent publishes an update to the subscribers of the action's run,
+// of its parent and of itself.
+func (m *Manager) dispatchEvent(u *ActionUpdate, rv uint64) {
+	id := u.ID
+	topics := []string{runTopic(id.Project, id.Domain, id.Run), nodeTopic(id.Project, id.Domain, id.Run, id.Name)}
+	if u.Parent != "" {
+		topics = append(topics, nodeTopic(id.Project, id.Domain, id.Run, u.Parent))
+	}
+	m.journal.Publish(journalEntry(u, rv, topics))
+	m.published.Add(1)
+}
+
+func parseRV(s string) uint64 {
+	rv, _ := strconv.ParseUint(s, 10, 64)
+	return rv
+}

@@ -1,0 +1,126 @@
+package taskactions
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "taskactions/api/v1"
+	listers "taskactions/internal/kube/listers/api/v1"
+)
+
+// GetTaskAction returns one action from the cache. The result is shared
+// with the cache: do not modify it.
+func (m *Manager) GetTaskAction(ctx context.Context, id ActionID) (*v1.TaskAction, error) {
+	m.written.catchUp(ctx)
+	ta, err := m.cached(id)
+	if err != nil {
+		return nil, err
+	}
+	if ta == nil {
+		return nil, fmt.Errorf("action %s: %w", id, ErrNotFound)
+	}
+	return ta, nil
+}
+
+// cached looks an action up in the cache; nil, nil when absent.
+func (m *Manager) cached(id ActionID) (*v1.TaskAction, error) {
+	l := m.currentLister()
+	if l == nil {
+		return nil, fmt.Errorf("manager is not watching")
+	}
+	ta, err := l.TaskActions(m.Namespace(id.Project, id.Domain)).Get(objectName(id.Run, id.Name))
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Two actions whose run-action names join to the same object name
+	// ("a-b"+"c" and "a"+"b-c") are told apart by their spec.
+	if ta.Spec.RunName != id.Run || ta.Spec.ActionName != id.Name {
+		return nil, nil
+	}
+	return ta, nil
+}
+
+// live reads an action from the API server, for decisions that must not
+// act on a stale cache (parent existence right after it was created).
+func (m *Manager) live(ctx context.Context, id ActionID) (*v1.TaskAction, error) {
+	ta, err := m.client.FlyteV1().TaskActions(m.Namespace(id.Project, id.Domain)).Get(ctx, objectName(id.Run, id.Name), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) || (err == nil && (ta.Spec.RunName != id.Run || ta.Spec.ActionName != id.Name)) {
+		return nil, fmt.Errorf("action %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get action %s: %w", id, err)
+	}
+	return ta, nil
+}
+
+// ListRunActions returns every action of a run, from the cache's run
+// index, oldest first.
+func (m *Manager) ListRunActions(ctx context.Context, run RunID) ([]*v1.TaskAction, error) {
+	m.written.catchUp(ctx)
+	return m.byIndex(indexRun, runIndexKey(run.Project, run.Domain, run.Run))
+}
+
+// ListChildActions returns the direct children of an action, from the
+// cache's parent index, oldest first.
+func (m *Manager) ListChildActions(ctx context.Context, parent ActionID) ([]*v1.TaskAction, error) {
+	m.written.catchUp(ctx)
+	return m.byIndex(indexParent, parentIndexKey(parent.Project, parent.Domain, parent.Run, parent.Name))
+}
+
+// AllTaskActions returns every cached action (to restore the run service).
+func (m *Manager) AllTaskActions() []*v1.TaskAction {
+	inf := m.Informer()
+	if inf == nil {
+		return nil
+	}
+	objs := inf.GetStore().List()
+	out := make([]*v1.TaskAction, len(objs))
+	for i, o := range objs {
+		out[i] = o.(*v1.TaskAction)
+	}
+	return out
+}
+
+func (m *Manager) byIndex(index, key string) ([]*v1.TaskAction, error) {
+	inf := m.Informer()
+	if inf == nil {
+		return nil, fmt.Errorf("manager is not watching")
+	}
+	objs, err := inf.GetIndexer().ByIndex(index, key)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*v1.TaskAction, len(objs))
+	for i, o := range objs {
+		out[i] = o.(*v1.TaskAction)
+	}
+	sortByAge(out)
+	return out, nil
+}
+
+func sortByAge(tas []*v1.TaskAction) {
+	sort.Slice(tas, func(i, j int) bool {
+		a, b := tas[i], tas[j]
+		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+			return a.CreationTimestamp.Before(&b.CreationTimestamp)
+		}
+		return a.Spec.ActionName < b.Spec.ActionName
+	})
+}
+
+func (m *Manager) currentLister() listers.TaskActionLister {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lister
+}
+
+func (id ActionID) String() string {
+	return id.Project + "/" + id.Domain + "/" + id.Run + "/" + id.Name
+}

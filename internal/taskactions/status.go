@@ -1,0 +1,167 @@
+package taskactions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+
+	v1 "taskactions/api/v1"
+)
+
+// ErrNoChange, returned by a mutate function, ends UpdateStatus without a
+// write.
+var ErrNoChange = errors.New("no change")
+
+// UpdateStatus applies mutate to a copy of the action and writes the status
+// subresource, retrying on conflict with a fresh read. The first attempt
+// starts from the cache; a conflict means the cache was behind, so retries
+// read from the API server. mutate may return ErrNoChange, or an error
+// that ends the update (ErrConflict for a domain rule).
+func (m *Manager) UpdateStatus(ctx context.Context, id ActionID, mutate func(*v1.TaskAction) error) (*v1.TaskAction, error) {
+	var out *v1.TaskAction
+	first := true
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		cur, err := m.current(ctx, id, first)
+		first = false
+		if err != nil {
+			return err
+		}
+		ta := cur.DeepCopy()
+		if err := mutate(ta); err != nil {
+			if errors.Is(err, ErrNoChange) {
+				out = cur
+				return nil
+			}
+			return err
+		}
+		out, err = m.client.FlyteV1().TaskActions(ta.Namespace).UpdateStatus(ctx, ta, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("action %s: %w", id, ErrNotFound)
+		}
+		return nil, err
+	}
+	m.written.wrote(resourceVersion(out))
+	return out, nil
+}
+
+func (m *Manager) current(ctx context.Context, id ActionID, fromCache bool) (*v1.TaskAction, error) {
+	if fromCache {
+		if ta, err := m.cached(id); err == nil && ta != nil {
+			return ta, nil
+		}
+	}
+	return m.live(ctx, id)
+}
+
+// StatusUpdate is what an executor reports through PutStatus.
+type StatusUpdate struct {
+	Phase       v1.Phase
+	CacheStatus *v1.CatalogCacheStatus
+	Message     string
+	Error       *v1.ErrorState
+}
+
+// PutStatus records an attempt's status: phase (as conditions, with a
+// phase-history entry when the phase or attempt changes), attempts, cache
+// status and error state. It refuses an attempt below the recorded one and
+// any change out of a terminal phase (ErrConflict); reporting the same
+// terminal phase again is a no-op, so reporters can retry.
+func (m *Manager) PutStatus(ctx context.Context, id ActionID, attempt uint32, st StatusUpdate) (*v1.TaskAction, error) {
+	if attempt < 1 {
+		return nil, fmt.Errorf("attempt must be at least 1: %w", ErrInvalid)
+	}
+	if !st.Phase.Valid() || st.Phase == v1.PhaseUnspecified {
+		return nil, fmt.Errorf("phase %q: %w", st.Phase, ErrInvalid)
+	}
+	return m.UpdateStatus(ctx, id, func(ta *v1.TaskAction) error {
+		cur := v1.PhaseOf(ta.Status.Conditions)
+		switch {
+		case cur.Terminal() && cur == st.Phase && attempt == ta.Status.Attempts:
+			return ErrNoChange
+		case cur.Terminal():
+			return fmt.Errorf("action is %s, a terminal phase: %w", cur, ErrConflict)
+		case attempt < ta.Status.Attempts:
+			return fmt.Errorf("attempt %d is older than the recorded attempt %d: %w", attempt, ta.Status.Attempts, ErrConflict)
+		}
+		newAttempt := attempt != ta.Status.Attempts
+		ta.Status.Attempts = attempt
+		if st.CacheStatus != nil {
+			ta.Status.CacheStatus = *st.CacheStatus
+		}
+		if st.Error != nil {
+			ta.Status.ErrorState = st.Error.DeepCopy()
+		}
+		m.SetPhase(ta, st.Phase, ReasonFor(st.Phase), st.Message, newAttempt)
+		return nil
+	})
+}
+
+// ReasonFor is the default condition reason of a phase.
+func ReasonFor(p v1.Phase) string {
+	switch p {
+	case v1.PhaseWaitingForResources:
+		return v1.ReasonWaitingForResources
+	case v1.PhaseInitializing:
+		return v1.ReasonInitializing
+	case v1.PhaseRunning:
+		return v1.ReasonExecuting
+	case v1.PhaseSucceeded:
+		return v1.ReasonCompleted
+	case v1.PhaseFailed:
+		return v1.ReasonPermanentFailure
+	case v1.PhaseAborted:
+		return v1.ReasonAborted
+	case v1.PhaseTimedOut:
+		return v1.ReasonTimedOut
+	}
+	return v1.ReasonQueued
+}
+
+// SetPhase writes phase p into the conditions with the given reason, and
+// appends to the phase history when the phase or reason changes (or force
+// is set, for a new attempt in the same phase). The history keeps its first
+// entry and the most recent ones, so it stays small whatever happens.
+func (m *Manager) SetPhase(ta *v1.TaskAction, p v1.Phase, reason, message string, force bool) {
+	now := metav1.NewTime(m.cfg.Now())
+	prevPhase := v1.PhaseOf(ta.Status.Conditions)
+	prevReason := ""
+	if c := meta.FindStatusCondition(ta.Status.Conditions, v1.ConditionProgressing); c != nil {
+		prevReason = c.Reason
+	}
+	set := func(t string, s metav1.ConditionStatus) {
+		meta.SetStatusCondition(&ta.Status.Conditions, metav1.Condition{
+			Type: t, Status: s, Reason: reason, Message: message, LastTransitionTime: now, ObservedGeneration: ta.Generation,
+		})
+	}
+	switch {
+	case p == v1.PhaseSucceeded:
+		set(v1.ConditionProgressing, metav1.ConditionFalse)
+		set(v1.ConditionSucceeded, metav1.ConditionTrue)
+	case p.Terminal():
+		set(v1.ConditionProgressing, metav1.ConditionFalse)
+		set(v1.ConditionFailed, metav1.ConditionTrue)
+	default:
+		set(v1.ConditionProgressing, metav1.ConditionTrue)
+	}
+	if p == prevPhase && reason == prevReason && !force && len(ta.Status.PhaseHistory) > 0 {
+		return
+	}
+	ta.Status.PhaseHistory = append(ta.Status.PhaseHistory, v1.PhaseTransition{Phase: reason, OccurredAt: now, Message: message})
+	if limit := m.cfg.HistoryLimit; len(ta.Status.PhaseHistory) > limit {
+		h := ta.Status.PhaseHistory
+		h = append(h[:1], h[len(h)-(limit-1):]...)
+		ta.Status.PhaseHistory = h
+	}
+}
+
+// Now is the manager's clock.
+func (m *Manager) Now() time.Time { return m.cfg.Now() }

@@ -1,0 +1,135 @@
+package taskactions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	v1 "taskactions/api/v1"
+)
+
+func TestPutStatus(t *testing.T) {
+	m := newManager(t, nil)
+	ctx := context.Background()
+	hit := v1.CacheHit
+
+	type step struct {
+		attempt uint32
+		update  StatusUpdate
+		want    error
+	}
+	tests := []struct {
+		name      string
+		steps     []step
+		phase     v1.Phase
+		attempts  uint32
+		history   []string
+		cacheStat v1.CatalogCacheStatus
+	}{
+		{
+			name: "lifecycle",
+			steps: []step{
+				{1, StatusUpdate{Phase: v1.PhaseInitializing}, nil},
+				{1, StatusUpdate{Phase: v1.PhaseRunning}, nil},
+				{1, StatusUpdate{Phase: v1.PhaseRunning}, nil}, // no new history entry
+				{1, StatusUpdate{Phase: v1.PhaseSucceeded, CacheStatus: &hit}, nil},
+				{1, StatusUpdate{Phase: v1.PhaseSucceeded}, nil}, // retried report: no-op
+			},
+			phase: v1.PhaseSucceeded, attempts: 1, cacheStat: v1.CacheHit,
+			history: []string{v1.ReasonInitializing, v1.ReasonExecuting, v1.ReasonCompleted},
+		},
+		{
+			name: "stale attempt and leaving a terminal phase are conflicts",
+			steps: []step{
+				{2, StatusUpdate{Phase: v1.PhaseRunning}, nil},
+				{1, StatusUpdate{Phase: v1.PhaseRunning}, ErrConflict},
+				{2, StatusUpdate{Phase: v1.PhaseFailed, Error: &v1.ErrorState{Code: "1", Kind: v1.ErrorKindUser, Message: "exit 1"}}, nil},
+				{2, StatusUpdate{Phase: v1.PhaseRunning}, ErrConflict},
+				{3, StatusUpdate{Phase: v1.PhaseQueued}, ErrConflict},
+				{2, StatusUpdate{Phase: v1.PhaseSucceeded}, ErrConflict},
+			},
+			phase: v1.PhaseFailed, attempts: 2,
+			history: []string{v1.ReasonExecuting, v1.ReasonPermanentFailure},
+		},
+		{
+			name: "a new attempt in the same phase is a history entry",
+			steps: []step{
+				{1, StatusUpdate{Phase: v1.PhaseRunning}, nil},
+				{2, StatusUpdate{Phase: v1.PhaseRunning}, nil},
+				{2, StatusUpdate{Phase: v1.PhaseTimedOut}, nil},
+			},
+			phase: v1.PhaseTimedOut, attempts: 2,
+			history: []string{v1.ReasonExecuting, v1.ReasonExecuting, v1.ReasonTimedOut},
+		},
+		{
+			name: "attempt zero and unknown phases are invalid",
+			steps: []step{
+				{0, StatusUpdate{Phase: v1.PhaseRunning}, ErrInvalid},
+				{1, StatusUpdate{Phase: "DANCING"}, ErrInvalid},
+				{1, StatusUpdate{Phase: v1.PhaseUnspecified}, ErrInvalid},
+			},
+			phase: v1.PhaseQueued,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			run := newRun()
+			id := run.action("a0")
+			mustEnqueue(t, m, echoRequest(id, ""))
+			for i, s := range tc.steps {
+				_, err := m.PutStatus(ctx, id, s.attempt, s.update)
+				if (s.want == nil && err != nil) || (s.want != nil && !errors.Is(err, s.want)) {
+					t.Fatalf("step %d (attempt %d %s): got %v, want %v", i, s.attempt, s.update.Phase, err, s.want)
+				}
+			}
+			ta, err := m.live(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := v1.PhaseOf(ta.Status.Conditions); got != tc.phase {
+				t.Errorf("phase %s, want %s", got, tc.phase)
+			}
+			if ta.Status.Attempts != tc.attempts || ta.Status.CacheStatus != tc.cacheStat {
+				t.Errorf("attempts %d cache %s, want %d %s", ta.Status.Attempts, ta.Status.CacheStatus, tc.attempts, tc.cacheStat)
+			}
+			var hist []string
+			for _, h := range ta.Status.PhaseHistory {
+				hist = append(hist, h.Phase)
+			}
+			if len(hist) != len(tc.history) {
+				t.Fatalf("history %v, want %v", hist, tc.history)
+			}
+			for i := range hist {
+				if hist[i] != tc.history[i] {
+					t.Fatalf("history %v, want %v", hist, tc.history)
+				}
+			}
+		})
+	}
+}
+
+func TestPhaseHistoryIsBounded(t *testing.T) {
+	m := newManager(t, nil, func(c *Config) { c.HistoryLimit = 5 })
+	ctx := context.Background()
+	run := newRun()
+	id := run.action("a0")
+	mustEnqueue(t, m, echoRequest(id, ""))
+	for attempt := uint32(1); attempt <= 20; attempt++ {
+		if _, err := m.PutStatus(ctx, id, attempt, StatusUpdate{Phase: v1.PhaseRunning, Message: fmt.Sprint(attempt)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ta, err := m.live(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range ta.Status.PhaseHistory {
+		got = append(got, h.Message)
+	}
+	// The first entry stays; the rest are the most recent, in order.
+	if want := []string{"1", "17", "18", "19", "20"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("history messages %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,71 @@
+package taskactions
+
+import (
+	"context"
+
+	v1 "taskactions/api/v1"
+	"taskactions/internal/journal"
+)
+
+// Scope is what a subscription sees: every action of a run (Action empty),
+// or one action and its direct children. It always names the run, so two
+// runs with actions of the same names never see each other's events.
+type Scope struct {
+	Run    RunID
+	Action string
+}
+
+func (s Scope) topic() string {
+	if s.Action == "" {
+		return runTopic(s.Run.Project, s.Run.Domain, s.Run.Run)
+	}
+	return nodeTopic(s.Run.Project, s.Run.Domain, s.Run.Run, s.Action)
+}
+
+// Subscription delivers the updates of one scope.
+type Subscription = journal.Subscription[*ActionUpdate]
+
+// Start says how a subscription begins (resumed with a replay, or not).
+type Start = journal.Start[*ActionUpdate]
+
+// Subscribe opens a subscription. With after set and still covered by the
+// journal, start.Replay holds exactly the updates missed since; otherwise
+// snapshot holds the scope's current actions, consistent with start.Cursor:
+// nothing is lost or repeated between the snapshot and the live updates.
+// Like the reads, it first waits for this server's own writes to reach the
+// cache. It opens no Kubernetes watch: the shared informer feeds every
+// subscription. Close the subscription (or Unsubscribe) when done.
+func (m *Manager) Subscribe(ctx context.Context, scope Scope, after *uint64) (sub *Subscription, start Start, snapshot []*ActionUpdate) {
+	m.written.catchUp(ctx)
+	sub, start = m.journal.Subscribe(scope.topic(), after, func() uint64 {
+		tas := m.scopeActions(scope)
+		var top uint64
+		snapshot = make([]*ActionUpdate, len(tas))
+		for i, ta := range tas {
+			snapshot[i] = updateOf(ta, false)
+			top = max(top, resourceVersion(ta))
+		}
+		return top
+	})
+	return sub, start, snapshot
+}
+
+// Unsubscribe closes a subscription.
+func (m *Manager) Unsubscribe(sub *Subscription) { sub.Close() }
+
+func (m *Manager) scopeActions(s Scope) []*v1.TaskAction {
+	r := s.Run
+	if s.Action == "" {
+		tas, _ := m.byIndex(indexRun, runIndexKey(r.Project, r.Domain, r.Run))
+		return tas
+	}
+	children, _ := m.byIndex(indexParent, parentIndexKey(r.Project, r.Domain, r.Run, s.Action))
+	if self, _ := m.cached(ActionID{r.Project, r.Domain, r.Run, s.Action}); self != nil {
+		return append([]*v1.TaskAction{self}, children...)
+	}
+	return children
+}
+
+func journalEntry(u *ActionUpdate, rv uint64, topics []string) journal.Entry[*ActionUpdate] {
+	return journal.Entry[*ActionUpdate]{Cursor: rv, Key: u.ID.String(), Topics: topics, Value: u}
+}

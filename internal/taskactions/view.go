@@ -1,0 +1,141 @@
+package taskactions
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "taskactions/api/v1"
+	"taskactions/internal/journal"
+)
+
+// ActionID identifies an action: its run and its name within the run.
+type ActionID struct {
+	Project, Domain, Run, Name string
+}
+
+// RunID returns the identity of the action's run.
+func (id ActionID) RunID() RunID { return RunID{id.Project, id.Domain, id.Run} }
+
+// RunID identifies a run.
+type RunID struct {
+	Project, Domain, Run string
+}
+
+// PhaseTransition is one entry of the public phase history.
+type PhaseTransition struct {
+	Phase      v1.Phase
+	OccurredAt time.Time
+	Message    string
+}
+
+// Action is the public view of a TaskAction: what the API, the streams and
+// the run service show.
+type Action struct {
+	ID             ActionID
+	Parent         string
+	TaskType       string
+	ShortName      string
+	Group          string
+	InputURI       string
+	RunOutputBase  string
+	OutputURI      string
+	Phase          v1.Phase
+	Attempts       uint32
+	CacheStatus    v1.CatalogCacheStatus
+	SystemFailures uint32
+	PluginPhase    string
+	PhaseHistory   []PhaseTransition
+	Conditions     []metav1.Condition
+	ErrorState     *v1.ErrorState
+	AbortReason    string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+
+	UID             string
+	ResourceVersion string
+}
+
+// ActionUpdate is one change of one action, as delivered to subscribers.
+// One value is shared by every subscriber: treat it as read-only.
+type ActionUpdate struct {
+	Action
+	Deleted bool
+	// Wire memoizes the stream encoding, so it is done once.
+	Wire journal.Encoded
+}
+
+// ViewOf builds the public view of ta.
+func ViewOf(ta *v1.TaskAction) Action {
+	s := &ta.Spec
+	a := Action{
+		ID:              ActionID{s.Project, s.Domain, s.RunName, s.ActionName},
+		TaskType:        s.TaskType,
+		ShortName:       s.ShortName,
+		Group:           s.Group,
+		InputURI:        s.InputURI,
+		RunOutputBase:   s.RunOutputBase,
+		OutputURI:       OutputURI(s),
+		Phase:           v1.PhaseOf(ta.Status.Conditions),
+		Attempts:        ta.Status.Attempts,
+		CacheStatus:     ta.Status.CacheStatus,
+		SystemFailures:  ta.Status.SystemFailures,
+		PluginPhase:     ta.Status.PluginPhase,
+		Conditions:      ta.Status.Conditions,
+		ErrorState:      ta.Status.ErrorState,
+		CreatedAt:       ta.CreationTimestamp.Time,
+		UpdatedAt:       ta.CreationTimestamp.Time,
+		UID:             string(ta.UID),
+		ResourceVersion: ta.ResourceVersion,
+	}
+	if s.ParentActionName != nil {
+		a.Parent = *s.ParentActionName
+	}
+	if a.Phase == v1.PhaseAborted {
+		a.AbortReason = ta.Annotations[v1.AnnotationAbortReason]
+	}
+	a.PhaseHistory = make([]PhaseTransition, len(ta.Status.PhaseHistory))
+	for i, h := range ta.Status.PhaseHistory {
+		a.PhaseHistory[i] = PhaseTransition{Phase: v1.PhaseOfReason(h.Phase), OccurredAt: h.OccurredAt.Time, Message: h.Message}
+		a.UpdatedAt = later(a.UpdatedAt, h.OccurredAt.Time)
+	}
+	for _, c := range ta.Status.Conditions {
+		a.UpdatedAt = later(a.UpdatedAt, c.LastTransitionTime.Time)
+	}
+	return a
+}
+
+// updateOf is the update for an informer event. A deleted action that had
+// not finished ends ABORTED; a finished one keeps its phase, so a late
+// deletion never turns a success into an abort.
+func updateOf(ta *v1.TaskAction, deleted bool) *ActionUpdate {
+	u := &ActionUpdate{Action: ViewOf(ta), Deleted: deleted}
+	if deleted && !u.Phase.Terminal() {
+		u.Phase = v1.PhaseAborted
+	}
+	return u
+}
+
+// OutputURI is where an action's outputs go: <runOutputBase>/<action>.
+func OutputURI(s *v1.TaskActionSpec) string {
+	if s.RunOutputBase == "" {
+		return ""
+	}
+	return strings.TrimRight(s.RunOutputBase, "/") + "/" + s.ActionName
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// resourceVersion parses an object's resource version. etcd-backed
+// versions are decimal revisions that rise across the whole store.
+func resourceVersion(ta *v1.TaskAction) uint64 {
+	rv, _ := strconv.ParseUint(ta.ResourceVersion, 10, 64)
+	return rv
+}

@@ -22,9 +22,11 @@ func (j *Journal[V]) Subscribe(topic string, after *uint64, snapshot func() uint
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var st Start[V]
-	// A cursor above anything published comes from another store or
-	// process; treat it as uncovered rather than wait for it.
-	if after != nil && *after >= j.floor && *after <= j.last {
+	// Cursor 0 is never covered: streams give it to events that are no
+	// resumable point (the items of a snapshot). A cursor above anything
+	// published comes from another store or process; it is not covered
+	// either, rather than waited for.
+	if after != nil && *after > 0 && *after >= j.floor && *after <= j.last {
 		st.Resumed = true
 		st.Cursor = *after
 		for _, e := range j.ring {

@@ -42,8 +42,19 @@ func (c *zapCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 	for _, f := range fields {
 		f.AddTo(enc)
 	}
-	c.log.WithLevel(zerologLevel(e.Level)).Fields(enc.Fields).Msg(e.Message)
+	level := zerologLevel(e.Level)
+	if benign[e.Message] {
+		level = zerolog.DebugLevel
+	}
+	c.log.WithLevel(level).Fields(enc.Fields).Msg(e.Message)
 	return nil
+}
+
+// benign are etcd warnings about choices made on purpose for a private,
+// single-member store on a unix socket.
+var benign = map[string]bool{
+	"Running http and grpc server on single port. This is not recommended for production.": true,
+	"simple token is not cryptographically signed":                                         true,
 }
 
 func (c *zapCore) Sync() error { return nil }

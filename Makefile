@@ -1,0 +1,64 @@
+# taskactions: `make run` starts the server on its embedded control plane,
+# `make test` runs every test. Nothing needs installing by hand: Go tools
+# are pinned in go.mod (`go tool ...`), and the browser tests' Chromium is
+# installed by `make test-deps` when missing.
+
+GO        ?= go
+BIN       := bin/taskactions
+PKGS      := ./...
+# Arguments for `make run`, e.g. make run ARGS='--listen 127.0.0.1:9090'.
+ARGS      ?=
+TESTFLAGS ?= -timeout 30m
+FUZZTIME  ?= 10s
+BENCHTIME ?= 1x
+
+.PHONY: all build run test test-deps test-go fuzz generate check-generate bench lint clean
+
+all: build
+
+build:
+	$(GO) build -trimpath -ldflags "-s -w" -o $(BIN) ./cmd/server
+
+# The embedded control plane is the default; an inherited KUBECONFIG would
+# point the server at some other cluster, so run ignores it.
+run: build
+	env -u KUBECONFIG ./$(BIN) $(ARGS)
+
+test: lint test-deps test-go fuzz
+
+test-go:
+	$(GO) test $(TESTFLAGS) $(PKGS)
+
+# Short fuzz runs of the request bodies; run longer by hand with FUZZTIME=5m.
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzEnqueueBody$$' -fuzztime $(FUZZTIME) -parallel 1 ./test/e2e
+	$(GO) test -run '^$$' -fuzz '^FuzzStatusBody$$' -fuzztime $(FUZZTIME) -parallel 1 ./test/e2e
+
+# Debian's Chromium for the browser tests.
+test-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing chromium (browser tests)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+generate:
+	$(GO) tool controller-gen object paths=./api/... crd:crdVersions=v1 output:crd:dir=config/crd
+	./hack/gen-kube.sh
+	$(GO) tool oapi-codegen -config api/oapi-server.yaml api/openapi.yaml
+	$(GO) tool oapi-codegen -config api/oapi-client.yaml api/openapi.yaml
+	gofmt -w api internal pkg
+
+# Fails when the committed generated code is not what `make generate` makes.
+check-generate: generate
+	@git diff --exit-code -- api config internal pkg || { echo "generated code is stale: run make generate and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- api config internal pkg)" || { git status --porcelain -- api config internal pkg; echo "make generate created files: commit them"; exit 1; }
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 60m $(PKGS)
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	$(GO) vet $(PKGS)
+
+clean:
+	rm -rf bin

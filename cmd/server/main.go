@@ -1,0 +1,111 @@
+// Command taskactions is the TaskAction API server. With no kubeconfig it
+// runs its own control plane (etcd and the Kubernetes API server, in
+// process) on --data-dir; given one, it runs against that cluster.
+//
+// Every flag can also be set as TASKACTIONS_<FLAG>, e.g. --data-dir as
+// TASKACTIONS_DATA_DIR; a flag on the command line wins.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"taskactions/internal/app"
+	"taskactions/internal/controlplane"
+	"taskactions/internal/logging"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	cfg, logLevel, logFormat, err := parseFlags(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "taskactions:", err)
+		return 2
+	}
+	log, err := logging.New(os.Stderr, logLevel, logging.Format(logFormat))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "taskactions:", err)
+		return 2
+	}
+	logging.RouteKlog(log)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := app.Run(ctx, cfg, log); err != nil {
+		if errors.Is(err, controlplane.ErrDataDirLocked) {
+			log.Error().Err(err).Msg("another server is using this data dir; stop it or pick another --data-dir")
+		} else {
+			log.Error().Err(err).Msg("server failed")
+		}
+		return 1
+	}
+	return 0
+}
+
+func parseFlags(args []string) (cfg app.Config, logLevel, logFormat string, err error) {
+	cfg = app.Defaults()
+	fs := flag.NewFlagSet("taskactions", flag.ContinueOnError)
+	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "HTTP listen address; loopback by default")
+	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data dir of the embedded control plane (etcd, certificates, kubeconfig)")
+	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "run against this cluster instead of the embedded control plane (else KUBECONFIG, else in-cluster)")
+	fs.StringVar(&cfg.NamespaceTemplate, "namespace-template", cfg.NamespaceTemplate, "namespace of an action, from {project} and {domain}")
+	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "serve HTTPS (and HTTP/2) with this certificate (PEM)")
+	fs.StringVar(&cfg.TLSKey, "tls-key", "", "private key of --tls-cert (PEM)")
+	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "action manager workers")
+	fs.DurationVar(&cfg.SSEHeartbeat, "sse-heartbeat", cfg.SSEHeartbeat, "interval of keep-alive comments on event streams")
+	fs.IntVar(&cfg.SSEReplayEvents, "sse-replay-events", cfg.SSEReplayEvents, "events kept for stream resumes")
+	fs.DurationVar(&cfg.SSEReplayAge, "sse-replay-age", cfg.SSEReplayAge, "how long events are kept for stream resumes")
+	fs.IntVar(&cfg.SSEMailbox, "sse-buffer", cfg.SSEMailbox, "distinct actions a slow stream may have pending before it is reset")
+	fs.StringVar(&cfg.ExecutorTaskTypes, "executor-task-types", cfg.ExecutorTaskTypes, `task types the built-in executor runs: "*" all, "" none, or a comma list`)
+	fs.StringVar(&cfg.ExecutorProcess, "executor-process", cfg.ExecutorProcess, "enable the process plugin (runs commands sent over HTTP): auto = only embedded on loopback")
+	fs.IntVar(&cfg.ExecutorWorkers, "executor-workers", cfg.ExecutorWorkers, "concurrent reconciles of the executor")
+	fs.IntVar(&cfg.MaxSystemFailures, "max-system-failures", cfg.MaxSystemFailures, "system failures after which an action fails permanently")
+	fs.DurationVar(&cfg.ShutdownGracePeriod, "shutdown-grace-period", cfg.ShutdownGracePeriod, "how long a stop waits for requests in flight")
+	fs.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
+	fs.StringVar(&logFormat, "log-format", "", "json or console (default: console on a terminal, else json)")
+	if err = fs.Parse(args); err != nil {
+		return cfg, "", "", err
+	}
+	if fs.NArg() > 0 {
+		return cfg, "", "", fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	err = applyEnv(fs, os.LookupEnv)
+	return cfg, logLevel, logFormat, err
+}
+
+// applyEnv sets each flag not given on the command line from
+// TASKACTIONS_<FLAG>.
+func applyEnv(fs *flag.FlagSet, lookup func(string) (string, bool)) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if given[f.Name] || err != nil {
+			return
+		}
+		name := EnvName(f.Name)
+		if v, ok := lookup(name); ok {
+			if e := f.Value.Set(v); e != nil {
+				err = fmt.Errorf("%s=%q: %w", name, v, e)
+			}
+		}
+	})
+	return err
+}
+
+// EnvName is the environment variable of a flag.
+func EnvName(flagName string) string {
+	return "TASKACTIONS_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}

@@ -1,0 +1,248 @@
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"taskactions/internal/controlplane"
+	"taskactions/internal/handlers"
+	"taskactions/internal/journal"
+	"taskactions/internal/kube/clientset/versioned"
+	"taskactions/internal/runs"
+	"taskactions/internal/sse"
+	"taskactions/internal/taskactions"
+	"taskactions/web"
+)
+
+// App is a running server.
+type App struct {
+	cfg Config
+	log zerolog.Logger
+
+	ln          net.Listener
+	srv         *http.Server
+	handler     atomic.Pointer[http.Handler]
+	streamsDone chan struct{}
+	serveErr    chan error
+
+	cp      *controlplane.ControlPlane
+	mgr     *taskactions.Manager
+	runs    *runs.Service
+	metrics *handlers.Metrics
+}
+
+// Run starts the server and blocks until ctx is cancelled, then stops it.
+func Run(ctx context.Context, cfg Config, log zerolog.Logger) error {
+	a, err := Start(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+	case err = <-a.serveErr:
+		log.Error().Err(err).Msg("HTTP server failed")
+	}
+	if stopErr := a.Stop(); stopErr != nil && err == nil {
+		err = stopErr
+	}
+	return err
+}
+
+// Start listens at once (so /healthz answers and /readyz says why it is not
+// ready while the control plane starts), then brings everything up. The
+// caller owns Stop.
+func Start(ctx context.Context, cfg Config, log zerolog.Logger) (*App, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	a := &App{cfg: cfg, log: log, streamsDone: make(chan struct{}), serveErr: make(chan error, 1)}
+	if err := a.listen(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if err := a.startComponents(ctx); err != nil {
+		_ = a.Stop()
+		return nil, err
+	}
+	log.Info().Str("listen", a.URL()).Str("controlPlane", a.cp.Source()).Dur("startup", time.Since(start)).Msg("ready")
+	return a, nil
+}
+
+// URL is the server's base URL.
+func (a *App) URL() string {
+	scheme := "http"
+	if a.cfg.TLSCert != "" {
+		scheme = "https"
+	}
+	return scheme + "://" + a.ln.Addr().String()
+}
+
+func (a *App) listen() error {
+	ln, err := net.Listen("tcp", a.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", a.cfg.Listen, err)
+	}
+	a.ln = ln
+	starting := http.Handler(http.HandlerFunc(a.starting))
+	a.handler.Store(&starting)
+	a.srv = &http.Server{
+		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*a.handler.Load()).ServeHTTP(w, r) }),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          newStdLogger(a.log),
+	}
+	if a.cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(a.cfg.TLSCert, a.cfg.TLSKey)
+		if err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("TLS certificate: %w", err)
+		}
+		a.srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	// Streams end when the server shuts down, before it waits for handlers.
+	a.srv.RegisterOnShutdown(func() { close(a.streamsDone) })
+	go func() {
+		var err error
+		if a.srv.TLSConfig != nil {
+			err = a.srv.ServeTLS(ln, "", "") // also negotiates HTTP/2
+		} else {
+			err = a.srv.Serve(ln)
+		}
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.serveErr <- err
+		}
+	}()
+	return nil
+}
+
+// starting answers while the components start: alive, not ready.
+func (a *App) starting(w http.ResponseWriter, r *http.Request) {
+	status, body := http.StatusServiceUnavailable, `{"status":"not ready","reason":"starting: control plane and caches are not up yet"}`
+	if r.URL.Path == "/healthz" {
+		status, body = http.StatusOK, `{"status":"ok"}`
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", "1")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(body + "\n"))
+}
+
+func (a *App) startComponents(ctx context.Context) error {
+	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: a.cfg.DataDir, Kubeconfig: a.cfg.Kubeconfig, Log: a.log})
+	if err != nil {
+		return err
+	}
+	a.cp = cp
+	restCfg := cp.RESTConfig()
+	client, err := versioned.NewForConfig(restCfg)
+	if err != nil {
+		return err
+	}
+	var kube kubernetes.Interface
+	if !cp.Embedded() {
+		if kube, err = kubernetes.NewForConfig(restCfg); err != nil {
+			return err
+		}
+	}
+	a.runs = runs.New(journal.Config{MaxEvents: a.cfg.SSEReplayEvents, MaxAge: a.cfg.SSEReplayAge, MailboxSize: a.cfg.SSEMailbox})
+	a.mgr = taskactions.New(taskactions.Config{
+		Client: client, Kube: kube, NamespaceTemplate: a.cfg.NamespaceTemplate, Workers: a.cfg.Workers,
+		Notifier: a.runs, Log: a.log.With().Str("component", "manager").Logger(),
+		Journal: journal.Config{MaxEvents: a.cfg.SSEReplayEvents, MaxAge: a.cfg.SSEReplayAge, MailboxSize: a.cfg.SSEMailbox},
+	})
+	if err := a.mgr.StartWatching(ctx); err != nil {
+		return err
+	}
+	a.runs.Restore(restoredActions(a.mgr))
+	a.metrics = handlers.NewMetrics(handlers.Gauges{
+		QueueDepth: a.mgr.QueueDepth, EventsPublished: a.mgr.EventsPublished, EventsHandled: a.mgr.EventsHandled,
+	})
+	router, err := handlers.NewRouter(handlers.Config{
+		Manager: a.mgr, Runs: a.runs, Metrics: a.metrics, Web: web.Handler(),
+		SSE:    sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Done: a.streamsDone},
+		Ready:  a.ready(restCfg),
+		Synced: a.mgr.HasSynced,
+		Log:    a.log,
+	})
+	if err != nil {
+		return err
+	}
+	a.handler.Store(&router)
+	return nil
+}
+
+// restoredActions is what the run service gets back at start: the actions
+// whose terminal status was already recorded, which the manager does not
+// notify again.
+func restoredActions(m *taskactions.Manager) []runs.Action {
+	var out []runs.Action
+	for _, ta := range m.AllTaskActions() {
+		v := taskactions.ViewOf(ta)
+		out = append(out, runs.Action{
+			Project: v.ID.Project, Domain: v.ID.Domain, Run: v.ID.Run, Name: v.ID.Name, Parent: v.Parent,
+			UID: v.UID, Phase: v.Phase, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
+		})
+	}
+	return out
+}
+
+// ready is /readyz: the control plane answers and the cache is synced.
+func (a *App) ready(cfg *rest.Config) func(context.Context) error {
+	client, err := kubernetes.NewForConfig(cfg)
+	return func(ctx context.Context) error {
+		if err != nil {
+			return err
+		}
+		if !a.mgr.HasSynced() {
+			return errors.New("TaskAction cache not synced")
+		}
+		status := 0
+		if err := client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).StatusCode(&status).Error(); err != nil && status == 0 {
+			return fmt.Errorf("control plane does not answer: %w", err)
+		}
+		if status != http.StatusOK {
+			return fmt.Errorf("control plane not ready (HTTP %d)", status)
+		}
+		return nil
+	}
+}
+
+// Stop shuts down in order: HTTP server (streams end first), watchers,
+// then the control plane (API server, then etcd).
+func (a *App) Stop() error {
+	var errs []error
+	if a.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownGracePeriod)
+		if err := a.srv.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("HTTP shutdown: %w", err))
+			_ = a.srv.Close()
+		}
+		cancel()
+	}
+	if a.mgr != nil {
+		a.mgr.StopWatching()
+	}
+	if a.cp != nil {
+		if err := a.cp.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("control plane: %w", err))
+		}
+	}
+	a.log.Info().Msg("stopped")
+	return errors.Join(errs...)
+}
+
+// Manager is the action manager (for tests and benchmarks that look
+// inside a running server).
+func (a *App) Manager() *taskactions.Manager { return a.mgr }

@@ -1,0 +1,159 @@
+package handlers
+
+import (
+	"encoding/json"
+
+	v1 "taskactions/api/v1"
+	"taskactions/internal/runs"
+	"taskactions/internal/taskactions"
+)
+
+// actionOf is the API view of an action.
+func actionOf(a *taskactions.Action) Action {
+	out := Action{
+		ActionId:         ActionIdentifier{Name: a.ID.Name, Run: RunIdentifier{Project: a.ID.Project, Domain: a.ID.Domain, Name: a.ID.Run}},
+		ParentActionName: optional(a.Parent),
+		TaskType:         a.TaskType,
+		ShortName:        optional(a.ShortName),
+		Group:            optional(a.Group),
+		InputUri:         optional(a.InputURI),
+		RunOutputBase:    optional(a.RunOutputBase),
+		OutputUri:        optional(a.OutputURI),
+		Phase:            Phase(a.Phase),
+		Attempts:         int64(a.Attempts),
+		CacheStatus:      CacheStatus(a.CacheStatus.String()),
+		SystemFailures:   int64(a.SystemFailures),
+		PluginPhase:      optional(a.PluginPhase),
+		PhaseHistory:     make([]PhaseTransition, len(a.PhaseHistory)),
+		Conditions:       make([]Condition, len(a.Conditions)),
+		AbortReason:      optional(a.AbortReason),
+		CreatedAt:        a.CreatedAt.UTC(),
+		UpdatedAt:        a.UpdatedAt.UTC(),
+	}
+	for i, h := range a.PhaseHistory {
+		out.PhaseHistory[i] = PhaseTransition{Phase: Phase(h.Phase), OccurredAt: h.OccurredAt.UTC(), Message: optional(h.Message)}
+	}
+	for i, c := range a.Conditions {
+		out.Conditions[i] = Condition{
+			Type: ConditionType(c.Type), Status: ConditionStatus(c.Status), Reason: c.Reason,
+			Message: c.Message, LastTransitionTime: c.LastTransitionTime.UTC(),
+		}
+	}
+	if e := a.ErrorState; e != nil {
+		out.ErrorState = &ErrorState{Code: e.Code, Kind: e.Kind, Message: e.Message}
+	}
+	return out
+}
+
+func actionOfObject(ta *v1.TaskAction) Action {
+	a := taskactions.ViewOf(ta)
+	return actionOf(&a)
+}
+
+func actionListOf(tas []*v1.TaskAction) ActionList {
+	items := make([]Action, len(tas))
+	for i, ta := range tas {
+		items[i] = actionOfObject(ta)
+	}
+	return ActionList{Items: items}
+}
+
+// encodeActionEvent is the data of an `action` stream event, encoded once
+// per update however many streams carry it.
+func encodeActionEvent(u *taskactions.ActionUpdate) []byte {
+	return u.Wire.Bytes(func() []byte {
+		a := actionOf(&u.Action)
+		b, _ := json.Marshal(struct {
+			Action
+			Deleted bool `json:"deleted"`
+		}{a, u.Deleted})
+		return b
+	})
+}
+
+func summaryOf(s *runs.Summary) RunSummary {
+	out := RunSummary{
+		Run:         RunIdentifier{Project: s.ID.Project, Domain: s.ID.Domain, Name: s.ID.Run},
+		Phase:       Phase(s.Phase),
+		ActionCount: int64(s.ActionCount),
+		PhaseCounts: make(map[string]int64, len(s.PhaseCounts)),
+		StartedAt:   s.StartedAt.UTC(),
+	}
+	for p, n := range s.PhaseCounts {
+		out.PhaseCounts[string(p)] = int64(n)
+	}
+	if s.EndedAt != nil {
+		t := s.EndedAt.UTC()
+		out.EndedAt = &t
+	}
+	return out
+}
+
+func encodeRunEvent(e *runs.Event) []byte {
+	return e.Wire.Bytes(func() []byte {
+		b, _ := json.Marshal(summaryOf(&e.Summary))
+		return b
+	})
+}
+
+// enqueueRequestOf translates the API request for the manager. The schema
+// has already been checked.
+func enqueueRequestOf(body *EnqueueRequest) (taskactions.EnqueueRequest, error) {
+	a := body.Action
+	tmpl, err := json.Marshal(a.Task.TaskTemplate)
+	if err != nil {
+		return taskactions.EnqueueRequest{}, badRequest{err}
+	}
+	req := taskactions.EnqueueRequest{
+		ID:            taskactions.ActionID{Project: a.ActionId.Run.Project, Domain: a.ActionId.Run.Domain, Run: a.ActionId.Run.Name, Name: a.ActionId.Name},
+		Parent:        value(a.ParentActionName),
+		InputURI:      value(a.InputUri),
+		RunOutputBase: value(a.RunOutputBase),
+		Group:         value(a.Group),
+		TaskType:      a.Task.TaskTemplate.Type,
+		TaskTemplate:  tmpl,
+		ShortName:     value(a.Task.ShortName),
+		CacheKey:      value(a.Task.CacheKey),
+	}
+	if rs := body.RunSpec; rs != nil {
+		req.RunSpec = &taskactions.RunSpec{
+			Labels: deref(rs.Labels), Annotations: deref(rs.Annotations), Envs: deref(rs.Envs), Interruptible: rs.Interruptible,
+		}
+	}
+	return req, nil
+}
+
+func statusUpdateOf(s ActionStatus) taskactions.StatusUpdate {
+	u := taskactions.StatusUpdate{Phase: v1.Phase(s.Phase), Message: value(s.Message)}
+	if s.CacheStatus != nil {
+		if cs, ok := v1.ParseCacheStatus(string(*s.CacheStatus)); ok {
+			u.CacheStatus = &cs
+		}
+	}
+	if e := s.Error; e != nil {
+		u.Error = &v1.ErrorState{Code: value(e.Code), Kind: string(e.Kind), Message: value(e.Message)}
+	}
+	return u
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func value[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func deref(m *StringMap) map[string]string {
+	if m == nil {
+		return nil
+	}
+	return *m
+}

@@ -1,0 +1,86 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics is the server's Prometheus registry: its own, not the global one,
+// which the embedded etcd and API server fill with their internals.
+type Metrics struct {
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	streams  *prometheus.GaugeVec
+}
+
+// Gauges are read at scrape time from the components that own the numbers.
+type Gauges struct {
+	QueueDepth      func() int
+	EventsPublished func() int64
+	EventsHandled   func() int64
+}
+
+// NewMetrics registers the server's metrics.
+func NewMetrics(g Gauges) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "taskactions_http_requests_total", Help: "HTTP requests by route template, method and status.",
+		}, []string{"route", "method", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "taskactions_http_request_duration_seconds", Help: "HTTP request latency by route template (streams: their lifetime).",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10),
+		}, []string{"route", "method"}),
+		streams: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "taskactions_sse_open_streams", Help: "Open server-sent-event streams by kind.",
+		}, []string{"kind"}),
+	}
+	for _, kind := range []string{"action", "run", "runs"} {
+		m.streams.WithLabelValues(kind) // present at zero before the first stream
+	}
+	m.reg.MustRegister(m.requests, m.latency, m.streams,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if g.QueueDepth != nil {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "taskactions_manager_queue_depth", Help: "Informer events waiting for a manager worker.",
+		}, func() float64 { return float64(g.QueueDepth()) }))
+	}
+	if g.EventsPublished != nil {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "taskactions_manager_events_dispatched_total", Help: "TaskAction events published to stream subscribers.",
+		}, func() float64 { return float64(g.EventsPublished()) }))
+	}
+	if g.EventsHandled != nil {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "taskactions_manager_events_handled_total", Help: "TaskAction events the manager's workers finished (run service notifications).",
+		}, func() float64 { return float64(g.EventsHandled()) }))
+	}
+	return m
+}
+
+// Registry lets other components (the executor) register their metrics.
+func (m *Metrics) Registry() prometheus.Registerer { return m.reg }
+
+// Handler serves /metrics.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+func (m *Metrics) observe(route, method string, status int, d time.Duration) {
+	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(route, method).Observe(d.Seconds())
+}
+
+// StreamOpened counts an open stream of a kind until the returned func is
+// called.
+func (m *Metrics) StreamOpened(kind string) (closed func()) {
+	g := m.streams.WithLabelValues(kind)
+	g.Inc()
+	return g.Dec
+}

@@ -1,0 +1,107 @@
+package handlers
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/rs/zerolog"
+)
+
+type ctxKey int
+
+const requestIDKey ctxKey = 0
+
+// requestID returns the id of the request in ctx.
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+// withRequestID takes the caller's X-Request-ID when it is short and
+// printable, or makes one; it is echoed in the response and in every log
+// line of the request (through the logger it puts in the context).
+func withRequestID(log zerolog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			id := r.Header.Get("X-Request-ID")
+			if !printable(id, 64) {
+				b := make([]byte, 8)
+				_, _ = rand.Read(b)
+				id = hex.EncodeToString(b)
+			}
+			w.Header().Set("X-Request-ID", id)
+			ctx := context.WithValue(r.Context(), requestIDKey, id)
+			ctx = log.With().Str("requestId", id).Logger().WithContext(ctx)
+			next.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
+}
+
+func printable(s string, max int) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < 0x21 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// recoverPanics turns a panic in a handler into a logged 500 problem. No
+// stack or message reaches the client.
+func recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v) // the server's own way to abort a response
+			}
+			zerolog.Ctx(r.Context()).Error().Str("panic", fmt.Sprint(v)).Bytes("stack", debug.Stack()).Msg("handler panicked")
+			writeProblem(w, r, fmt.Errorf("panic: %v", v))
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// accessLog logs one line per request, after it ends. The route template
+// (not the path) keys the metrics; the path is in the log.
+func accessLog(m *Metrics) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+			next.ServeHTTP(ww, r)
+			elapsed := time.Since(start)
+			status := ww.Status()
+			if status == 0 {
+				status = http.StatusOK
+			}
+			route := "unmatched"
+			if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+				route = rc.RoutePattern()
+			}
+			m.observe(route, r.Method, status, elapsed)
+			log := zerolog.Ctx(r.Context())
+			ev := log.Info()
+			if status >= 500 {
+				ev = log.Warn()
+			} else if route == "/healthz" || route == "/readyz" || route == "/metrics" {
+				ev = log.Debug()
+			}
+			ev.Str("method", r.Method).Str("path", r.URL.Path).Str("route", route).Int("status", status).
+				Int("bytes", ww.BytesWritten()).Dur("duration", elapsed).Str("remote", r.RemoteAddr).Msg("request")
+		})
+	}
+}

@@ -1,0 +1,96 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/rs/zerolog"
+
+	"taskactions/internal/taskactions"
+)
+
+// Errors of the HTTP layer itself. Like the manager's, they become a status
+// code in problemFor and nowhere else.
+var (
+	errUnsupportedMediaType = errors.New("the request body must be application/json")
+	errNotReady             = errors.New("the server is starting: its cache is not synced yet")
+	errRouteNotFound        = errors.New("no such route")
+	errMethodNotAllowed     = errors.New("method not allowed on this route")
+)
+
+// invalidRequest is a request the OpenAPI document rejects, with each
+// offending field.
+type invalidRequest struct {
+	detail string
+	params []InvalidParam
+}
+
+func (e *invalidRequest) Error() string { return e.detail }
+
+// badRequest wraps an error the request caused (a body that is not JSON,
+// a malformed parameter).
+type badRequest struct{ err error }
+
+func (e badRequest) Error() string { return e.err.Error() }
+func (e badRequest) Unwrap() error { return e.err }
+
+// problemFor maps an error to its status and problem document. This is
+// the one place where errors meet status codes. A 500 says nothing of the
+// cause; the log has it, under the request id.
+func problemFor(err error) Problem {
+	var invalid *invalidRequest
+	var tooLarge *http.MaxBytesError
+	var bad badRequest
+	switch {
+	case errors.As(err, &invalid):
+		p := problem(http.StatusBadRequest, invalid.detail)
+		if len(invalid.params) > 0 {
+			p.Errors = &invalid.params
+		}
+		return p
+	case errors.As(err, &tooLarge):
+		return problem(http.StatusRequestEntityTooLarge, "the request body is larger than 1 MiB")
+	case errors.As(err, &bad), errors.Is(err, taskactions.ErrInvalid):
+		return problem(http.StatusBadRequest, err.Error())
+	case errors.Is(err, taskactions.ErrNotFound), errors.Is(err, errRouteNotFound):
+		return problem(http.StatusNotFound, err.Error())
+	case errors.Is(err, errMethodNotAllowed):
+		return problem(http.StatusMethodNotAllowed, err.Error())
+	case errors.Is(err, taskactions.ErrConflict):
+		return problem(http.StatusConflict, err.Error())
+	case errors.Is(err, errUnsupportedMediaType):
+		return problem(http.StatusUnsupportedMediaType, err.Error())
+	case errors.Is(err, errNotReady):
+		return problem(http.StatusServiceUnavailable, err.Error())
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return problem(http.StatusServiceUnavailable, "the request was cancelled or timed out")
+	}
+	return problem(http.StatusInternalServerError, "internal error; the server log has the details under this request's id")
+}
+
+func problem(status int, detail string) Problem {
+	p := Problem{Type: "about:blank", Title: http.StatusText(status), Status: status}
+	if detail != "" {
+		p.Detail = &detail
+	}
+	return p
+}
+
+// writeProblem writes err as application/problem+json, logging the ones
+// that are the server's fault.
+func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
+	p := problemFor(err)
+	if p.Status >= 500 {
+		zerolog.Ctx(r.Context()).Error().Err(err).Msg("request failed")
+	}
+	if id := requestID(r.Context()); id != "" {
+		instance := "urn:request:" + id
+		p.Instance = &instance
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(p.Status)
+	_ = json.NewEncoder(w).Encode(p)
+}

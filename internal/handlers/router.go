@@ -1,0 +1,126 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/rs/zerolog"
+
+	"taskactions/api"
+	"taskactions/internal/runs"
+	"taskactions/internal/sse"
+	"taskactions/internal/taskactions"
+)
+
+// BasePath is where the API is served.
+const BasePath = "/api/v1"
+
+// Config holds the router's dependencies.
+type Config struct {
+	Manager *taskactions.Manager
+	Runs    *runs.Service
+	SSE     sse.Config
+	Metrics *Metrics
+	// Ready reports whether the server can serve: nil when the control
+	// plane answers and the caches are synced. /readyz calls it.
+	Ready func(context.Context) error
+	// Synced gates the API: until it is true, API requests get 503.
+	Synced func() bool
+	// Web serves the dashboard; nil serves none.
+	Web http.Handler
+	Log zerolog.Logger
+}
+
+// NewRouter returns the server's handler: /api/v1 (generated from the
+// OpenAPI document, validated against it), /healthz, /readyz, /metrics and
+// the dashboard.
+func NewRouter(cfg Config) (http.Handler, error) {
+	v, err := newValidator(api.OpenAPI, BasePath)
+	if err != nil {
+		return nil, err
+	}
+	r := chi.NewRouter()
+	r.Use(withRequestID(cfg.Log), recoverPanics, accessLog(cfg.Metrics))
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
+	r.MethodNotAllowed(methodNotAllowed(r))
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	r.Get("/readyz", readyz(cfg.Ready))
+	r.Handle("/metrics", cfg.Metrics.Handler())
+
+	apiRouter := chi.NewRouter()
+	apiRouter.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
+	apiRouter.MethodNotAllowed(methodNotAllowed(apiRouter))
+	apiRouter.Use(gate(cfg.Synced))
+	srv := &Server{mgr: cfg.Manager, runs: cfg.Runs, sse: cfg.SSE, metrics: cfg.Metrics}
+	strict := NewStrictHandlerWithOptions(srv, nil, StrictHTTPServerOptions{
+		RequestErrorHandlerFunc:  func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(w, r, badRequest{err}) },
+		ResponseErrorHandlerFunc: writeProblem,
+	})
+	HandlerWithOptions(strict, ChiServerOptions{
+		BaseRouter:       apiRouter,
+		Middlewares:      []MiddlewareFunc{v.middleware},
+		ErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(w, r, badRequest{err}) },
+	})
+	r.Mount(BasePath, apiRouter)
+	if cfg.Web != nil {
+		r.Handle("/*", cfg.Web)
+	}
+	return r, nil
+}
+
+// gate answers 503 until the cache is synced; the document itself is
+// always served.
+func gate(synced func() bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if synced != nil && !synced() && !strings.HasSuffix(r.URL.Path, "/openapi.yaml") {
+				w.Header().Set("Retry-After", "1")
+				writeProblem(w, r, errNotReady)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// methodNotAllowed answers 405 with the Allow header the route supports.
+func methodNotAllowed(routes chi.Routes) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		path := r.URL.Path
+		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePath != "" {
+			path = rc.RoutePath
+		}
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			if routes.Match(chi.NewRouteContext(), m, path) {
+				w.Header().Add("Allow", m)
+			}
+		}
+		writeProblem(w, r, errMethodNotAllowed)
+	}
+}
+
+// readyz is 200 when ready and 503 with the reason otherwise.
+func readyz(ready func(context.Context) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+		defer cancel()
+		if err := ready(ctx); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

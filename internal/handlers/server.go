@@ -1,0 +1,209 @@
+// Package handlers is the HTTP API: the chi server and models generated
+// from api/openapi.yaml (api.gen.go), their implementation, which only
+// translates HTTP to calls of the action manager and the run service,
+// request validation against the same document, problem+json errors, and
+// the router with health, readiness and metrics.
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+
+	"taskactions/api"
+	"taskactions/internal/journal"
+	"taskactions/internal/runs"
+	"taskactions/internal/sse"
+	"taskactions/internal/taskactions"
+)
+
+// Server implements StrictServerInterface.
+type Server struct {
+	mgr     *taskactions.Manager
+	runs    *runs.Service
+	sse     sse.Config
+	metrics *Metrics
+}
+
+var _ StrictServerInterface = (*Server)(nil)
+
+func actionID(p ProjectParam, d DomainParam, r RunParam, a ActionParam) taskactions.ActionID {
+	return taskactions.ActionID{Project: p, Domain: d, Run: r, Name: a}
+}
+
+// EnqueueAction creates an action: 201, or 200 when it already exists.
+func (s *Server) EnqueueAction(ctx context.Context, req EnqueueActionRequestObject) (EnqueueActionResponseObject, error) {
+	er, err := enqueueRequestOf(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	ta, created, err := s.mgr.Enqueue(ctx, er)
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		return EnqueueAction201JSONResponse(actionOfObject(ta)), nil
+	}
+	return EnqueueAction200JSONResponse(actionOfObject(ta)), nil
+}
+
+// GetOpenAPI serves the document the server validates against.
+func (s *Server) GetOpenAPI(context.Context, GetOpenAPIRequestObject) (GetOpenAPIResponseObject, error) {
+	return GetOpenAPI200ApplicationyamlResponse{Body: bytes.NewReader(api.OpenAPI), ContentLength: int64(len(api.OpenAPI))}, nil
+}
+
+// ListRuns lists the run summaries of a project and domain.
+func (s *Server) ListRuns(_ context.Context, req ListRunsRequestObject) (ListRunsResponseObject, error) {
+	sums := s.runs.List(req.Project, req.Domain)
+	items := make([]RunSummary, len(sums))
+	for i := range sums {
+		items[i] = summaryOf(&sums[i])
+	}
+	return ListRuns200JSONResponse(RunList{Items: items}), nil
+}
+
+// GetRun returns one run summary.
+func (s *Server) GetRun(_ context.Context, req GetRunRequestObject) (GetRunResponseObject, error) {
+	sum, ok := s.runs.Get(runs.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run})
+	if !ok {
+		return nil, notFound("run " + req.Project + "/" + req.Domain + "/" + req.Run)
+	}
+	return GetRun200JSONResponse(summaryOf(&sum)), nil
+}
+
+// ListRunActions lists every action of a run.
+func (s *Server) ListRunActions(ctx context.Context, req ListRunActionsRequestObject) (ListRunActionsResponseObject, error) {
+	tas, err := s.mgr.ListRunActions(ctx, taskactions.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run})
+	if err != nil {
+		return nil, err
+	}
+	return ListRunActions200JSONResponse(actionListOf(tas)), nil
+}
+
+// GetAction returns one action.
+func (s *Server) GetAction(ctx context.Context, req GetActionRequestObject) (GetActionResponseObject, error) {
+	ta, err := s.mgr.GetTaskAction(ctx, actionID(req.Project, req.Domain, req.Run, req.Action))
+	if err != nil {
+		return nil, err
+	}
+	return GetAction200JSONResponse(actionOfObject(ta)), nil
+}
+
+// ListChildActions lists the direct children of an action (which must exist).
+func (s *Server) ListChildActions(ctx context.Context, req ListChildActionsRequestObject) (ListChildActionsResponseObject, error) {
+	id := actionID(req.Project, req.Domain, req.Run, req.Action)
+	if _, err := s.mgr.GetTaskAction(ctx, id); err != nil {
+		return nil, err
+	}
+	tas, err := s.mgr.ListChildActions(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return ListChildActions200JSONResponse(actionListOf(tas)), nil
+}
+
+// PutActionStatus records an attempt's status.
+func (s *Server) PutActionStatus(ctx context.Context, req PutActionStatusRequestObject) (PutActionStatusResponseObject, error) {
+	id := actionID(req.Project, req.Domain, req.Run, req.Action)
+	ta, err := s.mgr.PutStatus(ctx, id, uint32(req.Body.Attempt), statusUpdateOf(req.Body.Status))
+	if err != nil {
+		return nil, err
+	}
+	return PutActionStatus200JSONResponse(actionOfObject(ta)), nil
+}
+
+// AbortAction aborts an action and its descendants.
+func (s *Server) AbortAction(ctx context.Context, req AbortActionRequestObject) (AbortActionResponseObject, error) {
+	id := actionID(req.Project, req.Domain, req.Run, req.Action)
+	reason := ""
+	if req.Body != nil {
+		reason = value(req.Body.Reason)
+	}
+	if err := s.mgr.AbortAction(ctx, id, reason); err != nil {
+		return nil, err
+	}
+	ta, err := s.mgr.GetTaskAction(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return AbortAction202JSONResponse(actionOfObject(ta)), nil
+}
+
+// StreamActionEvents streams an action and its direct children.
+func (s *Server) StreamActionEvents(ctx context.Context, req StreamActionEventsRequestObject) (StreamActionEventsResponseObject, error) {
+	scope := taskactions.Scope{Run: taskactions.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}, Action: req.Action}
+	return s.actionStream(ctx, "action", scope, lastEventID(req.Params.LastEventID, req.Params.LastEventId)), nil
+}
+
+// StreamRunEvents streams every action of a run.
+func (s *Server) StreamRunEvents(ctx context.Context, req StreamRunEventsRequestObject) (StreamRunEventsResponseObject, error) {
+	scope := taskactions.Scope{Run: taskactions.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}}
+	return s.actionStream(ctx, "run", scope, lastEventID(req.Params.LastEventID, req.Params.LastEventId)), nil
+}
+
+// StreamRunSummaries streams the run summaries of a project and domain.
+func (s *Server) StreamRunSummaries(ctx context.Context, req StreamRunSummariesRequestObject) (StreamRunSummariesResponseObject, error) {
+	src := sse.Source[*runs.Event]{
+		Event: "run",
+		Open: func(_ context.Context, after *uint64) (*journal.Subscription[*runs.Event], journal.Start[*runs.Event], []*runs.Event) {
+			sub, start, snap := s.runs.Subscribe(req.Project, req.Domain, after)
+			events := make([]*runs.Event, len(snap))
+			for i := range snap {
+				events[i] = &runs.Event{Summary: snap[i]}
+			}
+			return sub, start, events
+		},
+		Encode:  encodeRunEvent,
+		Cursors: s.runs.Cursors(),
+	}
+	return stream[*runs.Event]{ctx: ctx, kind: "runs", lastID: lastEventID(req.Params.LastEventID, req.Params.LastEventId), src: src, s: s}, nil
+}
+
+func (s *Server) actionStream(ctx context.Context, kind string, scope taskactions.Scope, lastID string) stream[*taskactions.ActionUpdate] {
+	src := sse.Source[*taskactions.ActionUpdate]{
+		Event: "action",
+		Open: func(ctx context.Context, after *uint64) (*taskactions.Subscription, taskactions.Start, []*taskactions.ActionUpdate) {
+			return s.mgr.Subscribe(ctx, scope, after)
+		},
+		Encode:  encodeActionEvent,
+		Cursors: s.mgr.Journal(),
+	}
+	return stream[*taskactions.ActionUpdate]{ctx: ctx, kind: kind, lastID: lastID, src: src, s: s}
+}
+
+// lastEventID prefers the header (what EventSource sends on reconnect) to
+// the query parameter (what a page can put on its first connect).
+func lastEventID(header, query *string) string {
+	if h := value(header); h != "" {
+		return h
+	}
+	return value(query)
+}
+
+// stream is the response of the three stream operations: it writes the
+// event stream itself instead of a body.
+type stream[V any] struct {
+	ctx    context.Context
+	kind   string
+	lastID string
+	src    sse.Source[V]
+	s      *Server
+}
+
+func (st stream[V]) serve(w http.ResponseWriter) error {
+	defer st.s.metrics.StreamOpened(st.kind)()
+	return sse.Serve(st.ctx, w, st.lastID, st.src, st.s.sse)
+}
+
+func (st stream[V]) VisitStreamActionEventsResponse(w http.ResponseWriter) error { return st.serve(w) }
+func (st stream[V]) VisitStreamRunEventsResponse(w http.ResponseWriter) error    { return st.serve(w) }
+func (st stream[V]) VisitStreamRunSummariesResponse(w http.ResponseWriter) error { return st.serve(w) }
+
+func notFound(what string) error {
+	return &notFoundError{what}
+}
+
+type notFoundError struct{ what string }
+
+func (e *notFoundError) Error() string { return e.what + " not found" }
+func (e *notFoundError) Unwrap() error { return taskactions.ErrNotFound }

@@ -1,0 +1,150 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/go-chi/chi/v5"
+)
+
+// MaxBodyBytes bounds every request body.
+const MaxBodyBytes = 1 << 20
+
+// validator checks requests against the OpenAPI document, so the document,
+// not hand-written checks, decides what is valid. It runs after chi has
+// matched the route: chi's route pattern is the document's path.
+type validator struct {
+	doc  *openapi3.T
+	base string
+}
+
+func newValidator(spec []byte, base string) (*validator, error) {
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(spec)
+	if err != nil {
+		return nil, fmt.Errorf("load OpenAPI document: %w", err)
+	}
+	if err := doc.Validate(loader.Context); err != nil {
+		return nil, fmt.Errorf("OpenAPI document: %w", err)
+	}
+	return &validator{doc: doc, base: base}, nil
+}
+
+func (v *validator) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := chi.RouteContext(r.Context())
+		path := strings.TrimPrefix(rc.RoutePattern(), v.base)
+		item := v.doc.Paths.Value(path)
+		var op *openapi3.Operation
+		if item != nil {
+			op = item.GetOperation(r.Method)
+		}
+		if op == nil {
+			writeProblem(w, r, fmt.Errorf("route %s %s is not in the OpenAPI document", r.Method, path))
+			return
+		}
+		if op.RequestBody != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+			if err := checkMediaType(r); err != nil {
+				writeProblem(w, r, err)
+				return
+			}
+		}
+		params := make(map[string]string, len(rc.URLParams.Keys))
+		for i, k := range rc.URLParams.Keys {
+			params[k] = rc.URLParams.Values[i]
+		}
+		err := openapi3filter.ValidateRequest(r.Context(), &openapi3filter.RequestValidationInput{
+			Request:    r,
+			PathParams: params,
+			Route:      &routers.Route{Spec: v.doc, Path: path, PathItem: item, Method: r.Method, Operation: op},
+			Options:    &openapi3filter.Options{MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+		})
+		if err != nil {
+			writeProblem(w, r, describeInvalid(err))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkMediaType refuses a body that is not JSON with 415. A request with
+// no body at all is left to the schema (which knows whether one is needed).
+func checkMediaType(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" && r.ContentLength <= 0 {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+		return errUnsupportedMediaType
+	}
+	return nil
+}
+
+// describeInvalid turns kin-openapi's errors into one problem listing each
+// invalid field: a JSON pointer into the body, or a parameter name.
+func describeInvalid(err error) error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return err
+	}
+	inv := &invalidRequest{detail: "the request does not match the API schema"}
+	inv.collect(err, "")
+	return inv
+}
+
+func (inv *invalidRequest) collect(err error, param string) {
+	var multi openapi3.MultiError
+	var reqErr *openapi3filter.RequestError
+	var schemaErr *openapi3.SchemaError
+	var parseErr *openapi3filter.ParseError
+	switch {
+	case errors.As(err, &multi):
+		for _, e := range multi {
+			inv.collect(e, param)
+		}
+	case errors.As(err, &reqErr):
+		if reqErr.Parameter != nil {
+			param = reqErr.Parameter.Name
+		}
+		if reqErr.Err == nil {
+			inv.add(param, "", reqErr.Reason)
+			return
+		}
+		inv.collect(reqErr.Err, param)
+	case errors.As(err, &schemaErr):
+		inv.add(param, jsonPointer(schemaErr.JSONPointer()), schemaErr.Reason)
+	case errors.As(err, &parseErr):
+		inv.detail = "the request body is not valid JSON"
+		inv.add(param, "", parseErr.Error())
+	default:
+		inv.add(param, "", err.Error())
+	}
+}
+
+func (inv *invalidRequest) add(param, pointer, detail string) {
+	p := InvalidParam{Detail: detail}
+	if param != "" {
+		p.Parameter = &param
+	} else {
+		p.Pointer = &pointer
+	}
+	inv.params = append(inv.params, p)
+}
+
+// jsonPointer renders path as an RFC 6901 pointer.
+func jsonPointer(path []string) string {
+	var b strings.Builder
+	for _, p := range path {
+		b.WriteByte('/')
+		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(p))
+	}
+	return b.String()
+}

@@ -1,0 +1,172 @@
+package sse
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"taskactions/internal/journal"
+)
+
+// Config of every stream.
+type Config struct {
+	// Heartbeat is the interval of ": ping" comments (default 15s), which
+	// keep proxies from closing an idle stream.
+	Heartbeat time.Duration
+	// Retry is the reconnection delay hinted to clients (default 2s).
+	Retry time.Duration
+	// WriteTimeout bounds each batch of writes (default 10s).
+	WriteTimeout time.Duration
+	// Done ends every stream when closed: the server is shutting down, and
+	// clients reconnect (and resume) against the next one.
+	Done <-chan struct{}
+}
+
+func (c Config) withDefaults() Config {
+	if c.Heartbeat <= 0 {
+		c.Heartbeat = 15 * time.Second
+	}
+	if c.Retry <= 0 {
+		c.Retry = 2 * time.Second
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 10 * time.Second
+	}
+	return c
+}
+
+// Cursors renders and reads stream cursors (a journal does).
+type Cursors interface {
+	FormatCursor(uint64) string
+	ParseCursor(string) (uint64, bool)
+}
+
+// Source is one kind of stream.
+type Source[V any] struct {
+	// Event is the SSE event name of the items ("action", "run").
+	Event string
+	// Open subscribes, resuming after a cursor when it can (see
+	// journal.Subscribe); without a resume, snapshot is the current state.
+	Open func(ctx context.Context, after *uint64) (sub *journal.Subscription[V], start journal.Start[V], snapshot []V)
+	// Encode returns the event data; it should memoize, since one value goes
+	// to every subscriber.
+	Encode  func(V) []byte
+	Cursors Cursors
+}
+
+// reset and the snapshot items carry cursor 0, which no journal covers: a
+// client cut off in the middle of a snapshot comes back with it and gets a
+// new snapshot, never a resume that would skip what it did not receive.
+// synced carries the real cursor.
+const snapshotCursor = 0
+
+// Serve streams src to w until the client goes, the server shuts down or a
+// write fails. lastEventID is the client's cursor (Last-Event-ID, or the
+// lastEventId query parameter), empty on a first connect.
+func Serve[V any](ctx context.Context, w http.ResponseWriter, lastEventID string, src Source[V], cfg Config) error {
+	cfg = cfg.withDefaults()
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	s := &stream[V]{w: newWriter(w, cfg.WriteTimeout), src: src}
+	s.w.begin()
+	// A comment at once, so that proxies pass the headers on now.
+	if err := s.w.comment("stream open"); err != nil {
+		return nil
+	}
+	if err := s.w.retry(cfg.Retry); err != nil {
+		return nil
+	}
+	var after *uint64
+	asked := lastEventID != ""
+	if c, ok := src.Cursors.ParseCursor(lastEventID); asked && ok {
+		after = &c
+	}
+	if err := s.open(ctx, after, asked, "cursor-not-covered"); err != nil {
+		return nil
+	}
+	defer func() { s.sub.Close() }()
+
+	ping := time.NewTicker(cfg.Heartbeat)
+	defer ping.Stop()
+	var buf []journal.Entry[V]
+	for {
+		var err error
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-cfg.Done:
+			return nil
+		case <-ping.C:
+			s.w.begin()
+			if err = s.w.comment("ping"); err == nil {
+				err = s.w.flush()
+			}
+		case <-s.sub.Ready():
+			var lagged bool
+			if buf, lagged = s.sub.Drain(buf[:0]); lagged {
+				s.sub.Close()
+				err = s.open(ctx, nil, true, "lagged")
+				break
+			}
+			err = s.send(buf)
+			clear(buf) // let the values go
+		}
+		if err != nil {
+			return nil // the client is gone; nothing to tell it
+		}
+	}
+}
+
+type stream[V any] struct {
+	w   *writer
+	src Source[V]
+	sub *journal.Subscription[V]
+}
+
+// open subscribes and writes how the stream starts: the replay of missed
+// events, or (after a reset when the client asked for a cursor) the
+// snapshot; then synced.
+func (s *stream[V]) open(ctx context.Context, after *uint64, asked bool, why string) error {
+	sub, start, snapshot := s.src.Open(ctx, after)
+	s.sub = sub
+	cursors := s.src.Cursors
+	s.w.begin()
+	count := len(snapshot)
+	if start.Resumed {
+		count = len(start.Replay)
+		if err := s.send(start.Replay); err != nil {
+			return err
+		}
+	} else {
+		zero := cursors.FormatCursor(snapshotCursor)
+		if asked {
+			if err := s.w.event(zero, "reset", []byte(`{"reason":"`+why+`"}`)); err != nil {
+				return err
+			}
+		}
+		for _, v := range snapshot {
+			if err := s.w.event(zero, s.src.Event, s.src.Encode(v)); err != nil {
+				return err
+			}
+		}
+	}
+	data := `{"resumed":` + strconv.FormatBool(start.Resumed) + `,"count":` + strconv.Itoa(count) + `}`
+	if err := s.w.event(cursors.FormatCursor(start.Cursor), "synced", []byte(data)); err != nil {
+		return err
+	}
+	return s.w.flush()
+}
+
+func (s *stream[V]) send(entries []journal.Entry[V]) error {
+	s.w.begin()
+	for _, e := range entries {
+		if err := s.w.event(s.src.Cursors.FormatCursor(e.Cursor), s.src.Event, s.src.Encode(e.Value)); err != nil {
+			return err
+		}
+	}
+	return s.w.flush()
+}

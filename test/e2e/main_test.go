@@ -1,0 +1,157 @@
+// Package e2e tests the server end to end: the real binary's wiring
+// (internal/app) over a real listener, against the embedded control plane,
+// through the generated Go client and a real SSE reader.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"taskactions/internal/app"
+	"taskactions/internal/logging"
+	"taskactions/internal/testenv"
+	"taskactions/pkg/client"
+)
+
+// srv is the server the tests share; tests that restart a server start
+// their own.
+var srv *server
+
+// sharedURLEnv hands the shared server to fuzz workers: go test -fuzz runs
+// the fuzz target in child processes, which use the parent's server rather
+// than start their own. (A control plane running inside the fuzzed process
+// would also make coverage noisy: its goroutines hit code no input chose.)
+const sharedURLEnv = "TASKACTIONS_E2E_URL"
+
+func TestMain(m *testing.M) {
+	if url := os.Getenv(sharedURLEnv); url != "" {
+		c, err := client.NewClientWithResponses(url + "/api/v1")
+		if err != nil {
+			panic(err)
+		}
+		srv = &server{url: url, api: c}
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "e2e")
+	if err != nil {
+		panic(err)
+	}
+	logging.RouteKlog(testenv.Logger())
+	srv, err = startServer(filepath.Join(dir, "data"), nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv(sharedURLEnv, srv.URL())
+	code := m.Run()
+	if err := srv.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop:", err)
+		code = 1
+	}
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// server is a server under test: one started here, or (in a fuzz worker)
+// the parent's, known only by its URL.
+type server struct {
+	app     *app.App
+	url     string
+	dataDir string
+	api     *client.ClientWithResponses
+}
+
+// URL is the server's base URL.
+func (s *server) URL() string { return s.url }
+
+// Stop stops a server started here.
+func (s *server) Stop() error { return s.app.Stop() }
+
+// startServer starts a server on a free loopback port.
+func startServer(dataDir string, mutate func(*app.Config)) (*server, error) {
+	cfg := app.Defaults()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.DataDir = dataDir
+	cfg.SSEHeartbeat = 500 * time.Millisecond
+	cfg.ShutdownGracePeriod = 2 * time.Second
+	// Actions of type "external" are left to the tests, as to an executor
+	// outside the server.
+	cfg.ExecutorTaskTypes = "echo,sleep,process"
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	a, err := app.Start(ctx, cfg, testenv.Logger())
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.NewClientWithResponses(a.URL() + "/api/v1")
+	if err != nil {
+		_ = a.Stop()
+		return nil, err
+	}
+	return &server{app: a, url: a.URL(), dataDir: dataDir, api: c}, nil
+}
+
+var seq atomic.Int64
+
+// newRun names a run no other test uses, in a project of its own.
+func newRun() client.RunIdentifier {
+	n := seq.Add(1)
+	return client.RunIdentifier{Project: fmt.Sprintf("e2e%d", n), Domain: "dev", Name: fmt.Sprintf("r%d", n)}
+}
+
+func actionSpec(run client.RunIdentifier, name, parent, taskType string) client.EnqueueRequest {
+	spec := client.ActionSpec{
+		ActionId: client.ActionIdentifier{Run: run, Name: name},
+		Task:     client.TaskSpec{TaskTemplate: client.TaskTemplate{Type: taskType}},
+	}
+	if parent != "" {
+		spec.ParentActionName = &parent
+	}
+	return client.EnqueueRequest{Action: spec}
+}
+
+func enqueue(t testing.TB, s *server, run client.RunIdentifier, name, parent string) *client.Action {
+	t.Helper()
+	// "external" is claimed by no executor: these tests drive status by hand.
+	resp, err := s.api.EnqueueActionWithResponse(context.Background(), actionSpec(run, name, parent, "external"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode() != http.StatusCreated {
+		t.Fatalf("enqueue %s: HTTP %d %s", name, resp.StatusCode(), resp.Body)
+	}
+	return resp.JSON201
+}
+
+func putStatus(t testing.TB, s *server, run client.RunIdentifier, action string, attempt int32, phase client.Phase) *client.Action {
+	t.Helper()
+	resp, err := s.api.PutActionStatusWithResponse(context.Background(), run.Project, run.Domain, run.Name, action,
+		client.StatusRequest{Attempt: attempt, Status: client.ActionStatus{Phase: phase}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode() != http.StatusOK {
+		t.Fatalf("put status %s %s: HTTP %d %s", action, phase, resp.StatusCode(), resp.Body)
+	}
+	return resp.JSON200
+}
+
+func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

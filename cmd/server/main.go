@@ -72,6 +72,7 @@ func parseFlags(args []string) (cfg app.Config, logLevel, logFormat string, err 
 	fs.StringVar(&cfg.ExecutorProcess, "executor-process", cfg.ExecutorProcess, "enable the process plugin (runs commands sent over HTTP): auto = only embedded on loopback")
 	fs.IntVar(&cfg.ExecutorWorkers, "executor-workers", cfg.ExecutorWorkers, "concurrent reconciles of the executor")
 	fs.IntVar(&cfg.MaxSystemFailures, "max-system-failures", cfg.MaxSystemFailures, "system failures after which an action fails permanently")
+	fs.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", cfg.LeaderElectionNamespace, "namespace of the executor's Lease on a cluster")
 	fs.DurationVar(&cfg.ShutdownGracePeriod, "shutdown-grace-period", cfg.ShutdownGracePeriod, "how long a stop waits for requests in flight")
 	fs.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	fs.StringVar(&logFormat, "log-format", "", "json or console (default: console on a terminal, else json)")

@@ -39,6 +39,9 @@ type App struct {
 	mgr     *taskactions.Manager
 	runs    *runs.Service
 	metrics *handlers.Metrics
+
+	stopExecutor context.CancelFunc
+	executorDone chan struct{}
 }
 
 // Run starts the server and blocks until ctx is cancelled, then stops it.
@@ -180,7 +183,7 @@ func (a *App) startComponents(ctx context.Context) error {
 		return err
 	}
 	a.handler.Store(&router)
-	return nil
+	return a.startExecutor(kube)
 }
 
 // restoredActions is what the run service gets back at start: the actions
@@ -219,8 +222,9 @@ func (a *App) ready(cfg *rest.Config) func(context.Context) error {
 	}
 }
 
-// Stop shuts down in order: HTTP server (streams end first), watchers,
-// then the control plane (API server, then etcd).
+// Stop shuts down in order: HTTP server (streams end first), executor
+// (its processes killed), watchers, then the control plane (API server,
+// then etcd).
 func (a *App) Stop() error {
 	var errs []error
 	if a.srv != nil {
@@ -230,6 +234,10 @@ func (a *App) Stop() error {
 			_ = a.srv.Close()
 		}
 		cancel()
+	}
+	if a.stopExecutor != nil {
+		a.stopExecutor()
+		<-a.executorDone
 	}
 	if a.mgr != nil {
 		a.mgr.StopWatching()

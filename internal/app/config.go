@@ -28,29 +28,32 @@ type Config struct {
 	SSEMailbox      int
 
 	// Executor settings; see internal/executor.
-	ExecutorTaskTypes   string // "*" all, "" none, or a comma list
-	ExecutorProcess     string // auto, true, false
-	ExecutorWorkers     int
-	MaxSystemFailures   int
-	ShutdownGracePeriod time.Duration
+	ExecutorTaskTypes string // "*" all, "" none, or a comma list
+	ExecutorProcess   string // auto, true, false
+	ExecutorWorkers   int
+	MaxSystemFailures int
+	// LeaderElectionNamespace holds the executor's Lease on a cluster.
+	LeaderElectionNamespace string
+	ShutdownGracePeriod     time.Duration
 }
 
 // Defaults returns the default configuration.
 func Defaults() Config {
 	return Config{
-		Listen:              "127.0.0.1:8080",
-		DataDir:             "./data",
-		NamespaceTemplate:   "{project}-{domain}",
-		Workers:             8,
-		SSEHeartbeat:        15 * time.Second,
-		SSEReplayEvents:     10000,
-		SSEReplayAge:        5 * time.Minute,
-		SSEMailbox:          4096,
-		ExecutorTaskTypes:   "*",
-		ExecutorProcess:     "auto",
-		ExecutorWorkers:     8,
-		MaxSystemFailures:   5,
-		ShutdownGracePeriod: 10 * time.Second,
+		Listen:                  "127.0.0.1:8080",
+		DataDir:                 "./data",
+		NamespaceTemplate:       "{project}-{domain}",
+		Workers:                 8,
+		SSEHeartbeat:            15 * time.Second,
+		SSEReplayEvents:         10000,
+		SSEReplayAge:            5 * time.Minute,
+		SSEMailbox:              4096,
+		ExecutorTaskTypes:       "*",
+		ExecutorProcess:         "auto",
+		ExecutorWorkers:         8,
+		MaxSystemFailures:       5,
+		LeaderElectionNamespace: "default",
+		ShutdownGracePeriod:     10 * time.Second,
 	}
 }
 

@@ -75,10 +75,11 @@ func (v *validator) middleware(next http.Handler) http.Handler {
 }
 
 // checkMediaType refuses a body that is not JSON with 415. A request with
-// no body at all is left to the schema (which knows whether one is needed).
+// no body at all is left to the schema (which knows whether one is needed);
+// one of unknown length (chunked) has a body.
 func checkMediaType(r *http.Request) error {
 	ct := r.Header.Get("Content-Type")
-	if ct == "" && r.ContentLength <= 0 {
+	if ct == "" && r.ContentLength == 0 {
 		return nil
 	}
 	mt, _, err := mime.ParseMediaType(ct)
@@ -100,30 +101,29 @@ func describeInvalid(err error) error {
 	return inv
 }
 
+// collect walks kin-openapi's error tree. It matches concrete types, not
+// errors.As: a MultiError answers As with its first element, which would
+// hide the others (and the parameter a RequestError names).
 func (inv *invalidRequest) collect(err error, param string) {
-	var multi openapi3.MultiError
-	var reqErr *openapi3filter.RequestError
-	var schemaErr *openapi3.SchemaError
-	var parseErr *openapi3filter.ParseError
-	switch {
-	case errors.As(err, &multi):
-		for _, e := range multi {
-			inv.collect(e, param)
+	switch e := err.(type) {
+	case openapi3.MultiError:
+		for _, x := range e {
+			inv.collect(x, param)
 		}
-	case errors.As(err, &reqErr):
-		if reqErr.Parameter != nil {
-			param = reqErr.Parameter.Name
+	case *openapi3filter.RequestError:
+		if e.Parameter != nil {
+			param = e.Parameter.Name
 		}
-		if reqErr.Err == nil {
-			inv.add(param, "", reqErr.Reason)
+		if e.Err == nil {
+			inv.add(param, "", e.Reason)
 			return
 		}
-		inv.collect(reqErr.Err, param)
-	case errors.As(err, &schemaErr):
-		inv.add(param, jsonPointer(schemaErr.JSONPointer()), schemaErr.Reason)
-	case errors.As(err, &parseErr):
+		inv.collect(e.Err, param)
+	case *openapi3.SchemaError:
+		inv.add(param, jsonPointer(e.JSONPointer()), e.Reason)
+	case *openapi3filter.ParseError:
 		inv.detail = "the request body is not valid JSON"
-		inv.add(param, "", parseErr.Error())
+		inv.add(param, "", e.Error())
 	default:
 		inv.add(param, "", err.Error())
 	}

@@ -1,6 +1,8 @@
 package logging
 
 import (
+	"flag"
+
 	"github.com/go-logr/logr"
 	"github.com/rs/zerolog"
 	"k8s.io/klog/v2"
@@ -11,8 +13,18 @@ import (
 // (higher verbosity); their errors at warn, because the embedded API server
 // reports routine events (an unauthenticated request, a closed watch) as
 // errors.
+//
+// klog filters verbose calls against its own -v before any logger sees
+// them, so at trace level its verbosity is raised to match.
 func RouteKlog(log zerolog.Logger) {
-	klog.SetLogger(logr.New(&klogSink{log: log.With().Str("component", "k8s").Logger()}))
+	klog.SetLoggerWithOptions(logr.New(&klogSink{log: log.With().Str("component", "k8s").Logger()}), klog.ContextualLogger(true))
+	v := "0"
+	if log.GetLevel() <= zerolog.TraceLevel {
+		v = "4"
+	}
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("v", v)
 }
 
 type klogSink struct {

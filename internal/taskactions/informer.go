@@ -13,8 +13,9 @@ import (
 
 // Indexes of the informer cache.
 const (
-	indexRun    = "run"    // project/domain/run
-	indexParent = "parent" // project/domain/run/parent
+	indexRun      = "run"      // project/domain/run
+	indexParent   = "parent"   // project/domain/run/parent
+	indexCacheKey = "cacheKey" // project/domain/cacheKey
 )
 
 func runIndexKey(p, d, r string) string       { return p + "/" + d + "/" + r }
@@ -37,6 +38,13 @@ var indexers = cache.Indexers{
 		s := &obj.(*v1.TaskAction).Spec
 		if p := specParent(s); p != "" {
 			return []string{parentIndexKey(s.Project, s.Domain, s.RunName, p)}, nil
+		}
+		return nil, nil
+	},
+	indexCacheKey: func(obj any) ([]string, error) {
+		s := &obj.(*v1.TaskAction).Spec
+		if s.CacheKey != "" {
+			return []string{s.Project + "/" + s.Domain + "/" + s.CacheKey}, nil
 		}
 		return nil, nil
 	},

@@ -74,6 +74,12 @@ func (m *Manager) ListChildActions(ctx context.Context, parent ActionID) ([]*v1.
 	return m.byIndex(indexParent, parentIndexKey(parent.Project, parent.Domain, parent.Run, parent.Name))
 }
 
+// ByCacheKey returns the actions of a project and domain that share a
+// cache key, from the cache.
+func (m *Manager) ByCacheKey(project, domain, key string) ([]*v1.TaskAction, error) {
+	return m.byIndex(indexCacheKey, project+"/"+domain+"/"+key)
+}
+
 // AllTaskActions returns every cached action (to restore the run service).
 func (m *Manager) AllTaskActions() []*v1.TaskAction {
 	inf := m.Informer()

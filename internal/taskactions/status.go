@@ -2,6 +2,7 @@ package taskactions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -24,6 +25,20 @@ var ErrNoChange = errors.New("no change")
 // read from the API server. mutate may return ErrNoChange, or an error
 // that ends the update (ErrConflict for a domain rule).
 func (m *Manager) UpdateStatus(ctx context.Context, id ActionID, mutate func(*v1.TaskAction) error) (*v1.TaskAction, error) {
+	return m.update(ctx, id, mutate, func(ta *v1.TaskAction) (*v1.TaskAction, error) {
+		ta.Status.StateJSON = stateJSON(ta)
+		return m.client.FlyteV1().TaskActions(ta.Namespace).UpdateStatus(ctx, ta, metav1.UpdateOptions{})
+	})
+}
+
+// UpdateMeta is UpdateStatus for the object itself (finalizers, labels).
+func (m *Manager) UpdateMeta(ctx context.Context, id ActionID, mutate func(*v1.TaskAction) error) (*v1.TaskAction, error) {
+	return m.update(ctx, id, mutate, func(ta *v1.TaskAction) (*v1.TaskAction, error) {
+		return m.client.FlyteV1().TaskActions(ta.Namespace).Update(ctx, ta, metav1.UpdateOptions{})
+	})
+}
+
+func (m *Manager) update(ctx context.Context, id ActionID, mutate func(*v1.TaskAction) error, write func(*v1.TaskAction) (*v1.TaskAction, error)) (*v1.TaskAction, error) {
 	var out *v1.TaskAction
 	first := true
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
@@ -40,7 +55,7 @@ func (m *Manager) UpdateStatus(ctx context.Context, id ActionID, mutate func(*v1
 			}
 			return err
 		}
-		out, err = m.client.FlyteV1().TaskActions(ta.Namespace).UpdateStatus(ctx, ta, metav1.UpdateOptions{})
+		out, err = write(ta)
 		return err
 	})
 	if err != nil {
@@ -60,6 +75,18 @@ func (m *Manager) current(ctx context.Context, id ActionID, fromCache bool) (*v1
 		}
 	}
 	return m.live(ctx, id)
+}
+
+// stateJSON is the status as the run service is told it (phase, attempt,
+// cache status, error): the seed's StateJSON, kept on every status write.
+func stateJSON(ta *v1.TaskAction) string {
+	b, _ := json.Marshal(struct {
+		Phase       v1.Phase       `json:"phase"`
+		Attempts    uint32         `json:"attempts"`
+		CacheStatus string         `json:"cacheStatus"`
+		Error       *v1.ErrorState `json:"error,omitempty"`
+	}{v1.PhaseOf(ta.Status.Conditions), ta.Status.Attempts, ta.Status.CacheStatus.String(), ta.Status.ErrorState})
+	return string(b)
 }
 
 // StatusUpdate is what an executor reports through PutStatus.

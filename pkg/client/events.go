@@ -27,6 +27,12 @@ type Event struct {
 type EventReader struct {
 	r      *bufio.Reader
 	lastID string
+
+	// The event being read, kept across calls so that a comment in the
+	// middle of it can be returned without losing it.
+	ev      Event
+	data    bytes.Buffer
+	hasData bool
 }
 
 // NewEventReader reads events from r (a response body).
@@ -40,9 +46,6 @@ func (er *EventReader) LastEventID() string { return er.lastID }
 
 // Next returns the next event or comment. io.EOF means the stream ended.
 func (er *EventReader) Next() (Event, error) {
-	var ev Event
-	var data bytes.Buffer
-	hasData := false
 	for {
 		line, err := er.r.ReadString('\n')
 		if err != nil {
@@ -50,41 +53,55 @@ func (er *EventReader) Next() (Event, error) {
 		}
 		line = strings.TrimRight(line, "\r\n")
 		if line == "" {
-			if !hasData {
-				if ev.Retry > 0 {
-					return ev, nil
-				}
-				ev = Event{} // no data: nothing to dispatch
-				continue
+			ev, ok := er.dispatch()
+			if ok {
+				return ev, nil
 			}
-			ev.Data = bytes.TrimSuffix(data.Bytes(), []byte("\n"))
-			if ev.Type == "" {
-				ev.Type = "message"
-			}
-			ev.LastEventID = er.lastID
-			return ev, nil
+			continue
 		}
 		if strings.HasPrefix(line, ":") {
 			return Event{Comment: strings.TrimSpace(line[1:])}, nil
 		}
-		field, value, _ := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
-		switch field {
-		case "event":
-			ev.Type = value
-		case "data":
-			data.WriteString(value)
-			data.WriteByte('\n')
-			hasData = true
-		case "id":
-			if !strings.Contains(value, "\x00") {
-				ev.ID, ev.HasID = value, true
-				er.lastID = value
-			}
-		case "retry":
-			if n, err := strconv.Atoi(value); err == nil {
-				ev.Retry = n
-			}
+		er.field(line)
+	}
+}
+
+// dispatch ends the event at a blank line. Without data there is nothing
+// to dispatch, except a retry hint.
+func (er *EventReader) dispatch() (Event, bool) {
+	ev := er.ev
+	ev.LastEventID = er.lastID
+	ok := er.hasData || ev.Retry > 0
+	if er.hasData {
+		ev.Data = bytes.TrimSuffix(bytes.Clone(er.data.Bytes()), []byte("\n"))
+		if ev.Type == "" {
+			ev.Type = "message"
+		}
+	}
+	er.ev, er.hasData = Event{}, false
+	er.data.Reset()
+	return ev, ok
+}
+
+func (er *EventReader) field(line string) {
+	field, value, _ := strings.Cut(line, ":")
+	value = strings.TrimPrefix(value, " ")
+	switch field {
+	case "event":
+		er.ev.Type = value
+	case "data":
+		er.data.WriteString(value)
+		er.data.WriteByte('\n')
+		er.hasData = true
+	case "id":
+		if !strings.Contains(value, "\x00") {
+			er.ev.ID, er.ev.HasID = value, true
+			er.lastID = value
+		}
+	case "retry":
+		// Only ASCII digits; anything else is ignored.
+		if value != "" && strings.Trim(value, "0123456789") == "" {
+			er.ev.Retry, _ = strconv.Atoi(value)
 		}
 	}
 }

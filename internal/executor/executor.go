@@ -1,0 +1,215 @@
+// Package executor is the controller that drives TaskActions through their
+// lifecycle and owns every field of their status: a client-go workqueue
+// over the action manager's informer, handing each claimed action to the
+// plugin of its task type, round after round, until it is terminal.
+//
+// Only one executor may act on an action. On the embedded control plane
+// the data-dir lock makes this process the only one; on a cluster,
+// RunWithLeaderElection takes a Lease first.
+package executor
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	v1 "taskactions/api/v1"
+	"taskactions/internal/executor/plugins"
+	"taskactions/internal/taskactions"
+)
+
+// Config holds the executor's dependencies and settings.
+type Config struct {
+	Manager *taskactions.Manager
+	// TaskTypes is what the executor claims: "*" every type, "" none (the
+	// executor is off), or a comma-separated list. Unclaimed actions are
+	// left to an executor outside, reporting through PUT .../status.
+	TaskTypes string
+	Plugins   map[string]plugins.Plugin
+	// Workers is how many actions are reconciled at once (default 8).
+	Workers int
+	// MaxSystemFailures: past this many, an action fails for good (default 5).
+	MaxSystemFailures int
+	// OutputRoot holds each action's output dir:
+	// <OutputRoot>/<project>/<domain>/<run>/<action>.
+	OutputRoot string
+	// ServerURL is given to tasks, so they can call the API.
+	ServerURL string
+	// Resync re-examines every claimed action this often, as a safety net
+	// for a missed wake-up (default 5m).
+	Resync  time.Duration
+	Metrics prometheus.Registerer
+	Log     zerolog.Logger
+}
+
+// Controller is the executor. Run it once.
+type Controller struct {
+	cfg      Config
+	mgr      *taskactions.Manager
+	queue    atomic.Pointer[workqueue.TypedRateLimitingInterface[string]]
+	claimAll bool
+	claimed  map[string]bool
+	latency  prometheus.Histogram
+
+	mu      sync.Mutex
+	written map[string]uint64 // key -> resource version of our last write
+	started sync.Map          // action UID/attempt -> when this process started it
+}
+
+// New returns an executor; Enabled tells whether it claims anything.
+func New(cfg Config) *Controller {
+	if cfg.Workers <= 0 {
+		cfg.Workers = 8
+	}
+	if cfg.MaxSystemFailures <= 0 {
+		cfg.MaxSystemFailures = 5
+	}
+	if cfg.Resync <= 0 {
+		cfg.Resync = 5 * time.Minute
+	}
+	c := &Controller{
+		cfg: cfg, mgr: cfg.Manager, claimed: map[string]bool{}, written: map[string]uint64{},
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "taskactions_executor_reconcile_seconds", Help: "Time of one executor round of one action.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 3, 12),
+		}),
+	}
+	for _, t := range strings.Split(cfg.TaskTypes, ",") {
+		switch t = strings.TrimSpace(t); t {
+		case "":
+		case "*":
+			c.claimAll = true
+		default:
+			c.claimed[t] = true
+		}
+	}
+	if cfg.Metrics != nil {
+		cfg.Metrics.MustRegister(c.latency)
+	}
+	return c
+}
+
+// Enabled reports whether the executor claims any task type.
+func (c *Controller) Enabled() bool { return c.claimAll || len(c.claimed) > 0 }
+
+func (c *Controller) claims(obj any) bool {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	ta, ok := obj.(*v1.TaskAction)
+	return ok && (c.claimAll || c.claimed[ta.Spec.TaskType])
+}
+
+// Run reconciles until ctx ends, then stops its workers and every plugin
+// that keeps something running (process groups are killed). It may run
+// again after it returned (a replica that regains leadership), never twice
+// at once.
+func (c *Controller) Run(ctx context.Context) error {
+	// The queue holds each action key once: it is bounded by the actions.
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "executor"})
+	c.queue.Store(&q)
+	inf := c.mgr.Informer()
+	reg, err := inf.AddEventHandlerWithResyncPeriod(cache.FilteringResourceEventHandler{
+		FilterFunc: c.claims,
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.enqueue,
+			UpdateFunc: func(_, obj any) { c.enqueue(obj) },
+			DeleteFunc: c.enqueue,
+		},
+	}, c.cfg.Resync)
+	if err != nil {
+		return err
+	}
+	c.cfg.Log.Info().Str("taskTypes", c.cfg.TaskTypes).Int("workers", c.cfg.Workers).Msg("executor started")
+	var wg sync.WaitGroup
+	for range c.cfg.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c.processNext(ctx) {
+			}
+		}()
+	}
+	<-ctx.Done()
+	_ = inf.RemoveEventHandler(reg)
+	q.ShutDown()
+	wg.Wait()
+	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, p := range c.cfg.Plugins {
+		if s, ok := p.(interface{ Shutdown(context.Context) }); ok {
+			s.Shutdown(stopCtx)
+		}
+	}
+	c.cfg.Log.Info().Msg("executor stopped")
+	return nil
+}
+
+func (c *Controller) enqueue(obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err == nil {
+		c.wake(key)
+	}
+}
+
+// wake queues a key for a round now; plugins call it when something
+// happened (a process exited).
+func (c *Controller) wake(key string) {
+	if q := c.queue.Load(); q != nil {
+		(*q).Add(key)
+	}
+}
+
+func (c *Controller) processNext(ctx context.Context) bool {
+	queue := *c.queue.Load()
+	key, shutdown := queue.Get()
+	if shutdown {
+		return false
+	}
+	defer queue.Done(key)
+	start := time.Now()
+	after, err := c.reconcile(ctx, key)
+	c.latency.Observe(time.Since(start).Seconds())
+	switch {
+	case err != nil && ctx.Err() == nil:
+		c.cfg.Log.Warn().Err(err).Str("action", key).Msg("reconcile failed; retrying")
+		queue.AddRateLimited(key)
+	case after > 0:
+		queue.Forget(key)
+		queue.AddAfter(key, after)
+	default:
+		queue.Forget(key)
+	}
+	return true
+}
+
+// expect records the version of our own write: until the cache has it, a
+// round would act on a state we already moved past.
+func (c *Controller) expect(key string, ta *v1.TaskAction) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.written[key] = rv(ta)
+}
+
+func (c *Controller) stale(key string, ta *v1.TaskAction) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return rv(ta) < c.written[key]
+}
+
+func (c *Controller) forget(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.written, key)
+}
+
+// attemptOver drops what this process remembers of a finished attempt.
+func (c *Controller) attemptOver(ta *v1.TaskAction) { c.started.Delete(attemptKey(ta)) }

@@ -1,0 +1,51 @@
+package executor
+
+import (
+	"context"
+	"time"
+
+	"github.com/rs/zerolog"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+)
+
+// LeaseName is the Lease replicas compete for.
+const LeaseName = "taskactions-executor"
+
+// RunWithLeaderElection runs the executor only while this replica holds the
+// Lease <namespace>/taskactions-executor (coordination.k8s.io), so that of
+// several replicas on one cluster exactly one executes. It needs the
+// coordination API, which the embedded control plane does not serve (and
+// does not need: its data-dir lock admits one process). A replica that
+// loses the lease stops executing and stands for election again.
+func RunWithLeaderElection(ctx context.Context, kube kubernetes.Interface, namespace, identity string, c *Controller, log zerolog.Logger) {
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Name: LeaseName, Namespace: namespace},
+		Client:     kube.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
+	}
+	for ctx.Err() == nil {
+		leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
+			Lock:            lock,
+			LeaseDuration:   15 * time.Second,
+			RenewDeadline:   10 * time.Second,
+			RetryPeriod:     2 * time.Second,
+			ReleaseOnCancel: true,
+			Name:            LeaseName,
+			Callbacks: leaderelection.LeaderCallbacks{
+				OnStartedLeading: func(ctx context.Context) {
+					log.Info().Str("identity", identity).Msg("leading: executor runs here")
+					_ = c.Run(ctx)
+				},
+				OnStoppedLeading: func() { log.Info().Str("identity", identity).Msg("not leading: executor stopped") },
+				OnNewLeader: func(id string) {
+					if id != identity {
+						log.Info().Str("leader", id).Msg("executor runs on another replica")
+					}
+				},
+			},
+		})
+	}
+}

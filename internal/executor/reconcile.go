@@ -1,0 +1,416 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	v1 "taskactions/api/v1"
+	"taskactions/internal/executor/plugins"
+	"taskactions/internal/taskactions"
+)
+
+// errMoved ends a status write whose basis changed under it (an abort, or
+// another round): the next round starts from the new state.
+var errMoved = errors.New("the action changed during the round")
+
+// reconcile runs one round for the action under key and says when to come
+// back (zero: when something changes).
+func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, error) {
+	obj, exists, err := c.mgr.Informer().GetStore().GetByKey(key)
+	if err != nil || !exists {
+		c.forget(key)
+		return 0, err
+	}
+	ta := obj.(*v1.TaskAction)
+	if c.stale(key, ta) {
+		return 0, nil // our last write is on its way; its event brings us back
+	}
+	phase := v1.PhaseOf(ta.Status.Conditions)
+	if ta.DeletionTimestamp != nil || phase.Terminal() {
+		return 0, c.finish(ctx, key, ta)
+	}
+	tmpl, err := parseTemplate(ta)
+	if err != nil {
+		return 0, c.fail(ctx, key, ta, v1.ReasonInvalidSpec, v1.ErrorKindUser, "InvalidSpec", err.Error())
+	}
+	plugin := c.cfg.Plugins[ta.Spec.TaskType]
+	if plugin == nil {
+		return 0, c.fail(ctx, key, ta, v1.ReasonPluginNotFound, v1.ErrorKindSystem, "PluginNotFound",
+			fmt.Sprintf("no plugin runs task type %q here", ta.Spec.TaskType))
+	}
+	if !slices.Contains(ta.Finalizers, v1.FinalizerPlugin) {
+		// From here on something may run: deletion must wait for cleanup.
+		out, err := c.mgr.UpdateMeta(ctx, idOf(ta), func(ta *v1.TaskAction) error {
+			if slices.Contains(ta.Finalizers, v1.FinalizerPlugin) {
+				return taskactions.ErrNoChange
+			}
+			ta.Finalizers = append(ta.Finalizers, v1.FinalizerPlugin)
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		c.expect(key, out)
+		return 0, nil
+	}
+	if len(ta.Status.Conditions) == 0 {
+		return 0, c.queueFirst(ctx, key, ta, tmpl)
+	}
+	tc := c.taskContext(key, ta, tmpl)
+	if deadline, ok := c.attemptDeadline(ta, tmpl); ok {
+		if left := time.Until(deadline); left <= 0 {
+			_ = plugin.Abort(ctx, tc)
+			c.endAttempt(ctx, plugin, tc, ta)
+			return 0, c.fail(ctx, key, ta, v1.ReasonTimedOut, v1.ErrorKindUser, "TimedOut",
+				fmt.Sprintf("attempt %d ran longer than its timeout of %s", ta.Status.Attempts, tmpl.Metadata.Timeout))
+		}
+	}
+	after, err := c.round(ctx, key, ta, tc, plugin)
+	return c.untilTimeout(ta, tmpl, after), err
+}
+
+// untilTimeout shortens a requeue so that the round after the attempt's
+// timeout happens on time.
+func (c *Controller) untilTimeout(ta *v1.TaskAction, tmpl plugins.Template, after time.Duration) time.Duration {
+	d := timeoutOf(tmpl)
+	if d <= 0 {
+		return after
+	}
+	left := d // an attempt starting in this round has all of it
+	if deadline, ok := c.attemptDeadline(ta, tmpl); ok {
+		left = time.Until(deadline)
+	}
+	left += 10 * time.Millisecond
+	if after == 0 || left < after {
+		return left
+	}
+	return after
+}
+
+// queueFirst is the first round: attempt 1, QUEUED, and the cache lookup.
+// A cache hit ends it at once, with the outputs of the earlier action and
+// without running the plugin.
+func (c *Controller) queueFirst(ctx context.Context, key string, ta *v1.TaskAction, tmpl plugins.Template) error {
+	status, hit := c.lookupCache(ta, tmpl)
+	if hit != nil {
+		if err := copyOutputs(c.outputDir(hit), c.outputDir(ta)); err != nil {
+			c.cfg.Log.Warn().Err(err).Str("action", key).Msg("cache hit, but copying its outputs failed; running instead")
+			status, hit = v1.CacheMiss, nil
+		}
+	}
+	return c.write(ctx, key, ta, func(t *v1.TaskAction) {
+		t.Status.Attempts = 1
+		t.Status.CacheStatus = status
+		c.mgr.SetPhase(t, v1.PhaseQueued, v1.ReasonQueued, "", false)
+		if hit != nil {
+			c.mgr.SetPhase(t, v1.PhaseSucceeded, v1.ReasonCompleted,
+				fmt.Sprintf("cache hit: outputs of %s/%s reused", hit.Spec.RunName, hit.Spec.ActionName), false)
+		}
+	})
+}
+
+// round asks the plugin to advance the attempt and records what it says.
+func (c *Controller) round(ctx context.Context, key string, ta *v1.TaskAction, tc *plugins.TaskContext, plugin plugins.Plugin) (time.Duration, error) {
+	starting := attemptStarting(ta)
+	if starting {
+		if err := os.MkdirAll(tc.OutputDir, 0o700); err != nil {
+			return 0, fmt.Errorf("output dir: %w", err)
+		}
+		c.started.Store(attemptKey(ta), time.Now())
+	}
+	tr, err := plugin.Handle(ctx, tc)
+	if err != nil {
+		return c.systemFailure(ctx, key, ta, tc, plugin, "PluginError", err.Error())
+	}
+	var state []byte
+	if tr.State != nil {
+		if state, err = plugins.EncodeState(tr.State); err != nil {
+			return c.systemFailure(ctx, key, ta, tc, plugin, "PluginError", err.Error())
+		}
+	}
+	switch tr.Phase {
+	case plugins.PhaseSystemRetryableFailure:
+		return c.systemFailure(ctx, key, ta, tc, plugin, errorCode(tr, "SystemFailure"), errorMessage(tr))
+	case plugins.PhaseRetryableFailure, plugins.PhasePermanentFailure:
+		return 0, c.userFailure(ctx, key, ta, tc, plugin, tr)
+	case plugins.PhaseSuccess:
+		if err := writeOutputs(tc.OutputDir, tr.Outputs); err != nil {
+			return c.systemFailure(ctx, key, ta, tc, plugin, "OutputsFailed", err.Error())
+		}
+		c.endAttempt(ctx, plugin, tc, ta)
+	}
+	err = c.write(ctx, key, ta, func(t *v1.TaskAction) {
+		if starting {
+			c.mgr.SetPhase(t, v1.PhaseInitializing, v1.ReasonInitializing, "", false)
+		}
+		setPluginPhase(t, tr, state)
+		switch tr.Phase {
+		case plugins.PhaseRunning:
+			c.mgr.SetPhase(t, v1.PhaseRunning, v1.ReasonExecuting, "", false)
+		case plugins.PhaseSuccess:
+			if t.Status.CacheStatus == v1.CacheMiss {
+				t.Status.CacheStatus = v1.CachePopulated
+			}
+			c.mgr.SetPhase(t, v1.PhaseRunning, v1.ReasonExecuting, "", false)
+			c.mgr.SetPhase(t, v1.PhaseSucceeded, v1.ReasonCompleted, tr.Info, false)
+		}
+	})
+	return tr.RequeueAfter, err
+}
+
+// userFailure starts another attempt while the template's retries allow
+// (attempts that failed for system reasons do not count), and fails the
+// action for good after.
+func (c *Controller) userFailure(ctx context.Context, key string, ta *v1.TaskAction, tc *plugins.TaskContext, plugin plugins.Plugin, tr plugins.Transition) error {
+	c.endAttempt(ctx, plugin, tc, ta)
+	e := &v1.ErrorState{Code: errorCode(tr, "Failed"), Kind: v1.ErrorKindUser, Message: errorMessage(tr)}
+	userAttempts := int(ta.Status.Attempts) - int(ta.Status.SystemFailures)
+	if tr.Phase == plugins.PhaseRetryableFailure && userAttempts < tc.Template.Metadata.Retries+1 {
+		return c.write(ctx, key, ta, func(t *v1.TaskAction) {
+			setPluginPhase(t, tr, nil)
+			t.Status.ErrorState = e
+			c.retry(t, fmt.Sprintf("attempt %d failed (%s); retrying", t.Status.Attempts, e.Message))
+		})
+	}
+	reason := v1.ReasonPermanentFailure
+	if e.Code == "InvalidSpec" {
+		reason = v1.ReasonInvalidSpec
+	}
+	return c.write(ctx, key, ta, func(t *v1.TaskAction) {
+		setPluginPhase(t, tr, nil)
+		t.Status.ErrorState = e
+		c.mgr.SetPhase(t, v1.PhaseFailed, reason, e.Message, false)
+	})
+}
+
+// systemFailure counts a failure of the system (a plugin error, a lost
+// process): the attempt is cleaned up and another starts, until there were
+// more than MaxSystemFailures.
+func (c *Controller) systemFailure(ctx context.Context, key string, ta *v1.TaskAction, tc *plugins.TaskContext, plugin plugins.Plugin, code, msg string) (time.Duration, error) {
+	_ = plugin.Abort(ctx, tc)
+	c.endAttempt(ctx, plugin, tc, ta)
+	failures := ta.Status.SystemFailures + 1
+	c.cfg.Log.Warn().Str("action", key).Uint32("systemFailures", failures).Str("code", code).Msg(msg)
+	e := &v1.ErrorState{Code: code, Kind: v1.ErrorKindSystem, Message: msg}
+	err := c.write(ctx, key, ta, func(t *v1.TaskAction) {
+		t.Status.SystemFailures = failures
+		t.Status.ErrorState = e
+		if int(failures) > c.cfg.MaxSystemFailures {
+			t.Status.PluginState, t.Status.PluginStateVersion = nil, 0
+			c.mgr.SetPhase(t, v1.PhaseFailed, v1.ReasonPermanentFailure,
+				fmt.Sprintf("%d system failures, more than the %d allowed; last: %s", failures, c.cfg.MaxSystemFailures, msg), false)
+			return
+		}
+		c.retry(t, fmt.Sprintf("system failure in attempt %d (%s); retrying", t.Status.Attempts, msg))
+	})
+	// Back off a little more with each system failure.
+	return min(100*time.Millisecond<<min(failures, 7), 10*time.Second), err
+}
+
+// endAttempt lets the plugin release the attempt; a failure to is only
+// logged, since the attempt's outcome is decided.
+func (c *Controller) endAttempt(ctx context.Context, plugin plugins.Plugin, tc *plugins.TaskContext, ta *v1.TaskAction) {
+	if err := plugin.Finalize(ctx, tc); err != nil {
+		c.cfg.Log.Warn().Err(err).Str("action", ta.Namespace+"/"+ta.Name).Msg("plugin finalize failed")
+	}
+	c.attemptOver(ta)
+}
+
+// retry ends the attempt and queues the next one.
+func (c *Controller) retry(t *v1.TaskAction, msg string) {
+	t.Status.Attempts++
+	t.Status.PluginState, t.Status.PluginStateVersion = nil, 0
+	c.mgr.SetPhase(t, v1.PhaseQueued, v1.ReasonRetryableFailure, msg, true)
+}
+
+// fail ends the action (invalid spec, no plugin, timeout).
+func (c *Controller) fail(ctx context.Context, key string, ta *v1.TaskAction, reason, kind, code, msg string) error {
+	return c.write(ctx, key, ta, func(t *v1.TaskAction) {
+		if t.Status.Attempts == 0 {
+			t.Status.Attempts = 1
+		}
+		t.Status.ErrorState = &v1.ErrorState{Code: code, Kind: kind, Message: msg}
+		phase := v1.PhaseFailed
+		if reason == v1.ReasonTimedOut {
+			phase = v1.PhaseTimedOut
+		}
+		c.mgr.SetPhase(t, phase, reason, msg, false)
+	})
+}
+
+// finish runs when the action is over (or being deleted): the plugin
+// aborts whatever may still run, finalizes, and the finalizer goes.
+func (c *Controller) finish(ctx context.Context, key string, ta *v1.TaskAction) error {
+	if !slices.Contains(ta.Finalizers, v1.FinalizerPlugin) {
+		c.forget(key)
+		return nil
+	}
+	if plugin := c.cfg.Plugins[ta.Spec.TaskType]; plugin != nil {
+		if tmpl, err := parseTemplate(ta); err == nil {
+			tc := c.taskContext(key, ta, tmpl)
+			if err := plugin.Abort(ctx, tc); err != nil {
+				return fmt.Errorf("abort: %w", err)
+			}
+			if err := plugin.Finalize(ctx, tc); err != nil {
+				return fmt.Errorf("finalize: %w", err)
+			}
+			c.attemptOver(ta)
+		}
+	}
+	out, err := c.mgr.UpdateMeta(ctx, idOf(ta), func(t *v1.TaskAction) error {
+		i := slices.Index(t.Finalizers, v1.FinalizerPlugin)
+		if i < 0 {
+			return taskactions.ErrNoChange
+		}
+		t.Finalizers = slices.Delete(t.Finalizers, i, i+1)
+		return nil
+	})
+	if errors.Is(err, taskactions.ErrNotFound) {
+		c.forget(key)
+		return nil
+	}
+	if err == nil {
+		c.expect(key, out)
+	}
+	return err
+}
+
+// write records a round. mutate runs on the freshest object; if the status
+// moved since the round read it (an abort came in), nothing is written and
+// the next round starts from there.
+func (c *Controller) write(ctx context.Context, key string, read *v1.TaskAction, mutate func(*v1.TaskAction)) error {
+	attempts, phase := read.Status.Attempts, v1.PhaseOf(read.Status.Conditions)
+	out, err := c.mgr.UpdateStatus(ctx, idOf(read), func(t *v1.TaskAction) error {
+		if t.Status.Attempts != attempts || v1.PhaseOf(t.Status.Conditions) != phase {
+			return errMoved
+		}
+		mutate(t)
+		return nil
+	})
+	if errors.Is(err, errMoved) {
+		c.wake(key)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	c.expect(key, out)
+	return nil
+}
+
+func (c *Controller) taskContext(key string, ta *v1.TaskAction, tmpl plugins.Template) *plugins.TaskContext {
+	s := &ta.Spec
+	tc := plugins.TaskContext{
+		Project: s.Project, Domain: s.Domain, Run: s.RunName, Action: s.ActionName,
+		UID: string(ta.UID), Attempt: max(ta.Status.Attempts, 1), Template: tmpl,
+		Env: s.EnvVars, InputURI: s.InputURI, OutputDir: c.outputDir(ta), ServerURL: c.cfg.ServerURL,
+		Wake: func() { c.wake(key) },
+	}
+	return tc.WithState(ta.Status.PluginStateVersion, ta.Status.PluginState)
+}
+
+func (c *Controller) outputDir(ta *v1.TaskAction) string {
+	s := &ta.Spec
+	return filepath.Join(c.cfg.OutputRoot, s.Project, s.Domain, s.RunName, s.ActionName)
+}
+
+func setPluginPhase(t *v1.TaskAction, tr plugins.Transition, state []byte) {
+	t.Status.PluginPhase = tr.Phase.String()
+	if tr.Info != "" {
+		t.Status.PluginPhase += ": " + tr.Info
+	}
+	t.Status.PluginPhaseVersion = tr.Version
+	if state != nil {
+		t.Status.PluginState, t.Status.PluginStateVersion = state, tr.StateVersion
+	}
+}
+
+// attemptStarting: the attempt is queued and this round starts it.
+func attemptStarting(ta *v1.TaskAction) bool {
+	return v1.PhaseOf(ta.Status.Conditions) == v1.PhaseQueued
+}
+
+// attemptDeadline is when the current attempt times out: its timeout after
+// it started. This process knows the start to the nanosecond; after a
+// restart only the history says it, in whole seconds (its last
+// Initializing entry), so the deadline errs a second late, never early.
+func (c *Controller) attemptDeadline(ta *v1.TaskAction, tmpl plugins.Template) (time.Time, bool) {
+	d := timeoutOf(tmpl)
+	if d <= 0 || attemptStarting(ta) {
+		return time.Time{}, false
+	}
+	if start, ok := c.started.Load(attemptKey(ta)); ok {
+		return start.(time.Time).Add(d), true
+	}
+	h := ta.Status.PhaseHistory
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Phase == v1.ReasonInitializing {
+			return h[i].OccurredAt.Add(time.Second + d), true
+		}
+	}
+	return time.Time{}, false
+}
+
+func attemptKey(ta *v1.TaskAction) string {
+	return string(ta.UID) + "/" + strconv.Itoa(int(ta.Status.Attempts))
+}
+
+func timeoutOf(tmpl plugins.Template) time.Duration {
+	d, _ := time.ParseDuration(tmpl.Metadata.Timeout)
+	return d
+}
+
+func parseTemplate(ta *v1.TaskAction) (plugins.Template, error) {
+	var t plugins.Template
+	if len(ta.Spec.TaskTemplate) > 0 {
+		if err := json.Unmarshal(ta.Spec.TaskTemplate, &t); err != nil {
+			return t, fmt.Errorf("task template: %w", err)
+		}
+	}
+	if t.Type == "" {
+		t.Type = ta.Spec.TaskType
+	}
+	if t.Type != ta.Spec.TaskType {
+		return t, fmt.Errorf("task template type %q differs from the action's task type %q", t.Type, ta.Spec.TaskType)
+	}
+	if t.Metadata.Timeout != "" {
+		if d, err := time.ParseDuration(t.Metadata.Timeout); err != nil || d <= 0 {
+			return t, fmt.Errorf("metadata.timeout %q is not a positive duration", t.Metadata.Timeout)
+		}
+	}
+	if t.Metadata.Retries < 0 {
+		return t, fmt.Errorf("metadata.retries must not be negative")
+	}
+	return t, nil
+}
+
+func idOf(ta *v1.TaskAction) taskactions.ActionID {
+	s := &ta.Spec
+	return taskactions.ActionID{Project: s.Project, Domain: s.Domain, Run: s.RunName, Name: s.ActionName}
+}
+
+func rv(ta *v1.TaskAction) uint64 {
+	n, _ := strconv.ParseUint(ta.ResourceVersion, 10, 64)
+	return n
+}
+
+func errorCode(tr plugins.Transition, fallback string) string {
+	if tr.Error != nil && tr.Error.Code != "" {
+		return tr.Error.Code
+	}
+	return fallback
+}
+
+func errorMessage(tr plugins.Transition) string {
+	if tr.Error != nil && tr.Error.Message != "" {
+		return tr.Error.Message
+	}
+	return tr.Info
+}

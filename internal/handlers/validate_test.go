@@ -1,0 +1,181 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+
+	"taskactions/api"
+)
+
+func TestJSONPointer(t *testing.T) {
+	tests := []struct {
+		path []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{""}, "/"},
+		{[]string{"status", "phase"}, "/status/phase"},
+		{[]string{"a/b"}, "/a~1b"},
+		{[]string{"m~n"}, "/m~0n"},
+		// "~" is escaped first, so "~1" does not come back as "/".
+		{[]string{"~1"}, "/~01"},
+		{[]string{"env", "x/~y", "0"}, "/env/x~1~0y/0"},
+	}
+	for _, tt := range tests {
+		if got := jsonPointer(tt.path); got != tt.want {
+			t.Errorf("jsonPointer(%q) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}
+
+func TestCheckMediaType(t *testing.T) {
+	tests := []struct {
+		name        string
+		contentType string
+		body        string
+		chunked     bool // a body of unknown length, as a chunked request has
+		wantErr     bool
+	}{
+		{"json", "application/json", "{}", false, false},
+		{"json with charset", "application/json; charset=utf-8", "{}", false, false},
+		{"upper case", "Application/JSON", "{}", false, false},
+		{"merge patch", "application/merge-patch+json", "{}", false, false},
+		{"text", "text/plain", "{}", false, true},
+		{"garbage", "not a media type;;", "{}", false, true},
+		{"missing with body", "", "{}", false, true},
+		{"missing with chunked body", "", "{}", true, true},
+		{"missing without body", "", "", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPut, "/", strings.NewReader(tt.body))
+			if tt.contentType != "" {
+				r.Header.Set("Content-Type", tt.contentType)
+			}
+			if tt.chunked {
+				r.ContentLength = -1
+			}
+			err := checkMediaType(r)
+			if tt.wantErr != errors.Is(err, errUnsupportedMediaType) || (!tt.wantErr && err != nil) {
+				t.Errorf("checkMediaType = %v, want error %v", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+const statusRoute = BasePath + "/projects/{project}/domains/{domain}/runs/{run}/actions/{action}/status"
+
+// newValidatedServer serves one real route of the document behind the
+// validator, the way HandlerWithOptions wires it (after chi has matched the
+// route, so the route pattern is known). The handler echoes the body it got.
+func newValidatedServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	v, err := newValidator(api.OpenAPI, BasePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(b)
+	})
+	r := chi.NewRouter()
+	r.Put(statusRoute, v.middleware(echo).ServeHTTP)
+	r.Put(BasePath+"/not-in-the-document", v.middleware(echo).ServeHTTP)
+	srv := httptest.NewServer(r)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestValidatorMiddleware(t *testing.T) {
+	srv := newValidatedServer(t)
+	const okPath = "/api/v1/projects/p1/domains/dev/runs/r1/actions/a0/status"
+	valid := `{"attempt":1,"status":{"phase":"RUNNING","message":"hi"}}`
+	tests := []struct {
+		name        string
+		path        string
+		contentType string
+		body        string
+		status      int
+		pointer     string // an expected errors[].pointer
+		parameter   string // an expected errors[].parameter
+	}{
+		{name: "valid", path: okPath, body: valid, status: http.StatusOK},
+		{name: "valid with charset", path: okPath, contentType: "application/json; charset=utf-8", body: valid, status: http.StatusOK},
+		{name: "attempt below minimum", path: okPath, body: `{"attempt":0,"status":{"phase":"RUNNING"}}`, status: http.StatusBadRequest, pointer: "/attempt"},
+		{name: "attempt wrong type", path: okPath, body: `{"attempt":"1","status":{"phase":"RUNNING"}}`, status: http.StatusBadRequest, pointer: "/attempt"},
+		{name: "unknown phase", path: okPath, body: `{"attempt":1,"status":{"phase":"DONE"}}`, status: http.StatusBadRequest, pointer: "/status/phase"},
+		{name: "not JSON", path: okPath, body: `{"attempt":`, status: http.StatusBadRequest},
+		{name: "missing body", path: okPath, body: "", status: http.StatusBadRequest},
+		{name: "bad run name", path: "/api/v1/projects/p1/domains/dev/runs/Bad_Run/actions/a0/status", body: valid, status: http.StatusBadRequest, parameter: "run"},
+		{name: "bad action name", path: "/api/v1/projects/p1/domains/dev/runs/r1/actions/-a/status", body: valid, status: http.StatusBadRequest, parameter: "action"},
+		{name: "text body", path: okPath, contentType: "text/plain", body: valid, status: http.StatusUnsupportedMediaType},
+		{name: "too large", path: okPath, body: `{"attempt":1,"status":{"phase":"RUNNING","message":"` + strings.Repeat("x", MaxBodyBytes) + `"}}`, status: http.StatusRequestEntityTooLarge},
+		// A route the document lacks is the server's mistake, not the client's.
+		{name: "route not in document", path: "/api/v1/not-in-the-document", body: `{}`, status: http.StatusInternalServerError},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPut, srv.URL+tt.path, strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ct := tt.contentType
+			if ct == "" && tt.body != "" {
+				ct = "application/json"
+			}
+			if ct != "" {
+				req.Header.Set("Content-Type", ct)
+			}
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status = %d, want %d; body: %s", resp.StatusCode, tt.status, body)
+			}
+			if tt.status == http.StatusOK {
+				// The validator read the body; the handler must still get all of it.
+				if !bytes.Equal(body, []byte(tt.body)) {
+					t.Errorf("handler got %q, want %q", body, tt.body)
+				}
+				return
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/problem+json" {
+				t.Errorf("Content-Type = %q", ct)
+			}
+			var p Problem
+			if err := json.Unmarshal(body, &p); err != nil {
+				t.Fatalf("problem %q: %v", body, err)
+			}
+			if tt.pointer != "" && !hasInvalid(p, func(e InvalidParam) bool { return e.Pointer != nil && *e.Pointer == tt.pointer }) {
+				t.Errorf("no error with pointer %q in %s", tt.pointer, body)
+			}
+			if tt.parameter != "" && !hasInvalid(p, func(e InvalidParam) bool { return e.Parameter != nil && *e.Parameter == tt.parameter }) {
+				t.Errorf("no error with parameter %q in %s", tt.parameter, body)
+			}
+		})
+	}
+}
+
+func hasInvalid(p Problem, match func(InvalidParam) bool) bool {
+	if p.Errors == nil {
+		return false
+	}
+	for _, e := range *p.Errors {
+		if match(e) {
+			return true
+		}
+	}
+	return false
+}

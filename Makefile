@@ -12,7 +12,7 @@ TESTFLAGS ?= -timeout 30m
 FUZZTIME  ?= 10s
 BENCHTIME ?= 1x
 
-.PHONY: all build run test test-deps test-go fuzz generate check-generate bench lint clean
+.PHONY: all build run test test-deps test-go fuzz generate check-generate bench lint screenshot clean
 
 all: build
 
@@ -59,6 +59,10 @@ bench:
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet $(PKGS)
+
+# Refresh docs/dashboard.png, the README's picture of the run page.
+screenshot: test-deps
+	$(GO) test -count=1 -run '^TestLayoutAndScreenshot$$' ./test/browser -args -update-screenshot
 
 clean:
 	rm -rf bin

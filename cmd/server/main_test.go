@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The tests start this test binary as the server: with runAsServer set,
+// TestMain runs main's code instead of the tests, in a real process.
+const runAsServer = "TASKACTIONS_TEST_RUN_SERVER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runAsServer) != "" {
+		os.Exit(run(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+type proc struct {
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+	done   chan struct{} // closed when it exited, with err set
+	err    error
+}
+
+func startServer(t *testing.T, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), runAsServer+"=1", "TASKACTIONS_LOG_FORMAT=json")
+	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-p.done
+	})
+	return p
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// readyz returns the status code of /readyz, or 0 when nothing answers.
+func readyz(addr string) int {
+	resp, err := http.Get("http://" + addr + "/readyz")
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// A server is alive and says it is not ready while its control plane
+// starts, then ready; a second one on the same data dir exits non-zero,
+// naming the dir and the holder, and leaves the first serving; SIGTERM
+// stops the first cleanly.
+func TestServerProcessLifecycle(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), "data")
+	addr := freeAddr(t)
+	first := startServer(t, "--listen", addr, "--data-dir", dataDir)
+
+	var seen []int
+	deadline := time.Now().Add(2 * time.Minute)
+	for len(seen) == 0 || seen[len(seen)-1] != http.StatusOK {
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready in time; /readyz answers %v; log:\n%s", seen, first.stderr)
+		}
+		if code := readyz(addr); code != 0 && (len(seen) == 0 || seen[len(seen)-1] != code) {
+			seen = append(seen, code)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if seen[0] != http.StatusServiceUnavailable {
+		t.Errorf("/readyz answered %v while starting, want 503 before 200", seen)
+	}
+
+	second := startServer(t, "--listen", freeAddr(t), "--data-dir", dataDir)
+	select {
+	case <-second.done:
+		var exit *exec.ExitError
+		if !errors.As(second.err, &exit) || exit.ExitCode() == 0 {
+			t.Fatalf("second server on the same data dir: %v, want a non-zero exit", second.err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("second server on the same data dir did not exit")
+	}
+	msg := second.stderr.String()
+	if !strings.Contains(msg, dataDir) || !strings.Contains(msg, fmt.Sprintf("pid %d", first.cmd.Process.Pid)) {
+		t.Errorf("the refusal should name %s and pid %d:\n%s", dataDir, first.cmd.Process.Pid, msg)
+	}
+	if code := readyz(addr); code != http.StatusOK {
+		t.Fatalf("first server after the refused second: /readyz %d", code)
+	}
+
+	if err := first.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-first.done:
+		if first.err != nil {
+			t.Fatalf("exit after SIGTERM: %v; log:\n%s", first.err, first.stderr)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("no exit after SIGTERM")
+	}
+	if !strings.Contains(first.stderr.String(), `"message":"stopped"`) {
+		t.Errorf("no clean stop in the log:\n%s", first.stderr)
+	}
+}

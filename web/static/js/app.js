@@ -1,0 +1,81 @@
+// The dashboard's entry: route the path to a page. The server answers every
+// path that is not a file with index.html, so these URLs are the pages:
+//   /                                    pick a project and domain
+//   /projects/{p}/domains/{d}            the runs, live
+//   /projects/{p}/domains/{d}/runs/{r}   one run's action tree, live
+import { h, clear } from './dom.js';
+import { MAX, pages, validName } from './api.js';
+import { homePage } from './home.js';
+import { runsPage } from './runs.js';
+import { runPage } from './run.js';
+
+const main = document.getElementById('main');
+const crumbs = document.getElementById('crumbs');
+const conn = document.getElementById('conn');
+
+const CONN = {
+  connecting: ['connecting…', 'Connecting to the server'],
+  syncing: ['syncing…', 'Receiving the current state'],
+  live: ['live', 'Connected: changes appear as they happen'],
+  reconnecting: ['reconnecting…', 'The connection dropped; reconnecting and catching up'],
+};
+
+/** ui is what pages may change outside <main>. */
+const ui = {
+  /** setConn shows the stream state in the header. */
+  setConn(state) {
+    const [text, title] = CONN[state] || [state, ''];
+    conn.hidden = false;
+    conn.dataset.conn = state;
+    conn.title = title;
+    conn.lastElementChild.textContent = text;
+  },
+  /** setCrumbs sets the breadcrumb trail: [{label, href?}]; the last is this page. */
+  setCrumbs(items) {
+    clear(crumbs);
+    const ol = h('ol');
+    items.forEach((it, i) => {
+      const here = i === items.length - 1;
+      ol.append(h('li', null, here || !it.href ? h('span', { 'aria-current': here ? 'page' : null, text: it.label }) : h('a', { href: it.href, text: it.label })));
+    });
+    crumbs.append(ol);
+  },
+  setTitle(t) {
+    document.title = t ? `${t} · taskactions` : 'taskactions';
+  },
+};
+
+function notFound(message) {
+  ui.setTitle('Not found');
+  ui.setCrumbs([]);
+  main.append(
+    h('section', { class: 'panel narrow notice' },
+      h('h1', { text: 'Nothing here' }),
+      h('p', { text: message }),
+      h('p', null, h('a', { href: pages.home(), text: 'Pick a project and domain' }))));
+}
+
+function route() {
+  let parts;
+  try {
+    parts = location.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  } catch {
+    parts = null;
+  }
+  if (!parts) return notFound('This address is not valid.');
+  if (parts.length === 0) return homePage(main, ui);
+  if (parts[0] !== 'projects' || parts[2] !== 'domains' || (parts.length !== 4 && !(parts.length === 6 && parts[4] === 'runs'))) {
+    return notFound(`There is no page at ${location.pathname}.`);
+  }
+  const [project, domain, run] = [parts[1], parts[3], parts[5]];
+  const bad = [['project', project], ['domain', domain], ...(run === undefined ? [] : [['run', run]])]
+    .find(([kind, v]) => !validName(v, MAX[kind]));
+  if (bad) {
+    return notFound(`“${bad[1]}” is not a valid ${bad[0]} name: use lower-case letters, digits and “-” (starting and ending with a letter or digit), at most ${MAX[bad[0]]} characters.`);
+  }
+  if (run === undefined) return runsPage(main, { project, domain }, ui);
+  return runPage(main, { project, domain, run }, ui);
+}
+
+conn.append(h('span', { class: 'dot', 'aria-hidden': 'true' }), h('span'));
+route();

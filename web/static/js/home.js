@@ -1,0 +1,53 @@
+// "/": pick a project and domain; the last choice is remembered.
+import { h } from './dom.js';
+import { MAX, pages, validName } from './api.js';
+import * as store from './store.js';
+
+export function homePage(main, ui) {
+  ui.setTitle('');
+  ui.setCrumbs([]);
+  const last = store.last();
+  const field = (id, label, max, value, placeholder) => {
+    const input = h('input', {
+      id, name: id, type: 'text', required: true, maxlength: max, value: value || '',
+      placeholder, autocomplete: 'off', autocapitalize: 'none', spellcheck: 'false',
+      pattern: '[a-z0-9]([\\-a-z0-9]*[a-z0-9])?', 'aria-describedby': 'pick-hint',
+    });
+    return { input, el: h('div', { class: 'field' }, h('label', { for: id, text: label }), input) };
+  };
+  const project = field('project', 'Project', MAX.project, last && last.project, 'flytesnacks');
+  const domain = field('domain', 'Domain', MAX.domain, last && last.domain, 'development');
+  const error = h('p', { class: 'form-error', role: 'alert', hidden: true });
+  const form = h('form', { class: 'pick', novalidate: true },
+    h('div', { class: 'fields' }, project.el, domain.el,
+      h('button', { type: 'submit', class: 'btn primary', text: 'Go' })),
+    h('p', { id: 'pick-hint', class: 'hint', text: 'Lower-case letters, digits and “-”, as in the API.' }),
+    error);
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const p = project.input.value.trim();
+    const d = domain.input.value.trim();
+    const bad = !validName(p, MAX.project) ? project.input : !validName(d, MAX.domain) ? domain.input : null;
+    project.input.setAttribute('aria-invalid', String(bad === project.input));
+    domain.input.setAttribute('aria-invalid', String(bad === domain.input));
+    if (bad) {
+      error.textContent = `Enter a valid ${bad.id}: lower-case letters, digits and “-”, starting and ending with a letter or digit.`;
+      error.hidden = false;
+      bad.focus();
+      return;
+    }
+    store.remember(p, d);
+    location.assign(pages.runs(p, d));
+  });
+
+  const recent = store.recent();
+  main.append(
+    h('section', { class: 'panel narrow home' },
+      h('h1', { text: 'Open a project' }),
+      h('p', { class: 'muted', text: 'See the runs of a project and domain as they happen, and follow each run’s actions live.' }),
+      form,
+      recent.length ? h('nav', { class: 'recent', 'aria-labelledby': 'recent-title' },
+        h('h2', { id: 'recent-title', text: 'Recent' }),
+        h('ul', null, recent.map((x) => h('li', null, h('a', { href: pages.runs(x.project, x.domain), text: `${x.project} / ${x.domain}` }))))) : null));
+  project.input.focus();
+}

@@ -1,0 +1,146 @@
+// /projects/{p}/domains/{d}: the runs of a project and domain, newest first,
+// kept live by the project-domain stream (`run` events carry RunSummary).
+import { h, setAttr, setText, srOnly } from './dom.js';
+import { pages, streams } from './api.js';
+import { LiveCollection } from './live.js';
+import { PHASES, badge, duration, ms, phaseClass, phaseName, shortTime, fullTime, updateBadge } from './format.js';
+import * as store from './store.js';
+
+export function runsPage(main, { project, domain }, ui) {
+  store.remember(project, domain);
+  ui.setTitle(`Runs · ${project}/${domain}`);
+  ui.setCrumbs([{ label: `${project} / ${domain}` }]);
+
+  const tbody = h('tbody');
+  const loading = h('p', { class: 'empty', text: 'Loading runs…' });
+  const empty = h('p', { class: 'empty', hidden: true, text: `No runs in ${project} / ${domain} yet. A run appears here as soon as its first action is enqueued.` });
+  const table = h('table', { class: 'runs' },
+    h('caption', { class: 'sr-only', text: `Runs of ${project} / ${domain}, newest first` }),
+    h('thead', null, h('tr', null,
+      h('th', { scope: 'col', text: 'Run' }),
+      h('th', { scope: 'col', text: 'Phase' }),
+      h('th', { scope: 'col', class: 'num', text: 'Actions' }),
+      h('th', { scope: 'col', class: 'col-counts', text: 'By phase' }),
+      h('th', { scope: 'col', class: 'col-started', text: 'Started' }),
+      h('th', { scope: 'col', class: 'num', text: 'Duration' }))),
+    tbody);
+  main.append(
+    h('div', { class: 'page-head' },
+      h('div', null,
+        h('p', { class: 'eyebrow', text: `${project} / ${domain}` }),
+        h('h1', { text: 'Runs' }))),
+    h('section', { class: 'panel', 'aria-label': 'Runs' }, h('div', { class: 'table-wrap' }, table), loading, empty));
+
+  const rows = new Map(); // run name -> {tr, cells, s}
+
+  function makeRow(s) {
+    const name = s.run.name;
+    const cells = {
+      phase: badge(s.phase),
+      count: h('td', { class: 'num' }),
+      counts: h('td', { class: 'col-counts' }),
+      started: h('time'),
+      dur: h('td', { class: 'num' }),
+    };
+    const tr = h('tr', { dataset: { run: name } },
+      h('th', { scope: 'row' }, h('a', { href: pages.run(project, domain, name), text: name })),
+      h('td', null, cells.phase),
+      cells.count,
+      cells.counts,
+      h('td', { class: 'col-started' }, cells.started),
+      cells.dur);
+    return { tr, cells, s: null };
+  }
+
+  function update(row, s) {
+    const prev = row.s;
+    row.s = s;
+    setAttr(row.tr, 'data-phase', s.phase);
+    updateBadge(row.cells.phase, s.phase);
+    setText(row.cells.count, String(s.actionCount));
+    const counts = JSON.stringify(s.phaseCounts || {});
+    if (!prev || JSON.stringify(prev.phaseCounts || {}) !== counts) {
+      row.cells.counts.replaceChildren(phaseChips(s.phaseCounts || {}));
+    }
+    setAttr(row.cells.started, 'datetime', s.startedAt);
+    setAttr(row.cells.started, 'title', fullTime(s.startedAt));
+    setText(row.cells.started, shortTime(s.startedAt));
+    tick(row);
+  }
+
+  function tick(row) {
+    const s = row.s;
+    const end = s.endedAt ? ms(s.endedAt) : Date.now();
+    setText(row.cells.dur, duration(end - ms(s.startedAt)));
+  }
+
+  function apply(changes) {
+    let reorder = false;
+    for (const [name, s] of changes) {
+      let row = rows.get(name);
+      if (s === null) {
+        if (row) row.tr.remove();
+        rows.delete(name);
+        continue;
+      }
+      if (!row) {
+        row = makeRow(s);
+        rows.set(name, row);
+        reorder = true;
+      } else if (row.s.startedAt !== s.startedAt) {
+        reorder = true;
+      }
+      update(row, s);
+    }
+    if (reorder) sortRows();
+    empty.hidden = rows.size > 0;
+  }
+
+  // Newest first. Only new runs move rows, so sorting all of them then is cheap.
+  function sortRows() {
+    const sorted = [...rows.values()].sort((a, b) => (ms(b.s.startedAt) - ms(a.s.startedAt)) || b.s.run.name.localeCompare(a.s.run.name));
+    let i = 0;
+    for (const el of tbody.children) {
+      if (el !== sorted[i].tr) break;
+      i++;
+    }
+    if (i < sorted.length) tbody.append(...sorted.slice(i).map((r) => r.tr));
+  }
+
+  // A whole row is a link target for the mouse; the name is the link for the keyboard.
+  tbody.addEventListener('click', (ev) => {
+    const tr = ev.target.closest('tr[data-run]');
+    if (!tr || ev.target.closest('a') || window.getSelection().toString()) return;
+    location.assign(pages.run(project, domain, tr.dataset.run));
+  });
+
+  const live = new LiveCollection({
+    url: streams.runs(project, domain),
+    event: 'run',
+    key: (s) => s.run.name,
+    apply,
+    onSynced: () => {
+      loading.hidden = true;
+      empty.hidden = rows.size > 0;
+    },
+    onState: ui.setConn,
+  });
+  live.start();
+  setInterval(() => {
+    for (const row of rows.values()) if (!row.s.endedAt) tick(row);
+  }, 1000);
+}
+
+/** phaseChips: one small count per phase that has actions, with the phase
+ * named (labels) or, where room is short, in the title. */
+export function phaseChips(counts, labels = false) {
+  const ul = h('ul', { class: 'chips' });
+  for (const p of PHASES) {
+    const n = counts[p];
+    if (!n) continue;
+    ul.append(h('li', { class: 'chip ' + phaseClass(p), title: `${n} ${phaseName(p).toLowerCase()}` },
+      h('span', { class: 'dot', 'aria-hidden': 'true' }), String(n),
+      labels ? ` ${phaseName(p).toLowerCase()}` : srOnly(` ${phaseName(p).toLowerCase()}`)));
+  }
+  return ul;
+}

@@ -104,6 +104,7 @@ func (m *Manager) setupInformer(w *watchState) error {
 // and dispatches the event to the worker owning the object.
 func (m *Manager) handleWatchEvent(w *watchState, ev watch.Event, initial bool) {
 	ta := ev.Object.(*v1.TaskAction)
+	m.lists.invalidate(listKeys(&ta.Spec)...)
 	u := updateOf(ta, ev.Type == watch.Deleted)
 	rv := resourceVersion(ta)
 	// The initial list is the state before the journal's floor, not events
@@ -129,6 +130,19 @@ func (m *Manager) dispatchEvent(u *ActionUpdate, rv uint64) {
 	}
 	m.journal.Publish(journalEntry(u, rv, topics))
 	m.published.Add(1)
+}
+
+// listKeys are the cached lists an event about an action with spec s
+// changes: its run's, and its parent's children.
+func listKeys(s *v1.TaskActionSpec) []string {
+	keys := []string{indexRun + "|" + runIndexKey(s.Project, s.Domain, s.RunName)}
+	if p := specParent(s); p != "" {
+		keys = append(keys, indexParent+"|"+parentIndexKey(s.Project, s.Domain, s.RunName, p))
+	}
+	if s.CacheKey != "" {
+		keys = append(keys, indexCacheKey+"|"+s.Project+"/"+s.Domain+"/"+s.CacheKey)
+	}
+	return keys
 }
 
 func parseRV(s string) uint64 {

@@ -2,6 +2,9 @@ package taskactions
 
 import (
 	"context"
+
+	"github.com/rs/zerolog"
+
 	"fmt"
 	"os"
 	"sync"
@@ -198,3 +201,5 @@ func (c *collector) updates() []*ActionUpdate {
 	defer c.mu.Unlock()
 	return append([]*ActionUpdate(nil), c.all...)
 }
+
+func testenvLogger() zerolog.Logger { return testenv.Logger() }

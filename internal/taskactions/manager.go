@@ -66,6 +66,7 @@ type Manager struct {
 	client  versioned.Interface
 	journal *journal.Journal[*ActionUpdate]
 	written rvWaiter // lets reads wait for this server's own writes
+	lists   *listCache
 	nsKnown sync.Map
 
 	published atomic.Int64 // events published to subscribers
@@ -111,6 +112,7 @@ func New(cfg Config) *Manager {
 		cfg:     cfg,
 		client:  cfg.Client,
 		journal: journal.New[*ActionUpdate](cfg.Journal),
+		lists:   newListCache(),
 	}
 }
 
@@ -233,6 +235,7 @@ func (m *Manager) StopWatching() {
 		close(q)
 	}
 	w.workers.Wait()
+	m.lists.forget()
 }
 
 func shardOf(key string, n int) int {

@@ -1,9 +1,11 @@
 package taskactions
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -99,26 +101,41 @@ func (m *Manager) byIndex(index, key string) ([]*v1.TaskAction, error) {
 	if inf == nil {
 		return nil, fmt.Errorf("manager is not watching")
 	}
-	objs, err := inf.GetIndexer().ByIndex(index, key)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*v1.TaskAction, len(objs))
-	for i, o := range objs {
-		out[i] = o.(*v1.TaskAction)
-	}
-	sortByAge(out)
-	return out, nil
+	return m.lists.get(index+"|"+key, func() ([]*v1.TaskAction, error) {
+		objs, err := inf.GetIndexer().ByIndex(index, key)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*v1.TaskAction, len(objs))
+		for i, o := range objs {
+			out[i] = o.(*v1.TaskAction)
+		}
+		sortByAge(out)
+		return out, nil
+	})
 }
 
+// sortByAge orders actions oldest first, then by name. The keys are taken
+// out first: a run of 10,000 actions makes some 130,000 comparisons.
 func sortByAge(tas []*v1.TaskAction) {
-	sort.Slice(tas, func(i, j int) bool {
-		a, b := tas[i], tas[j]
-		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-			return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	type keyed struct {
+		created int64
+		name    string
+		ta      *v1.TaskAction
+	}
+	ks := make([]keyed, len(tas))
+	for i, ta := range tas {
+		ks[i] = keyed{ta.CreationTimestamp.UnixNano(), ta.Spec.ActionName, ta}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if c := cmp.Compare(a.created, b.created); c != 0 {
+			return c
 		}
-		return a.Spec.ActionName < b.Spec.ActionName
+		return strings.Compare(a.name, b.name)
 	})
+	for i := range ks {
+		tas[i] = ks[i].ta
+	}
 }
 
 func (m *Manager) currentLister() listers.TaskActionLister {

@@ -1,0 +1,194 @@
+package taskactions
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	v1 "taskactions/api/v1"
+	"taskactions/internal/journal"
+	"taskactions/internal/runs"
+)
+
+// BenchmarkDispatch measures the event pipeline in process: informer
+// handler -> journal -> subscribers, and -> sharded workers -> run service.
+// One op is one event; the figure is events/s with 10 subscribers reading.
+func BenchmarkDispatch(b *testing.B) {
+	m := New(Config{Notifier: runs.New(journal.Config{}), Log: testenvLogger()})
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &watchState{ctx: ctx, cancel: cancel}
+	w.queues = make([]chan workItem, m.cfg.Workers)
+	for i := range w.queues {
+		w.queues[i] = make(chan workItem, m.cfg.WorkerQueue)
+		w.workers.Add(1)
+		go m.worker(ctx, w.queues[i], &w.workers)
+	}
+	m.journal.SetFloor(1)
+	run := RunID{"bench", "dev", "r1"}
+	var delivered atomic.Int64
+	var readers sync.WaitGroup
+	for range 10 {
+		sub, _ := m.journal.Subscribe(Scope{Run: run}.topic(), nil, func() uint64 { return 0 })
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			var buf []journal.Entry[*ActionUpdate]
+			for range sub.Ready() {
+				var lagged bool
+				buf, lagged = sub.Drain(buf[:0])
+				delivered.Add(int64(len(buf)))
+				if lagged {
+					return
+				}
+			}
+		}()
+		defer sub.Close()
+	}
+	const objects = 1000
+	tas := make([]*v1.TaskAction, objects)
+	for i := range tas {
+		parent := "a0"
+		tas[i] = &v1.TaskAction{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "bench-dev", Name: fmt.Sprintf("r1-c%d", i), UID: uid(fmt.Sprint("u", i))},
+			Spec:       v1.TaskActionSpec{Project: "bench", Domain: "dev", RunName: "r1", ActionName: fmt.Sprintf("c%d", i), ParentActionName: &parent, TaskType: "echo"},
+			Status: v1.TaskActionStatus{Attempts: 1, Conditions: []metav1.Condition{{
+				Type: v1.ConditionProgressing, Status: metav1.ConditionTrue, Reason: v1.ReasonExecuting,
+			}}},
+		}
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		ta := *tas[i%objects]
+		ta.ResourceVersion = fmt.Sprint(i + 2)
+		ta.Status.Attempts = uint32(i/objects + 1)
+		m.handleWatchEvent(w, watch.Event{Type: watch.Modified, Object: &ta}, false)
+	}
+	for m.EventsHandled() < int64(b.N) {
+		time.Sleep(time.Millisecond)
+	}
+	elapsed := b.Elapsed()
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "events/s")
+	cancel()
+	for _, q := range w.queues {
+		close(q)
+	}
+	w.workers.Wait()
+}
+
+// list10k is a run of 10,000 actions (a root and 9,999 children), made
+// once for the list benchmarks.
+var list10k struct {
+	once sync.Once
+	run  RunID
+	err  error
+}
+
+func setupRun10k(b *testing.B) RunID {
+	list10k.once.Do(func() {
+		m := New(Config{Client: kubeClient(b), Log: testenvLogger()})
+		if list10k.err = m.StartWatching(context.Background()); list10k.err != nil {
+			return
+		}
+		defer m.StopWatching()
+		run := RunID{"bench10k", "dev", "big"}
+		if _, _, list10k.err = m.Enqueue(context.Background(), echoRequest(run.action("a0"), "")); list10k.err != nil {
+			return
+		}
+		var wg sync.WaitGroup
+		var failed atomic.Value
+		next := atomic.Int64{}
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := next.Add(1); i < 10000; i = next.Add(1) {
+					if _, _, err := m.Enqueue(context.Background(), echoRequest(run.action(fmt.Sprintf("c%d", i)), "a0")); err != nil {
+						failed.Store(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if err, ok := failed.Load().(error); ok {
+			list10k.err = err
+		}
+		list10k.run = run
+	})
+	if list10k.err != nil {
+		b.Fatal(list10k.err)
+	}
+	return list10k.run
+}
+
+// BenchmarkList10k measures ListRunActions and ListChildActions of a run
+// of 10,000 actions from the cache (p50/p99 over the ops), and the heap a
+// cached action costs.
+func BenchmarkList10k(b *testing.B) {
+	run := setupRun10k(b)
+	before := heapAfterGC()
+	m := newManager(b, nil)
+	perAction := float64(heapAfterGC()-before) / float64(len(m.AllTaskActions()))
+	ctx := context.Background()
+	// A change to the run before each list makes it sort again, as while
+	// the run is active; without one the sorted list is reused.
+	changing := func(list func() ([]*v1.TaskAction, error)) func() ([]*v1.TaskAction, error) {
+		return func() ([]*v1.TaskAction, error) {
+			m.lists.invalidate(listKeys(&v1.TaskActionSpec{Project: run.Project, Domain: run.Domain, RunName: run.Run, ParentActionName: ptr("a0")})...)
+			return list()
+		}
+	}
+	listRun := func() ([]*v1.TaskAction, error) { return m.ListRunActions(ctx, run) }
+	listChildren := func() ([]*v1.TaskAction, error) { return m.ListChildActions(ctx, run.action("a0")) }
+	for _, bc := range []struct {
+		name string
+		list func() ([]*v1.TaskAction, error)
+		want int
+	}{
+		{"ListRunActions", listRun, 10000},
+		{"ListChildActions", listChildren, 9999},
+		{"ListRunActionsWhileChanging", changing(listRun), 10000},
+		{"ListChildActionsWhileChanging", changing(listChildren), 9999},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var lat []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				tas, err := bc.list()
+				lat = append(lat, time.Since(start))
+				if err != nil || len(tas) != bc.want {
+					b.Fatalf("%d actions, %v; want %d", len(tas), err, bc.want)
+				}
+			}
+			reportPercentiles(b, lat)
+			b.ReportMetric(perAction, "heap-B/cached-action")
+		})
+	}
+}
+
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	p := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(p(0.5), "p50-ms")
+	b.ReportMetric(p(0.99), "p99-ms")
+}
+
+func heapAfterGC() uint64 {
+	var ms runtime.MemStats
+	for range 3 {
+		runtime.GC()
+	}
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -163,7 +163,8 @@ func (a *App) startComponents(ctx context.Context) error {
 	a.mgr = taskactions.New(taskactions.Config{
 		Client: client, Kube: kube, NamespaceTemplate: a.cfg.NamespaceTemplate, Workers: a.cfg.Workers,
 		Notifier: a.runs, Log: a.log.With().Str("component", "manager").Logger(),
-		Journal: journal.Config{MaxEvents: a.cfg.SSEReplayEvents, MaxAge: a.cfg.SSEReplayAge, MailboxSize: a.cfg.SSEMailbox},
+		Finalizers: executorFinalizers(a.cfg.ExecutorTaskTypes),
+		Journal:    journal.Config{MaxEvents: a.cfg.SSEReplayEvents, MaxAge: a.cfg.SSEReplayAge, MailboxSize: a.cfg.SSEMailbox},
 	})
 	if err := a.mgr.StartWatching(ctx); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	v1 "taskactions/api/v1"
 	"taskactions/internal/executor"
 	"taskactions/internal/executor/plugins"
 	"taskactions/internal/executor/plugins/echo"
@@ -71,4 +72,16 @@ func randomID() string {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// executorFinalizers gives new actions of the task types the executor
+// claims its finalizer at creation, saving it a write per action.
+func executorFinalizers(taskTypes string) func(string) []string {
+	tt := executor.ParseTaskTypes(taskTypes)
+	return func(taskType string) []string {
+		if tt.Claims(taskType) {
+			return []string{v1.FinalizerPlugin}
+		}
+		return nil
+	}
 }

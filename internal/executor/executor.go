@@ -49,14 +49,40 @@ type Config struct {
 	Log     zerolog.Logger
 }
 
+// TaskTypes is a parsed --executor-task-types.
+type TaskTypes struct {
+	all   bool
+	types map[string]bool
+}
+
+// ParseTaskTypes reads "*" (every type), "" (none) or a comma list.
+func ParseTaskTypes(s string) TaskTypes {
+	tt := TaskTypes{types: map[string]bool{}}
+	for _, t := range strings.Split(s, ",") {
+		switch t = strings.TrimSpace(t); t {
+		case "":
+		case "*":
+			tt.all = true
+		default:
+			tt.types[t] = true
+		}
+	}
+	return tt
+}
+
+// Claims reports whether actions of the task type are the executor's.
+func (tt TaskTypes) Claims(taskType string) bool { return tt.all || tt.types[taskType] }
+
+// Any reports whether any type is claimed.
+func (tt TaskTypes) Any() bool { return tt.all || len(tt.types) > 0 }
+
 // Controller is the executor. Run it once.
 type Controller struct {
-	cfg      Config
-	mgr      *taskactions.Manager
-	queue    atomic.Pointer[workqueue.TypedRateLimitingInterface[string]]
-	claimAll bool
-	claimed  map[string]bool
-	latency  prometheus.Histogram
+	cfg     Config
+	mgr     *taskactions.Manager
+	queue   atomic.Pointer[workqueue.TypedRateLimitingInterface[string]]
+	types   TaskTypes
+	latency prometheus.Histogram
 
 	mu      sync.Mutex
 	written map[string]uint64 // key -> resource version of our last write
@@ -75,20 +101,11 @@ func New(cfg Config) *Controller {
 		cfg.Resync = 5 * time.Minute
 	}
 	c := &Controller{
-		cfg: cfg, mgr: cfg.Manager, claimed: map[string]bool{}, written: map[string]uint64{},
+		cfg: cfg, mgr: cfg.Manager, types: ParseTaskTypes(cfg.TaskTypes), written: map[string]uint64{},
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "taskactions_executor_reconcile_seconds", Help: "Time of one executor round of one action.",
-			Buckets: prometheus.ExponentialBuckets(0.0005, 3, 12),
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18),
 		}),
-	}
-	for _, t := range strings.Split(cfg.TaskTypes, ",") {
-		switch t = strings.TrimSpace(t); t {
-		case "":
-		case "*":
-			c.claimAll = true
-		default:
-			c.claimed[t] = true
-		}
 	}
 	if cfg.Metrics != nil {
 		cfg.Metrics.MustRegister(c.latency)
@@ -97,14 +114,14 @@ func New(cfg Config) *Controller {
 }
 
 // Enabled reports whether the executor claims any task type.
-func (c *Controller) Enabled() bool { return c.claimAll || len(c.claimed) > 0 }
+func (c *Controller) Enabled() bool { return c.types.Any() }
 
 func (c *Controller) claims(obj any) bool {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
 	}
 	ta, ok := obj.(*v1.TaskAction)
-	return ok && (c.claimAll || c.claimed[ta.Spec.TaskType])
+	return ok && c.types.Claims(ta.Spec.TaskType)
 }
 
 // Run reconciles until ctx ends, then stops its workers and every plugin

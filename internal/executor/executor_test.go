@@ -47,7 +47,9 @@ func startEnv(t *testing.T, out string, mutate ...func(*Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr := taskactions.New(taskactions.Config{Client: client, Log: testenv.Logger()})
+	mgr := taskactions.New(taskactions.Config{Client: client, Log: testenv.Logger(), Finalizers: func(string) []string {
+		return []string{v1.FinalizerPlugin}
+	}})
 	if err := mgr.StartWatching(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -60,8 +60,13 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 		c.expect(key, out)
 		return 0, nil
 	}
+	var first *firstRound
 	if len(ta.Status.Conditions) == 0 {
-		return 0, c.queueFirst(ctx, key, ta, tmpl)
+		status, hit := c.lookupCache(ta, tmpl)
+		if hit != nil {
+			return 0, c.cacheHit(ctx, key, ta, hit)
+		}
+		first = &firstRound{cache: status}
 	}
 	tc := c.taskContext(key, ta, tmpl)
 	if deadline, ok := c.attemptDeadline(ta, tmpl); ok {
@@ -72,7 +77,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 				fmt.Sprintf("attempt %d ran longer than its timeout of %s", ta.Status.Attempts, tmpl.Metadata.Timeout))
 		}
 	}
-	after, err := c.round(ctx, key, ta, tc, plugin)
+	after, err := c.round(ctx, key, ta, tc, plugin, first)
 	return c.untilTimeout(ta, tmpl, after), err
 }
 
@@ -94,22 +99,33 @@ func (c *Controller) untilTimeout(ta *v1.TaskAction, tmpl plugins.Template, afte
 	return after
 }
 
-// queueFirst is the first round: attempt 1, QUEUED, and the cache lookup.
-// A cache hit ends it at once, with the outputs of the earlier action and
-// without running the plugin.
-func (c *Controller) queueFirst(ctx context.Context, key string, ta *v1.TaskAction, tmpl plugins.Template) error {
-	status, hit := c.lookupCache(ta, tmpl)
-	if hit != nil {
-		if err := copyOutputs(c.outputDir(hit), c.outputDir(ta)); err != nil {
-			c.cfg.Log.Warn().Err(err).Str("action", key).Msg("cache hit, but copying its outputs failed; running instead")
-			status, hit = v1.CacheMiss, nil
-		}
+// firstRound is what the first round of an action also records: attempt
+// 1, QUEUED, and the result of the cache lookup. It is written with the
+// round's own transitions, in one write.
+type firstRound struct {
+	cache v1.CatalogCacheStatus
+}
+
+func (f *firstRound) apply(c *Controller, t *v1.TaskAction) {
+	if f == nil {
+		return
+	}
+	t.Status.Attempts = 1
+	t.Status.CacheStatus = f.cache
+	c.mgr.SetPhase(t, v1.PhaseQueued, v1.ReasonQueued, "", false)
+}
+
+// cacheHit ends a new action at once, with the outputs of an earlier
+// action of the same cache key and version, without running the plugin.
+func (c *Controller) cacheHit(ctx context.Context, key string, ta, hit *v1.TaskAction) error {
+	status := v1.CacheHit
+	if err := copyOutputs(c.outputDir(hit), c.outputDir(ta)); err != nil {
+		c.cfg.Log.Warn().Err(err).Str("action", key).Msg("cache hit, but copying its outputs failed")
+		status = v1.CacheLookupFailure
 	}
 	return c.write(ctx, key, ta, func(t *v1.TaskAction) {
-		t.Status.Attempts = 1
-		t.Status.CacheStatus = status
-		c.mgr.SetPhase(t, v1.PhaseQueued, v1.ReasonQueued, "", false)
-		if hit != nil {
+		(&firstRound{cache: status}).apply(c, t)
+		if status == v1.CacheHit {
 			c.mgr.SetPhase(t, v1.PhaseSucceeded, v1.ReasonCompleted,
 				fmt.Sprintf("cache hit: outputs of %s/%s reused", hit.Spec.RunName, hit.Spec.ActionName), false)
 		}
@@ -117,7 +133,7 @@ func (c *Controller) queueFirst(ctx context.Context, key string, ta *v1.TaskActi
 }
 
 // round asks the plugin to advance the attempt and records what it says.
-func (c *Controller) round(ctx context.Context, key string, ta *v1.TaskAction, tc *plugins.TaskContext, plugin plugins.Plugin) (time.Duration, error) {
+func (c *Controller) round(ctx context.Context, key string, ta *v1.TaskAction, tc *plugins.TaskContext, plugin plugins.Plugin, first *firstRound) (time.Duration, error) {
 	starting := attemptStarting(ta)
 	if starting {
 		if err := os.MkdirAll(tc.OutputDir, 0o700); err != nil {
@@ -127,26 +143,27 @@ func (c *Controller) round(ctx context.Context, key string, ta *v1.TaskAction, t
 	}
 	tr, err := plugin.Handle(ctx, tc)
 	if err != nil {
-		return c.systemFailure(ctx, key, ta, tc, plugin, "PluginError", err.Error())
+		return c.systemFailure(ctx, key, ta, tc, plugin, first, "PluginError", err.Error())
 	}
 	var state []byte
 	if tr.State != nil {
 		if state, err = plugins.EncodeState(tr.State); err != nil {
-			return c.systemFailure(ctx, key, ta, tc, plugin, "PluginError", err.Error())
+			return c.systemFailure(ctx, key, ta, tc, plugin, first, "PluginError", err.Error())
 		}
 	}
 	switch tr.Phase {
 	case plugins.PhaseSystemRetryableFailure:
-		return c.systemFailure(ctx, key, ta, tc, plugin, errorCode(tr, "SystemFailure"), errorMessage(tr))
+		return c.systemFailure(ctx, key, ta, tc, plugin, first, errorCode(tr, "SystemFailure"), errorMessage(tr))
 	case plugins.PhaseRetryableFailure, plugins.PhasePermanentFailure:
-		return 0, c.userFailure(ctx, key, ta, tc, plugin, tr)
+		return 0, c.userFailure(ctx, key, ta, tc, plugin, first, tr)
 	case plugins.PhaseSuccess:
 		if err := writeOutputs(tc.OutputDir, tr.Outputs); err != nil {
-			return c.systemFailure(ctx, key, ta, tc, plugin, "OutputsFailed", err.Error())
+			return c.systemFailure(ctx, key, ta, tc, plugin, first, "OutputsFailed", err.Error())
 		}
 		c.endAttempt(ctx, plugin, tc, ta)
 	}
 	err = c.write(ctx, key, ta, func(t *v1.TaskAction) {
+		first.apply(c, t)
 		if starting {
 			c.mgr.SetPhase(t, v1.PhaseInitializing, v1.ReasonInitializing, "", false)
 		}
@@ -168,12 +185,13 @@ func (c *Controller) round(ctx context.Context, key string, ta *v1.TaskAction, t
 // userFailure starts another attempt while the template's retries allow
 // (attempts that failed for system reasons do not count), and fails the
 // action for good after.
-func (c *Controller) userFailure(ctx context.Context, key string, ta *v1.TaskAction, tc *plugins.TaskContext, plugin plugins.Plugin, tr plugins.Transition) error {
+func (c *Controller) userFailure(ctx context.Context, key string, ta *v1.TaskAction, tc *plugins.TaskContext, plugin plugins.Plugin, first *firstRound, tr plugins.Transition) error {
 	c.endAttempt(ctx, plugin, tc, ta)
 	e := &v1.ErrorState{Code: errorCode(tr, "Failed"), Kind: v1.ErrorKindUser, Message: errorMessage(tr)}
-	userAttempts := int(ta.Status.Attempts) - int(ta.Status.SystemFailures)
+	userAttempts := int(tc.Attempt) - int(ta.Status.SystemFailures)
 	if tr.Phase == plugins.PhaseRetryableFailure && userAttempts < tc.Template.Metadata.Retries+1 {
 		return c.write(ctx, key, ta, func(t *v1.TaskAction) {
+			first.apply(c, t)
 			setPluginPhase(t, tr, nil)
 			t.Status.ErrorState = e
 			c.retry(t, fmt.Sprintf("attempt %d failed (%s); retrying", t.Status.Attempts, e.Message))
@@ -184,6 +202,7 @@ func (c *Controller) userFailure(ctx context.Context, key string, ta *v1.TaskAct
 		reason = v1.ReasonInvalidSpec
 	}
 	return c.write(ctx, key, ta, func(t *v1.TaskAction) {
+		first.apply(c, t)
 		setPluginPhase(t, tr, nil)
 		t.Status.ErrorState = e
 		c.mgr.SetPhase(t, v1.PhaseFailed, reason, e.Message, false)
@@ -193,13 +212,14 @@ func (c *Controller) userFailure(ctx context.Context, key string, ta *v1.TaskAct
 // systemFailure counts a failure of the system (a plugin error, a lost
 // process): the attempt is cleaned up and another starts, until there were
 // more than MaxSystemFailures.
-func (c *Controller) systemFailure(ctx context.Context, key string, ta *v1.TaskAction, tc *plugins.TaskContext, plugin plugins.Plugin, code, msg string) (time.Duration, error) {
+func (c *Controller) systemFailure(ctx context.Context, key string, ta *v1.TaskAction, tc *plugins.TaskContext, plugin plugins.Plugin, first *firstRound, code, msg string) (time.Duration, error) {
 	_ = plugin.Abort(ctx, tc)
 	c.endAttempt(ctx, plugin, tc, ta)
 	failures := ta.Status.SystemFailures + 1
 	c.cfg.Log.Warn().Str("action", key).Uint32("systemFailures", failures).Str("code", code).Msg(msg)
 	e := &v1.ErrorState{Code: code, Kind: v1.ErrorKindSystem, Message: msg}
 	err := c.write(ctx, key, ta, func(t *v1.TaskAction) {
+		first.apply(c, t)
 		t.Status.SystemFailures = failures
 		t.Status.ErrorState = e
 		if int(failures) > c.cfg.MaxSystemFailures {

@@ -144,6 +144,9 @@ func (m *Manager) build(ns string, req EnqueueRequest, parent *v1.TaskAction) (*
 			EnvVars: nilIfEmpty(envs), Interruptible: interruptible, Group: req.Group,
 		},
 	}
+	if m.cfg.Finalizers != nil {
+		ta.Finalizers = m.cfg.Finalizers(req.TaskType)
+	}
 	if parent != nil {
 		ta.Spec.ParentActionName = &req.Parent
 		ta.Labels[v1.LabelParent] = req.Parent

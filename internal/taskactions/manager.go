@@ -54,6 +54,10 @@ type Config struct {
 	// Notifier is the run service; nil disables notifications.
 	Notifier RunNotifier
 	Journal  journal.Config
+	// Finalizers, when set, names the finalizers a new action of a task type
+	// is created with (the executor's, for the types it claims), so the
+	// executor need not add it with a write of its own.
+	Finalizers func(taskType string) []string
 	// HistoryLimit caps phase history (default 64 entries).
 	HistoryLimit int
 	Log          zerolog.Logger

@@ -24,15 +24,16 @@ build:
 run: build
 	env -u KUBECONFIG ./$(BIN) $(ARGS)
 
-test: lint test-deps test-go fuzz
+test: lint build test-deps test-go fuzz
 
 test-go:
 	$(GO) test $(TESTFLAGS) $(PKGS)
 
-# Short fuzz runs of the request bodies; run longer by hand with FUZZTIME=5m.
-fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzEnqueueBody$$' -fuzztime $(FUZZTIME) -parallel 1 ./test/e2e
-	$(GO) test -run '^$$' -fuzz '^FuzzStatusBody$$' -fuzztime $(FUZZTIME) -parallel 1 ./test/e2e
+# Short fuzz runs of the request bodies against bin/taskactions; run longer
+# by hand with FUZZTIME=5m make fuzz.
+fuzz: build
+	$(GO) test -run '^$$' -fuzz '^FuzzEnqueueBody$$' -fuzztime $(FUZZTIME) -parallel 1 ./test/fuzz
+	$(GO) test -run '^$$' -fuzz '^FuzzStatusBody$$' -fuzztime $(FUZZTIME) -parallel 1 ./test/fuzz
 
 # Debian's Chromium for the browser tests.
 test-deps:

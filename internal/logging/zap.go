@@ -1,6 +1,8 @@
 package logging
 
 import (
+	"strings"
+
 	"github.com/rs/zerolog"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -43,11 +45,18 @@ func (c *zapCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 		f.AddTo(enc)
 	}
 	level := zerologLevel(e.Level)
-	if benign[e.Message] {
+	if benign[e.Message] || closedAtStop(e.Message, enc.Fields) {
 		level = zerolog.DebugLevel
 	}
 	c.log.WithLevel(level).Fields(enc.Fields).Msg(e.Message)
 	return nil
+}
+
+// closedAtStop is etcd reporting, at error level, that its listeners were
+// closed: what a clean stop does.
+func closedAtStop(msg string, fields map[string]any) bool {
+	err, _ := fields["error"].(string)
+	return msg == "setting up serving from embedded etcd failed." && strings.Contains(err, "use of closed network connection")
 }
 
 // benign are etcd warnings about choices made on purpose for a private,

@@ -118,7 +118,7 @@ func (s *server) cpuSeconds(b *testing.B) float64 {
 	f := strings.Fields(string(raw)[strings.LastIndexByte(string(raw), ')')+2:])
 	utime, _ := strconv.ParseFloat(f[11], 64) // field 14
 	stime, _ := strconv.ParseFloat(f[12], 64) // field 15
-	return (utime + stime) / 100                // clock ticks (USER_HZ = 100)
+	return (utime + stime) / 100              // clock ticks (USER_HZ = 100)
 }
 
 // rssBytes is the server's resident memory.

@@ -23,21 +23,7 @@ import (
 // their own.
 var srv *server
 
-// sharedURLEnv hands the shared server to fuzz workers: go test -fuzz runs
-// the fuzz target in child processes, which use the parent's server rather
-// than start their own. (A control plane running inside the fuzzed process
-// would also make coverage noisy: its goroutines hit code no input chose.)
-const sharedURLEnv = "TASKACTIONS_E2E_URL"
-
 func TestMain(m *testing.M) {
-	if url := os.Getenv(sharedURLEnv); url != "" {
-		c, err := client.NewClientWithResponses(url + "/api/v1")
-		if err != nil {
-			panic(err)
-		}
-		srv = &server{url: url, api: c}
-		os.Exit(m.Run())
-	}
 	dir, err := os.MkdirTemp("", "e2e")
 	if err != nil {
 		panic(err)
@@ -48,7 +34,6 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	os.Setenv(sharedURLEnv, srv.URL())
 	code := m.Run()
 	if err := srv.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stop:", err)
@@ -58,8 +43,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// server is a server under test: one started here, or (in a fuzz worker)
-// the parent's, known only by its URL.
+// server is a server under test.
 type server struct {
 	app     *app.App
 	url     string
@@ -70,7 +54,7 @@ type server struct {
 // URL is the server's base URL.
 func (s *server) URL() string { return s.url }
 
-// Stop stops a server started here.
+// Stop stops it.
 func (s *server) Stop() error { return s.app.Stop() }
 
 // startServer starts a server on a free loopback port.

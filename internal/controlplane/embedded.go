@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/rs/zerolog"
 	"go.etcd.io/etcd/server/v3/embed"
@@ -24,10 +25,11 @@ import (
 // embedded is etcd plus the apiextensions API server, in this process, on
 // one data dir.
 type embedded struct {
-	lock *dirLock
-	etcd *embed.Etcd
-	api  *apiServer
-	log  zerolog.Logger
+	lock     *dirLock
+	etcd     *embed.Etcd
+	api      *apiServer
+	log      zerolog.Logger
+	stopping atomic.Bool // quiets etcd's reports of its listeners closing
 }
 
 // Files in the data dir. The dir is 0700; secrets in it are 0600.
@@ -68,7 +70,7 @@ func (e *embedded) start(ctx context.Context, dataDir string) (*rest.Config, err
 		return nil, err
 	}
 	var endpoint string
-	if e.etcd, endpoint, err = startEtcd(dataDir, e.log); err != nil {
+	if e.etcd, endpoint, err = startEtcd(dataDir, e.log, &e.stopping); err != nil {
 		_ = ln.Close()
 		return nil, err
 	}
@@ -108,6 +110,7 @@ func (e *embedded) stop() error {
 		errs = append(errs, e.api.stop())
 	}
 	if e.etcd != nil {
+		e.stopping.Store(true)
 		e.etcd.Close()
 	}
 	if e.lock != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -20,7 +21,7 @@ const maxSocketPath = 100
 // control: nothing on the machine gets at the store without the rights to
 // the data dir. The peer listener must exist but is never dialled by a
 // single member, so it takes any free loopback port.
-func startEtcd(dataDir string, log zerolog.Logger) (*embed.Etcd, string, error) {
+func startEtcd(dataDir string, log zerolog.Logger, stopping *atomic.Bool) (*embed.Etcd, string, error) {
 	sock := filepath.Join(dataDir, "etcd.sock")
 	if len(sock) > maxSocketPath {
 		return nil, "", fmt.Errorf("data dir path too long for etcd's unix socket (%d > %d bytes): %s", len(sock), maxSocketPath, sock)
@@ -36,7 +37,7 @@ func startEtcd(dataDir string, log zerolog.Logger) (*embed.Etcd, string, error) 
 	cfg.AdvertisePeerUrls = []url.URL{peer}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	cfg.ListenMetricsUrls = nil
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(logging.NewZap(log.With().Str("component", "etcd").Logger()))
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(logging.NewZap(log.With().Str("component", "etcd").Logger(), stopping))
 
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"maps"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -199,11 +200,14 @@ func TestNewZap(t *testing.T) {
 		}, "debug", nil},
 		{"benign simple token is debug", zerolog.DebugLevel, func(z *zap.Logger) { z.Warn("simple token is not cryptographically signed") }, "debug", nil},
 		{"benign hidden at info", zerolog.InfoLevel, func(z *zap.Logger) { z.Warn("simple token is not cryptographically signed") }, "", nil},
+		{"error while stopping is debug", zerolog.DebugLevel, func(z *zap.Logger) { z.Error("listener closed") }, "debug", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			tt.log(NewZap(zerolog.New(&buf).Level(tt.level)))
+			var stopping atomic.Bool
+			stopping.Store(strings.Contains(tt.name, "stopping"))
+			tt.log(NewZap(zerolog.New(&buf).Level(tt.level), &stopping))
 			checkLine(t, lines(t, &buf), tt.wantLevel, tt.wantField)
 		})
 	}

@@ -1,7 +1,7 @@
 package logging
 
 import (
-	"strings"
+	"sync/atomic"
 
 	"github.com/rs/zerolog"
 	"go.uber.org/zap"
@@ -10,14 +10,17 @@ import (
 
 // NewZap returns a zap logger (what etcd's embed package takes) that writes
 // through log. etcd's info lines are start-up and compaction chatter, so
-// they go to debug; warnings and errors keep their level.
-func NewZap(log zerolog.Logger) *zap.Logger {
-	return zap.New(&zapCore{log: log})
+// they go to debug; warnings and errors keep their level, except once
+// stopping is set: then etcd reports its listeners closing, at error
+// level, which is what a clean stop does.
+func NewZap(log zerolog.Logger, stopping *atomic.Bool) *zap.Logger {
+	return zap.New(&zapCore{log: log, stopping: stopping})
 }
 
 type zapCore struct {
-	log    zerolog.Logger
-	fields []zapcore.Field
+	log      zerolog.Logger
+	stopping *atomic.Bool
+	fields   []zapcore.Field
 }
 
 func (c *zapCore) Enabled(l zapcore.Level) bool {
@@ -26,7 +29,7 @@ func (c *zapCore) Enabled(l zapcore.Level) bool {
 
 func (c *zapCore) With(fields []zapcore.Field) zapcore.Core {
 	all := append(append([]zapcore.Field(nil), c.fields...), fields...)
-	return &zapCore{log: c.log, fields: all}
+	return &zapCore{log: c.log, stopping: c.stopping, fields: all}
 }
 
 func (c *zapCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
@@ -45,18 +48,11 @@ func (c *zapCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 		f.AddTo(enc)
 	}
 	level := zerologLevel(e.Level)
-	if benign[e.Message] || closedAtStop(e.Message, enc.Fields) {
+	if benign[e.Message] || (c.stopping != nil && c.stopping.Load()) {
 		level = zerolog.DebugLevel
 	}
 	c.log.WithLevel(level).Fields(enc.Fields).Msg(e.Message)
 	return nil
-}
-
-// closedAtStop is etcd reporting, at error level, that its listeners were
-// closed: what a clean stop does.
-func closedAtStop(msg string, fields map[string]any) bool {
-	err, _ := fields["error"].(string)
-	return msg == "setting up serving from embedded etcd failed." && strings.Contains(err, "use of closed network connection")
 }
 
 // benign are etcd warnings about choices made on purpose for a private,

@@ -32,6 +32,7 @@ import (
 	"taskactions/internal/logging"
 	"taskactions/internal/testenv"
 	"taskactions/pkg/client"
+	"taskactions/test/testserver"
 )
 
 var (
@@ -123,22 +124,8 @@ type server struct {
 }
 
 func startServer(dataDir, listen string) (*server, error) {
-	cfg := app.Defaults()
-	cfg.Listen = listen
-	cfg.DataDir = dataDir
-	cfg.ShutdownGracePeriod = 2 * time.Second
-	// Actions of type "external" are left alone by the built-in executor:
-	// the tests move them through their phases with PUT .../status.
-	cfg.ExecutorTaskTypes = "echo,sleep,process"
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	a, err := app.Start(ctx, cfg, testenv.Logger())
+	a, c, err := testserver.Start(testserver.Config(dataDir, listen))
 	if err != nil {
-		return nil, err
-	}
-	c, err := client.NewClientWithResponses(a.URL() + "/api/v1")
-	if err != nil {
-		_ = a.Stop()
 		return nil, err
 	}
 	return &server{app: a, url: a.URL(), addr: strings.TrimPrefix(a.URL(), "http://"), dataDir: dataDir, api: c}, nil

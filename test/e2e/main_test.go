@@ -17,6 +17,7 @@ import (
 	"taskactions/internal/logging"
 	"taskactions/internal/testenv"
 	"taskactions/pkg/client"
+	"taskactions/test/testserver"
 )
 
 // srv is the server the tests share; tests that restart a server start
@@ -59,26 +60,13 @@ func (s *server) Stop() error { return s.app.Stop() }
 
 // startServer starts a server on a free loopback port.
 func startServer(dataDir string, mutate func(*app.Config)) (*server, error) {
-	cfg := app.Defaults()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.DataDir = dataDir
+	cfg := testserver.Config(dataDir, "")
 	cfg.SSEHeartbeat = 500 * time.Millisecond
-	cfg.ShutdownGracePeriod = 2 * time.Second
-	// Actions of type "external" are left to the tests, as to an executor
-	// outside the server.
-	cfg.ExecutorTaskTypes = "echo,sleep,process"
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	a, err := app.Start(ctx, cfg, testenv.Logger())
+	a, c, err := testserver.Start(cfg)
 	if err != nil {
-		return nil, err
-	}
-	c, err := client.NewClientWithResponses(a.URL() + "/api/v1")
-	if err != nil {
-		_ = a.Stop()
 		return nil, err
 	}
 	return &server{app: a, url: a.URL(), dataDir: dataDir, api: c}, nil

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/rs/zerolog"
 	"k8s.io/client-go/rest"
@@ -59,10 +60,12 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 	} else {
 		cp.rest.QPS, cp.rest.Burst = 200, 400
 	}
+	t0 := time.Now()
 	if err := EnsureCRD(ctx, cp.rest); err != nil {
 		_ = cp.Stop()
 		return nil, fmt.Errorf("control plane (%s): %w", cp.source, err)
 	}
+	cfg.Log.Info().Dur("took", time.Since(t0)).Msg("TaskAction CRD established")
 	return cp, nil
 }
 

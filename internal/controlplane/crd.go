@@ -55,6 +55,17 @@ func EnsureCRD(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return fmt.Errorf("wait for CRD %s to be established: %w", want.Name, err)
 	}
+	// Established comes a moment before the resource is served; an informer
+	// listing in that moment backs off for a second. Wait for a list to work.
+	rc := client.ApiextensionsV1().RESTClient()
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		status := 0
+		rc.Get().AbsPath("/apis/flyte.org/v1/taskactions").Param("limit", "1").Do(ctx).StatusCode(&status)
+		return status == 200, nil
+	})
+	if err != nil {
+		return fmt.Errorf("wait for %s to be served: %w", want.Name, err)
+	}
 	return nil
 }
 

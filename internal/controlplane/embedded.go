@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 	"go.etcd.io/etcd/server/v3/embed"
@@ -70,10 +71,12 @@ func (e *embedded) start(ctx context.Context, dataDir string) (*rest.Config, err
 		return nil, err
 	}
 	var endpoint string
+	t0 := time.Now()
 	if e.etcd, endpoint, err = startEtcd(dataDir, e.log, &e.stopping); err != nil {
 		_ = ln.Close()
 		return nil, err
 	}
+	etcdReady := time.Since(t0)
 	e.api, err = startAPIServer(apiServerConfig{
 		etcdEndpoint: endpoint,
 		certDir:      filepath.Join(dataDir, dirPKI),
@@ -96,6 +99,7 @@ func (e *embedded) start(ctx context.Context, dataDir string) (*rest.Config, err
 	if err := e.api.waitReady(ctx, cfg); err != nil {
 		return nil, err
 	}
+	e.log.Info().Dur("etcd", etcdReady).Dur("apiServer", time.Since(t0)-etcdReady).Str("apiServerURL", cfg.Host).Msg("embedded control plane up")
 	if err := writeKubeconfig(kubeconfigPath, cfg); err != nil {
 		return nil, err
 	}

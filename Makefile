@@ -10,7 +10,7 @@ PKGS      := ./...
 ARGS      ?=
 TESTFLAGS ?= -timeout 30m
 FUZZTIME  ?= 10s
-BENCHTIME ?= 1x
+BENCHTIME ?= 1s
 
 .PHONY: all build run test test-deps test-go fuzz generate check-generate bench lint screenshot clean
 

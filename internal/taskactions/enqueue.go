@@ -160,14 +160,23 @@ func (m *Manager) build(ns string, req EnqueueRequest, parent *v1.TaskAction) (*
 // ensureNamespace creates the namespace on an external cluster, once per
 // process. The embedded control plane has no namespace objects.
 func (m *Manager) ensureNamespace(ctx context.Context, ns string) error {
-	if m.cfg.Kube == nil {
+	if m.cfg.Kube == nil || m.noNamespaces.Load() {
 		return nil
 	}
 	if _, ok := m.nsKnown.Load(ns); ok {
 		return nil
 	}
 	_, err := m.cfg.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
+	switch {
+	case apierrors.IsNotFound(err):
+		// Creating a namespace cannot miss it: the API has no namespaces at
+		// all, as when this replica uses another server's embedded control
+		// plane through its kubeconfig. Nothing to make, then or later.
+		if !m.noNamespaces.Swap(true) {
+			m.cfg.Log.Info().Msg("the API serves no namespaces: none to create")
+		}
+		return nil
+	case err != nil && !apierrors.IsAlreadyExists(err):
 		return fmt.Errorf("create namespace %s: %w", ns, err)
 	}
 	m.nsKnown.Store(ns, struct{}{})

@@ -72,6 +72,9 @@ type Manager struct {
 	written rvWaiter // lets reads wait for this server's own writes
 	lists   *listCache
 	nsKnown sync.Map
+	// noNamespaces: the API serves no Namespace objects (another server's
+	// embedded control plane), so there are none to create.
+	noNamespaces atomic.Bool
 
 	published atomic.Int64 // events published to subscribers
 	handled   atomic.Int64 // events the workers finished

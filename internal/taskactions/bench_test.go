@@ -69,7 +69,7 @@ func BenchmarkDispatch(b *testing.B) {
 		ta := *tas[i%objects]
 		ta.ResourceVersion = fmt.Sprint(i + 2)
 		ta.Status.Attempts = uint32(i/objects + 1)
-		m.handleWatchEvent(w, watch.Event{Type: watch.Modified, Object: &ta}, false)
+		m.handleWatchEvent(w, watch.Event{Type: watch.Modified, Object: &ta}, tas[i%objects], false)
 	}
 	for m.EventsHandled() < int64(b.N) {
 		time.Sleep(time.Millisecond)
@@ -139,11 +139,22 @@ func BenchmarkList10k(b *testing.B) {
 	m := newManager(b, nil)
 	perAction := float64(heapAfterGC()-before) / float64(len(m.AllTaskActions()))
 	ctx := context.Background()
-	// A change to the run before each list makes it sort again, as while
-	// the run is active; without one the sorted list is reused.
+	// While the run is active, a status change of one of its actions comes
+	// before each list: the event the informer handler applies to the
+	// cached lists (a copy with a new resource version, as from a watch).
+	all, err := m.ListRunActions(ctx, run)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var changes int
 	changing := func(list func() ([]*v1.TaskAction, error)) func() ([]*v1.TaskAction, error) {
 		return func() ([]*v1.TaskAction, error) {
-			m.lists.invalidate(listKeys(&v1.TaskActionSpec{Project: run.Project, Domain: run.Domain, RunName: run.Run, ParentActionName: ptr("a0")})...)
+			old := all[changes%len(all)]
+			ta := old.DeepCopy()
+			ta.ResourceVersion = fmt.Sprint(changes)
+			m.lists.update(old, ta)
+			all[changes%len(all)] = ta
+			changes++
 			return list()
 		}
 	}
@@ -190,5 +201,3 @@ func heapAfterGC() uint64 {
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
 }
-
-func ptr[T any](v T) *T { return &v }

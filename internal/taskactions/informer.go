@@ -74,20 +74,21 @@ func (m *Manager) setupInformer(w *watchState) error {
 	}
 	reg, err := w.informer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, initial bool) {
-			m.handleWatchEvent(w, watch.Event{Type: watch.Added, Object: obj.(*v1.TaskAction)}, initial)
+			m.handleWatchEvent(w, watch.Event{Type: watch.Added, Object: obj.(*v1.TaskAction)}, nil, initial)
 		},
-		UpdateFunc: func(old, obj any) {
-			if old.(*v1.TaskAction).ResourceVersion == obj.(*v1.TaskAction).ResourceVersion {
+		UpdateFunc: func(oldObj, obj any) {
+			old := oldObj.(*v1.TaskAction)
+			if old.ResourceVersion == obj.(*v1.TaskAction).ResourceVersion {
 				return // a re-list found nothing new
 			}
-			m.handleWatchEvent(w, watch.Event{Type: watch.Modified, Object: obj.(*v1.TaskAction)}, false)
+			m.handleWatchEvent(w, watch.Event{Type: watch.Modified, Object: obj.(*v1.TaskAction)}, old, false)
 		},
 		DeleteFunc: func(obj any) {
 			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = tomb.Obj
 			}
 			if ta, ok := obj.(*v1.TaskAction); ok {
-				m.handleWatchEvent(w, watch.Event{Type: watch.Deleted, Object: ta}, false)
+				m.handleWatchEvent(w, watch.Event{Type: watch.Deleted, Object: ta}, ta, false)
 			}
 		},
 	})
@@ -101,10 +102,16 @@ func (m *Manager) setupInformer(w *watchState) error {
 // handleWatchEvent is the informer's handler, called on one goroutine in
 // resource-version order. It publishes the update to stream subscribers
 // (here, not in the workers, because stream cursors need this global order)
-// and dispatches the event to the worker owning the object.
-func (m *Manager) handleWatchEvent(w *watchState, ev watch.Event, initial bool) {
+// and dispatches the event to the worker owning the object. old is the
+// state the event replaces (nil for an add; the object itself for a
+// delete).
+func (m *Manager) handleWatchEvent(w *watchState, ev watch.Event, old *v1.TaskAction, initial bool) {
 	ta := ev.Object.(*v1.TaskAction)
-	m.lists.invalidate(listKeys(&ta.Spec)...)
+	if ev.Type == watch.Deleted {
+		m.lists.update(old, nil)
+	} else {
+		m.lists.update(old, ta)
+	}
 	u := updateOf(ta, ev.Type == watch.Deleted)
 	rv := resourceVersion(ta)
 	// The initial list is the state before the journal's floor, not events

@@ -1,11 +1,8 @@
 package taskactions
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -110,32 +107,8 @@ func (m *Manager) byIndex(index, key string) ([]*v1.TaskAction, error) {
 		for i, o := range objs {
 			out[i] = o.(*v1.TaskAction)
 		}
-		sortByAge(out)
 		return out, nil
 	})
-}
-
-// sortByAge orders actions oldest first, then by name. The keys are taken
-// out first: a run of 10,000 actions makes some 130,000 comparisons.
-func sortByAge(tas []*v1.TaskAction) {
-	type keyed struct {
-		created int64
-		name    string
-		ta      *v1.TaskAction
-	}
-	ks := make([]keyed, len(tas))
-	for i, ta := range tas {
-		ks[i] = keyed{ta.CreationTimestamp.UnixNano(), ta.Spec.ActionName, ta}
-	}
-	slices.SortFunc(ks, func(a, b keyed) int {
-		if c := cmp.Compare(a.created, b.created); c != 0 {
-			return c
-		}
-		return strings.Compare(a.name, b.name)
-	})
-	for i := range ks {
-		tas[i] = ks[i].ta
-	}
 }
 
 func (m *Manager) currentLister() listers.TaskActionLister {

@@ -23,7 +23,7 @@ import (
 // are, the answer is never a 5xx, and an error is always a problem
 // document. make test runs each briefly; run longer by hand with
 //
-//	go test -run '^$' -fuzz FuzzEnqueueBody -fuzztime 5m ./test/fuzz
+//	go test -run '^$' -fuzz FuzzEnqueueBody -fuzztime 1000000x ./test/fuzz
 
 func FuzzEnqueueBody(f *testing.F) {
 	for _, seed := range []string{

@@ -50,27 +50,6 @@ func actionOfObject(ta *v1.TaskAction) Action {
 	return actionOf(&a)
 }
 
-func actionListOf(tas []*v1.TaskAction) ActionList {
-	items := make([]Action, len(tas))
-	for i, ta := range tas {
-		items[i] = actionOfObject(ta)
-	}
-	return ActionList{Items: items}
-}
-
-// encodeActionEvent is the data of an `action` stream event, encoded once
-// per update however many streams carry it.
-func encodeActionEvent(u *taskactions.ActionUpdate) []byte {
-	return u.Wire.Bytes(func() []byte {
-		a := actionOf(&u.Action)
-		b, _ := json.Marshal(struct {
-			Action
-			Deleted bool `json:"deleted"`
-		}{a, u.Deleted})
-		return b
-	})
-}
-
 func summaryOf(s *runs.Summary) RunSummary {
 	out := RunSummary{
 		Run:         RunIdentifier{Project: s.ID.Project, Domain: s.ID.Domain, Name: s.ID.Run},

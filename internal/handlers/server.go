@@ -77,7 +77,7 @@ func (s *Server) ListRunActions(ctx context.Context, req ListRunActionsRequestOb
 	if err != nil {
 		return nil, err
 	}
-	return ListRunActions200JSONResponse(actionListOf(tas)), nil
+	return actionList(s.mgr.Views(tas)), nil
 }
 
 // GetAction returns one action.
@@ -99,7 +99,7 @@ func (s *Server) ListChildActions(ctx context.Context, req ListChildActionsReque
 	if err != nil {
 		return nil, err
 	}
-	return ListChildActions200JSONResponse(actionListOf(tas)), nil
+	return actionList(s.mgr.Views(tas)), nil
 }
 
 // PutActionStatus records an attempt's status.

@@ -113,6 +113,7 @@ func (m *Manager) handleWatchEvent(w *watchState, ev watch.Event, old *v1.TaskAc
 		m.lists.update(old, ta)
 	}
 	u := updateOf(ta, ev.Type == watch.Deleted)
+	m.views.update(ta, u)
 	rv := resourceVersion(ta)
 	// The initial list is the state before the journal's floor, not events
 	// after it: snapshots serve it.

@@ -71,6 +71,7 @@ type Manager struct {
 	journal *journal.Journal[*ActionUpdate]
 	written rvWaiter // lets reads wait for this server's own writes
 	lists   *listCache
+	views   *viewCache
 	nsKnown sync.Map
 	// noNamespaces: the API serves no Namespace objects (another server's
 	// embedded control plane), so there are none to create.
@@ -120,6 +121,7 @@ func New(cfg Config) *Manager {
 		client:  cfg.Client,
 		journal: journal.New[*ActionUpdate](cfg.Journal),
 		lists:   newListCache(),
+		views:   newViewCache(),
 	}
 }
 
@@ -243,6 +245,7 @@ func (m *Manager) StopWatching() {
 	}
 	w.workers.Wait()
 	m.lists.forget()
+	m.views.forget()
 }
 
 func shardOf(key string, n int) int {

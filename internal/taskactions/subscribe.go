@@ -40,9 +40,8 @@ func (m *Manager) Subscribe(ctx context.Context, scope Scope, after *uint64) (su
 	sub, start = m.journal.Subscribe(scope.topic(), after, func() uint64 {
 		tas := m.scopeActions(scope)
 		var top uint64
-		snapshot = make([]*ActionUpdate, len(tas))
-		for i, ta := range tas {
-			snapshot[i] = updateOf(ta, false)
+		snapshot = m.Views(tas)
+		for _, ta := range tas {
 			top = max(top, resourceVersion(ta))
 		}
 		return top

@@ -63,7 +63,9 @@ type Action struct {
 type ActionUpdate struct {
 	Action
 	Deleted bool
-	// Wire memoizes the stream encoding, so it is done once.
+	// JSON memoizes the encoding of the API view (lists, snapshots) and
+	// Wire that of the stream event, so each is done once.
+	JSON journal.Encoded
 	Wire journal.Encoded
 }
 

@@ -2,15 +2,14 @@ package taskactions
 
 import (
 	"context"
-
-	"github.com/rs/zerolog"
-
 	"fmt"
 	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	v1 "taskactions/api/v1"
 	"taskactions/internal/journal"
@@ -128,17 +127,7 @@ func mustPut(t testing.TB, m *Manager, id ActionID, attempt uint32, p v1.Phase) 
 	}
 }
 
-// eventually polls cond until it holds or the timeout passes.
-func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+var eventually = testenv.Eventually
 
 // collector drains a subscription in the background and keeps every
 // update, per action, in arrival order.

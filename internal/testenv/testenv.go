@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -78,4 +79,17 @@ func Main(m interface{ Run() int }, cp **ControlPlane) int {
 		code = 1
 	}
 	return code
+}
+
+// Eventually polls cond every 10 ms until it holds, and fails t when
+// timeout passes first.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

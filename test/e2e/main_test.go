@@ -117,13 +117,4 @@ func putStatus(t testing.TB, s *server, run client.RunIdentifier, action string,
 	return resp.JSON200
 }
 
-func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+var eventually = testenv.Eventually

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,13 @@ func TestParseFlags(t *testing.T) {
 		{name: "malformed duration env", env: map[string]string{"TASKACTIONS_SSE_REPLAY_AGE": "5 minutes"}, wantErr: "TASKACTIONS_SSE_REPLAY_AGE"},
 		{name: "unrelated env ignored", env: map[string]string{"TASKACTIONS_NO_SUCH_FLAG": "x", "DATA_DIR": "/nope"}, wantLevel: "info"},
 		{name: "positional args", args: []string{"--workers=2", "serve"}, wantErr: "unexpected arguments"},
+		{name: "lists and auth", args: []string{"--allowed-hosts", " tasks.example.com, 10.0.0.5 ,", "--auth=none", "--max-streams=10"},
+			env: map[string]string{"TASKACTIONS_CORS_ORIGINS": "https://ui.example.com", "TASKACTIONS_METRICS_LISTEN": "127.0.0.1:9090"},
+			want: func(c *app.Config) {
+				c.AllowedHosts, c.Auth, c.MaxStreams = []string{"tasks.example.com", "10.0.0.5"}, "none", 10
+				c.CORSOrigins, c.MetricsListen = []string{"https://ui.example.com"}, "127.0.0.1:9090"
+			},
+			wantLevel: "info"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,7 +86,7 @@ func TestParseFlags(t *testing.T) {
 			if tt.want != nil {
 				tt.want(&want)
 			}
-			if cfg != want {
+			if !reflect.DeepEqual(cfg, want) {
 				t.Errorf("config:\n got %+v\nwant %+v", cfg, want)
 			}
 			if level != tt.wantLevel || format != tt.wantFormat {

@@ -74,6 +74,13 @@ func parseFlags(args []string) (cfg app.Config, logLevel, logFormat string, err 
 	fs.IntVar(&cfg.MaxSystemFailures, "max-system-failures", cfg.MaxSystemFailures, "system failures after which an action fails permanently")
 	fs.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", cfg.LeaderElectionNamespace, "namespace of the executor's Lease on a cluster")
 	fs.DurationVar(&cfg.ShutdownGracePeriod, "shutdown-grace-period", cfg.ShutdownGracePeriod, "how long a stop waits for requests in flight")
+	fs.StringVar(&cfg.Auth, "auth", cfg.Auth, "token: every API request needs a token or a session; none: no authentication (loopback --listen only)")
+	fs.StringVar(&cfg.AuthTokensFile, "auth-tokens-file", "", "YAML file of subjects, their tokens and grants (see README); the admin token in <data-dir>/api-token works too")
+	fs.Var(listFlag{&cfg.AllowedHosts}, "allowed-hosts", "Host names to answer besides the listen host, localhost, 127.0.0.1 and ::1 (comma list; * for any)")
+	fs.Var(listFlag{&cfg.CORSOrigins}, "cors-origins", "origins whose pages may call the API (comma list of scheme://host[:port]); none by default")
+	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "also serve /metrics, without a token, on this address")
+	fs.IntVar(&cfg.MaxConnections, "max-connections", 0, "bound on open HTTP connections (0: derived from the file descriptor limit)")
+	fs.IntVar(&cfg.MaxStreams, "max-streams", 0, "bound on open event streams; past it a stream gets 503 (0: derived from the file descriptor limit)")
 	fs.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	fs.StringVar(&logFormat, "log-format", "", "json or console (default: console on a terminal, else json)")
 	if err = fs.Parse(args); err != nil {
@@ -104,6 +111,26 @@ func applyEnv(fs *flag.FlagSet, lookup func(string) (string, bool)) error {
 		}
 	})
 	return err
+}
+
+// listFlag is a comma-separated list flag.
+type listFlag struct{ list *[]string }
+
+func (f listFlag) String() string {
+	if f.list == nil {
+		return ""
+	}
+	return strings.Join(*f.list, ",")
+}
+
+func (f listFlag) Set(s string) error {
+	*f.list = nil
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			*f.list = append(*f.list, v)
+		}
+	}
+	return nil
 }
 
 // EnvName is the environment variable of a flag.

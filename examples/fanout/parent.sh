@@ -1,7 +1,8 @@
 #!/bin/sh
 # The parent task of the fan-out example. It runs as a `process` action:
-# the server gives it TASKACTIONS_URL and its own identity in the
-# environment. It enqueues $CHILDREN `sleep` children through the API, then
+# the server gives it TASKACTIONS_URL, a token for the API in
+# TASKACTIONS_TOKEN (good for its own project and domain) and its own
+# identity in the environment. It enqueues $CHILDREN `sleep` children through the API, then
 # follows the run's event stream until every child has succeeded.
 set -eu
 : "${CHILDREN:=20}"
@@ -11,7 +12,7 @@ run="$api/projects/$TASKACTIONS_PROJECT/domains/$TASKACTIONS_DOMAIN/runs/$TASKAC
 i=1
 while [ "$i" -le "$CHILDREN" ]; do
   secs=$(( (i % 5) + 1 ))
-  curl -sf -o /dev/null -X POST "$api/actions" -H 'Content-Type: application/json' -d "{
+  curl -sf -o /dev/null -X POST "$api/actions" -H "Authorization: Bearer $TASKACTIONS_TOKEN" -H 'Content-Type: application/json' -d "{
     \"action\": {
       \"actionId\": {\"run\": {\"project\": \"$TASKACTIONS_PROJECT\", \"domain\": \"$TASKACTIONS_DOMAIN\", \"name\": \"$TASKACTIONS_RUN\"}, \"name\": \"child-$i\"},
       \"parentActionName\": \"$TASKACTIONS_ACTION\",
@@ -27,7 +28,7 @@ echo "enqueued $CHILDREN children"
 fifo="$(mktemp -u)"
 mkfifo "$fifo"
 trap 'rm -f "$fifo"; kill "$curl" 2>/dev/null || true' EXIT
-curl -sN "$run/events" > "$fifo" &
+curl -sN -H "Authorization: Bearer $TASKACTIONS_TOKEN" "$run/events" > "$fifo" &
 curl=$!
 done=""
 n=0

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"golang.org/x/net/netutil"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -42,6 +43,14 @@ type App struct {
 
 	stopExecutor context.CancelFunc
 	executorDone chan struct{}
+	stopAborter  context.CancelFunc
+	aborterDone  chan struct{}
+
+	access     *access
+	metricsSrv *http.Server
+	// maxConns and maxStreams bound HTTP (from the config, or derived from
+	// the file descriptor limit).
+	maxConns, maxStreams int
 }
 
 // Run starts the server and blocks until ctx is cancelled, then stops it.
@@ -69,7 +78,13 @@ func Start(ctx context.Context, cfg Config, log zerolog.Logger) (*App, error) {
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, streamsDone: make(chan struct{}), serveErr: make(chan error, 1)}
+	a.setLimits()
 	if err := a.listen(); err != nil {
+		return nil, err
+	}
+	var err error
+	if a.access, err = a.newAccess(); err != nil {
+		_ = a.Stop()
 		return nil, err
 	}
 	start := time.Now()
@@ -90,12 +105,33 @@ func (a *App) URL() string {
 	return scheme + "://" + a.ln.Addr().String()
 }
 
+// setLimits raises the descriptor limit and derives the HTTP bounds the
+// configuration leaves open.
+func (a *App) setLimits() {
+	fds, err := raiseFileLimit()
+	if err != nil {
+		a.log.Warn().Err(err).Msg("cannot read the file descriptor limit; assuming 1024")
+		fds = 1024
+	}
+	conns, streams := httpLimits(fds)
+	a.maxConns, a.maxStreams = conns, streams
+	if a.cfg.MaxConnections > 0 {
+		a.maxConns = a.cfg.MaxConnections
+	}
+	if a.cfg.MaxStreams > 0 {
+		a.maxStreams = a.cfg.MaxStreams
+	}
+	a.log.Info().Uint64("fileLimit", fds).Int("maxConnections", a.maxConns).Int("maxStreams", a.maxStreams).Msg("limits")
+}
+
 func (a *App) listen() error {
 	ln, err := net.Listen("tcp", a.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", a.cfg.Listen, err)
 	}
-	a.ln = ln
+	// Past the bound, new connections wait in the kernel's backlog instead
+	// of taking descriptors the control plane needs.
+	a.ln = netutil.LimitListener(ln, a.maxConns)
 	starting := http.Handler(http.HandlerFunc(a.starting))
 	a.handler.Store(&starting)
 	a.srv = &http.Server{
@@ -169,6 +205,7 @@ func (a *App) startComponents(ctx context.Context) error {
 	if err := a.mgr.StartWatching(ctx); err != nil {
 		return err
 	}
+	a.startAborter()
 	a.runs.Restore(restoredActions(a.mgr))
 	a.metrics = handlers.NewMetrics(handlers.Gauges{
 		QueueDepth: a.mgr.QueueDepth, EventsPublished: a.mgr.EventsPublished, EventsHandled: a.mgr.EventsHandled,
@@ -179,12 +216,58 @@ func (a *App) startComponents(ctx context.Context) error {
 		Ready:  a.ready(restCfg),
 		Synced: a.mgr.HasSynced,
 		Log:    a.log,
+
+		Authenticator: a.access.authn, Authorizer: a.access.authz,
+		Sessions: a.access.sessions, LoginCodes: a.access.login,
+		ExecuteTaskTypes: executeTaskTypes,
+		AllowedHosts:     handlers.NewHostAllowlist(a.access.hosts),
+		CORSOrigins:      a.cfg.CORSOrigins,
+		MaxStreams:       a.maxStreams,
 	})
 	if err != nil {
 		return err
 	}
 	a.handler.Store(&router)
+	if err := a.serveMetrics(); err != nil {
+		return err
+	}
 	return a.startExecutor(kube)
+}
+
+// executeTaskTypes run commands on the server's machine: enqueuing one
+// takes the execute verb.
+var executeTaskTypes = []string{"process"}
+
+// serveMetrics serves /metrics, without a token, on --metrics-listen.
+func (a *App) serveMetrics() error {
+	if a.cfg.MetricsListen == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", a.cfg.MetricsListen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", a.cfg.MetricsListen, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", a.metrics.Handler())
+	a.metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: newStdLogger(a.log)}
+	go func() {
+		if err := a.metricsSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.serveErr <- fmt.Errorf("metrics listener: %w", err)
+		}
+	}()
+	a.log.Info().Str("listen", ln.Addr().String()).Msg("serving /metrics without a token")
+	return nil
+}
+
+// startAborter carries aborts down to descendants, in the background.
+func (a *App) startAborter() {
+	ctx, cancel := context.WithCancel(context.Background())
+	a.stopAborter, a.aborterDone = cancel, make(chan struct{})
+	ab := taskactions.NewAborter(a.mgr, a.cfg.Workers, a.log.With().Str("component", "aborter").Logger())
+	go func() {
+		defer close(a.aborterDone)
+		_ = ab.Run(ctx)
+	}()
 }
 
 // restoredActions is what the run service gets back at start: the actions
@@ -224,10 +307,13 @@ func (a *App) ready(cfg *rest.Config) func(context.Context) error {
 }
 
 // Stop shuts down in order: HTTP server (streams end first), executor
-// (its processes killed), watchers, then the control plane (API server,
-// then etcd).
+// (its processes killed), aborter, watchers, then the control plane (API
+// server, then etcd).
 func (a *App) Stop() error {
 	var errs []error
+	if a.metricsSrv != nil {
+		_ = a.metricsSrv.Close()
+	}
 	if a.srv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownGracePeriod)
 		if err := a.srv.Shutdown(ctx); err != nil {
@@ -239,6 +325,10 @@ func (a *App) Stop() error {
 	if a.stopExecutor != nil {
 		a.stopExecutor()
 		<-a.executorDone
+	}
+	if a.stopAborter != nil {
+		a.stopAborter()
+		<-a.aborterDone
 	}
 	if a.mgr != nil {
 		a.mgr.StopWatching()

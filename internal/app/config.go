@@ -6,6 +6,7 @@ package app
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -35,6 +36,24 @@ type Config struct {
 	// LeaderElectionNamespace holds the executor's Lease on a cluster.
 	LeaderElectionNamespace string
 	ShutdownGracePeriod     time.Duration
+
+	// Auth is "token" (the default: every API request needs a token or a
+	// session) or "none" (loopback listeners only).
+	Auth string
+	// AuthTokensFile maps tokens to subjects and grants (see auth.TokenFile).
+	AuthTokensFile string
+	// AllowedHosts are Host names answered besides the listen host,
+	// localhost, 127.0.0.1 and ::1 ("*": any).
+	AllowedHosts []string
+	// CORSOrigins may call the API from their pages (none by default).
+	CORSOrigins []string
+	// MetricsListen serves /metrics without a token on an address of its
+	// own; /metrics on the main listener needs a token either way.
+	MetricsListen string
+	// MaxConnections and MaxStreams bound HTTP connections and open event
+	// streams; zero derives them from the file descriptor limit.
+	MaxConnections int
+	MaxStreams     int
 }
 
 // Defaults returns the default configuration.
@@ -54,6 +73,7 @@ func Defaults() Config {
 		MaxSystemFailures:       5,
 		LeaderElectionNamespace: "default",
 		ShutdownGracePeriod:     10 * time.Second,
+		Auth:                    AuthToken,
 	}
 }
 
@@ -76,12 +96,47 @@ func (c Config) Validate() error {
 	if c.Workers < 1 || c.ExecutorWorkers < 1 || c.SSEReplayEvents < 1 || c.SSEMailbox < 1 {
 		return fmt.Errorf("worker counts and stream buffers must be at least 1")
 	}
+	switch c.Auth {
+	case AuthToken:
+	case AuthNone:
+		if !c.loopback() {
+			return fmt.Errorf("--auth=none is only allowed on a loopback --listen (not %s): anyone who reaches the port could do anything", c.Listen)
+		}
+		if c.AuthTokensFile != "" {
+			return fmt.Errorf("--auth-tokens-file needs --auth=token")
+		}
+	default:
+		return fmt.Errorf("--auth %q: want token or none", c.Auth)
+	}
+	for _, o := range c.CORSOrigins {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			return fmt.Errorf("--cors-origins: %q is not an origin (scheme://host[:port])", o)
+		}
+	}
+	if c.MetricsListen != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
+			return fmt.Errorf("--metrics-listen %q: %w", c.MetricsListen, err)
+		}
+	}
+	if c.MaxConnections < 0 || c.MaxStreams < 0 {
+		return fmt.Errorf("--max-connections and --max-streams must not be negative")
+	}
 	return nil
 }
 
+// Values of Config.Auth.
+const (
+	AuthToken = "token"
+	AuthNone  = "none"
+)
+
 // loopback reports whether the listen address is loopback only.
 func (c Config) loopback() bool {
-	host, _, err := net.SplitHostPort(c.Listen)
+	return loopbackAddr(c.Listen)
+}
+
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return false
 	}

@@ -30,7 +30,7 @@ func (a *App) startExecutor(kube kubernetes.Interface) error {
 	ex := executor.New(executor.Config{
 		Manager: a.mgr, TaskTypes: a.cfg.ExecutorTaskTypes, Plugins: pl, Workers: a.cfg.ExecutorWorkers,
 		MaxSystemFailures: a.cfg.MaxSystemFailures, OutputRoot: filepath.Join(a.cfg.DataDir, "outputs"),
-		ServerURL: a.URL(), Metrics: a.metrics.Registry(), Log: a.log.With().Str("component", "executor").Logger(),
+		ServerURL: a.URL(), TaskToken: a.access.taskToken, Metrics: a.metrics.Registry(), Log: a.log.With().Str("component", "executor").Logger(),
 	})
 	if !ex.Enabled() {
 		a.log.Info().Msg("executor off: no task types claimed")

@@ -2,17 +2,13 @@ package controlplane
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +17,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"taskactions/internal/secrets"
 )
 
 // embedded is etcd plus the apiextensions API server, in this process, on
@@ -61,7 +59,7 @@ func startEmbedded(ctx context.Context, dataDir string, log zerolog.Logger) (*em
 }
 
 func (e *embedded) start(ctx context.Context, dataDir string) (*rest.Config, error) {
-	token, err := loadOrCreateToken(filepath.Join(dataDir, fileToken))
+	token, err := secrets.LoadOrCreate(filepath.Join(dataDir, fileToken))
 	if err != nil {
 		return nil, err
 	}
@@ -144,25 +142,6 @@ func prepareDataDir(dir string, log zerolog.Logger) (string, error) {
 		}
 	}
 	return abs, nil
-}
-
-func loadOrCreateToken(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err == nil && len(strings.TrimSpace(string(b))) > 0 {
-		return strings.TrimSpace(string(b)), nil
-	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("read token: %w", err)
-	}
-	raw := make([]byte, 32)
-	if _, err := rand.Read(raw); err != nil {
-		return "", fmt.Errorf("generate token: %w", err)
-	}
-	token := hex.EncodeToString(raw)
-	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("write token: %w", err)
-	}
-	return token, nil
 }
 
 // previousPort returns the API server port of the last run, so that a

@@ -16,25 +16,31 @@ import (
 // maxSocketPath leaves room under the kernel's 108-byte sun_path limit.
 const maxSocketPath = 100
 
-// startEtcd starts a single-member etcd in <dataDir>/etcd. Clients reach it
-// only through a unix socket in the data dir, whose 0700 mode is the access
-// control: nothing on the machine gets at the store without the rights to
-// the data dir. The peer listener must exist but is never dialled by a
-// single member, so it takes any free loopback port.
+// startEtcd starts a single-member etcd in <dataDir>/etcd. It opens no TCP
+// port: clients and the (never dialled) raft peer listener are unix sockets
+// in the data dir, whose 0700 mode is the access control. A peer port on
+// loopback would let any local process send a raft message that makes etcd
+// panic and the server exit.
 func startEtcd(dataDir string, log zerolog.Logger, stopping *atomic.Bool) (*embed.Etcd, string, error) {
 	sock := filepath.Join(dataDir, "etcd.sock")
-	if len(sock) > maxSocketPath {
-		return nil, "", fmt.Errorf("data dir path too long for etcd's unix socket (%d > %d bytes): %s", len(sock), maxSocketPath, sock)
+	peerSock := filepath.Join(dataDir, "etcd-peer.sock")
+	for _, s := range []string{sock, peerSock} {
+		if len(s) > maxSocketPath {
+			return nil, "", fmt.Errorf("data dir path too long for etcd's unix socket (%d > %d bytes): %s", len(s), maxSocketPath, s)
+		}
 	}
 	cfg := embed.NewConfig()
 	cfg.Name = "taskactions"
 	cfg.Dir = filepath.Join(dataDir, "etcd")
 	client := url.URL{Scheme: "unix", Path: sock}
-	peer := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
 	cfg.ListenClientUrls = []url.URL{client}
 	cfg.AdvertiseClientUrls = []url.URL{client}
-	cfg.ListenPeerUrls = []url.URL{peer}
-	cfg.AdvertisePeerUrls = []url.URL{peer}
+	// etcd listens for peers on the URL's Host (a path, for a unix socket),
+	// which a URL parsed from a string cannot hold; this one is never
+	// parsed. The advertised peer URL only names the member: a single
+	// member never dials itself.
+	cfg.ListenPeerUrls = []url.URL{{Scheme: "unix", Host: peerSock}}
+	cfg.AdvertisePeerUrls = []url.URL{{Scheme: "unix", Host: "taskactions-peer"}}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	cfg.ListenMetricsUrls = nil
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(logging.NewZap(log.With().Str("component", "etcd").Logger(), stopping))

@@ -10,6 +10,8 @@ package executor
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,8 +42,10 @@ type Config struct {
 	// OutputRoot holds each action's output dir:
 	// <OutputRoot>/<project>/<domain>/<run>/<action>.
 	OutputRoot string
-	// ServerURL is given to tasks, so they can call the API.
+	// ServerURL is given to tasks, so they can call the API, and TaskToken
+	// makes the token they call it with (nil: none, authentication is off).
 	ServerURL string
+	TaskToken func(project, domain, run, action string) string
 	// Resync re-examines every claimed action this often, as a safety net
 	// for a missed wake-up (default 5m).
 	Resync  time.Duration
@@ -162,12 +166,37 @@ func (c *Controller) Run(ctx context.Context) error {
 	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, p := range c.cfg.Plugins {
-		if s, ok := p.(interface{ Shutdown(context.Context) }); ok {
-			s.Shutdown(stopCtx)
+		if s, ok := p.(plugins.Stopper); ok {
+			c.interrupted(stopCtx, s.Shutdown(stopCtx))
 		}
 	}
 	c.cfg.Log.Info().Msg("executor stopped")
 	return nil
+}
+
+// interrupted records the attempts a stop cut short: queued again under
+// the same number, with no plugin state, and no failure counted, since
+// neither the task nor the system failed. The next executor starts them
+// over. (A crash records nothing; the next executor finds the state of a
+// process it did not start and counts a system failure.)
+func (c *Controller) interrupted(ctx context.Context, cut []plugins.Interrupted) {
+	for _, it := range cut {
+		id := taskactions.ActionID{Project: it.Project, Domain: it.Domain, Run: it.Run, Name: it.Action}
+		_, err := c.mgr.UpdateStatus(ctx, id, func(t *v1.TaskAction) error {
+			if v1.PhaseOf(t.Status.Conditions).Terminal() || t.Status.Attempts != it.Attempt {
+				return taskactions.ErrNoChange
+			}
+			t.Status.PluginState, t.Status.PluginStateVersion, t.Status.PluginPhase = nil, 0, ""
+			c.mgr.SetPhase(t, v1.PhaseQueued, v1.ReasonQueued,
+				fmt.Sprintf("attempt %d was interrupted by a server stop; it starts again", it.Attempt), true)
+			return nil
+		})
+		if err != nil {
+			c.cfg.Log.Warn().Err(err).Str("action", id.String()).Msg("could not record an interrupted attempt; the next start counts it lost")
+			continue
+		}
+		c.cfg.Log.Info().Str("action", id.String()).Uint32("attempt", it.Attempt).Msg("attempt interrupted by the stop")
+	}
 }
 
 func (c *Controller) enqueue(obj any) {
@@ -196,6 +225,10 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	after, err := c.reconcile(ctx, key)
 	c.latency.Observe(time.Since(start).Seconds())
 	switch {
+	case errors.Is(err, taskactions.ErrTooLarge):
+		// Not even a failure fits: retrying would only fail again.
+		c.cfg.Log.Error().Err(err).Str("action", key).Msg("the action is too large to record any status in; delete it")
+		queue.Forget(key)
 	case err != nil && ctx.Err() == nil:
 		c.cfg.Log.Warn().Err(err).Str("action", key).Msg("reconcile failed; retrying")
 		queue.AddRateLimited(key)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -332,31 +333,140 @@ func TestRestartResumesSleep(t *testing.T) {
 	}
 }
 
-func TestRestartRetriesALostProcess(t *testing.T) {
+// A server stop interrupts a running process: it dies with the stop, and
+// the next server starts the same attempt again, counting no failure.
+func TestStopInterruptsWithoutFailure(t *testing.T) {
 	out := t.TempDir()
 	e := startEnv(t, out)
 	run := newRun()
-	// The first attempt leaves a marker and hangs; the second finds it and
+	// The first run leaves a marker and hangs; the second finds it and
 	// succeeds.
-	enqueue(t, e, id(run, "p"), `{"type":"process","container":{"command":["sh","-c","if [ -f marker ]; then exit 0; fi; touch marker; echo $$ > first.pid; sleep 300"]}}`, "")
+	enqueue(t, e, id(run, "p"), `{"type":"process","container":{"command":["sh","-c","if [ -f marker ]; then echo second; exit 0; fi; touch marker; echo $$ > first.pid; echo first; sleep 300"]}}`, "")
 	await(t, e, id(run, "p"), 20*time.Second, "RUNNING", phaseIs(v1.PhaseRunning))
-	pidFile := filepath.Join(out, run.Project, run.Domain, run.Run, "p", "first.pid")
-	deadline := time.Now().Add(10 * time.Second)
-	var first int
-	for first == 0 && time.Now().Before(deadline) {
-		b, _ := os.ReadFile(pidFile)
-		first, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		time.Sleep(20 * time.Millisecond)
-	}
+	dir := filepath.Join(out, run.Project, run.Domain, run.Run, "p")
+	first := readPID(t, filepath.Join(dir, "first.pid"))
 	e.stop() // a server stop kills what its executor runs
-	if first == 0 || !processGone(first) {
-		t.Fatalf("the first attempt's process %d outlived the server", first)
+	if !processGone(first) {
+		t.Fatalf("the first run's process %d outlived the server", first)
 	}
 	e2 := startEnv(t, out)
 	ta := await(t, e2, id(run, "p"), 20*time.Second, "SUCCEEDED", finished)
 	s := ta.Status
-	if v1.PhaseOf(s.Conditions) != v1.PhaseSucceeded || s.Attempts != 2 || s.SystemFailures != 1 {
-		t.Errorf("phase %s attempts %d system failures %d, want SUCCEEDED in attempt 2 after 1 system failure",
+	if v1.PhaseOf(s.Conditions) != v1.PhaseSucceeded || s.Attempts != 1 || s.SystemFailures != 0 {
+		t.Errorf("phase %s attempts %d system failures %d, want SUCCEEDED in attempt 1 with no failure",
 			v1.PhaseOf(s.Conditions), s.Attempts, s.SystemFailures)
 	}
+	if !strings.Contains(history(ta), "RUNNING QUEUED INITIALIZING RUNNING SUCCEEDED") {
+		t.Errorf("history %q should show the interruption", history(ta))
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "stdout-1.log")); string(b) != "first\nsecond\n" {
+		t.Errorf("stdout-1.log %q, want both runs' output", b)
+	}
+}
+
+func readPID(t *testing.T, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(path)
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+			return pid
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no pid in %s", path)
+	return 0
+}
+
+// A server process that recorded an attempt as starting, then died, left
+// no pid. The next server kills whatever carries the attempt's marker and
+// counts the attempt lost: it never runs it again, but a new one.
+func TestAttemptRecordedByADeadServerIsNeverRerun(t *testing.T) {
+	out := t.TempDir()
+	mgr := startManager(t)
+	run := newRun()
+	counter := filepath.Join(t.TempDir(), "runs")
+	aid := id(run, "p")
+	_, _, err := mgr.Enqueue(context.Background(), taskactions.EnqueueRequest{ID: aid, TaskType: "process",
+		TaskTemplate: []byte(fmt.Sprintf(`{"type":"process","container":{"command":["sh","-c","echo $TASKACTIONS_ATTEMPT >> %s"]}}`, counter))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the dead server left: attempt 1 INITIALIZING, a marker, no pid;
+	// and a process of that attempt that somehow outlived it.
+	state, _ := plugins.EncodeState(process.State{Marker: "m-dead-server", Instance: "dead"})
+	if _, err := mgr.UpdateStatus(context.Background(), aid, func(t *v1.TaskAction) error {
+		t.Status.Attempts, t.Status.PluginState, t.Status.PluginStateVersion = 1, state, 2
+		mgr.SetPhase(t, v1.PhaseInitializing, v1.ReasonInitializing, "", false)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	orphan := exec.Command("sleep", "300")
+	orphan.Env = append(os.Environ(), "TASKACTIONS_ATTEMPT_MARKER=m-dead-server")
+	orphan.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := orphan.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = orphan.Wait() }()
+	mgr.StopWatching()
+
+	e := startEnv(t, out)
+	ta := await(t, e, aid, 20*time.Second, "SUCCEEDED", finished)
+	if s := ta.Status; s.Attempts != 2 || s.SystemFailures != 1 {
+		t.Errorf("attempts %d system failures %d, want attempt 2 after 1 system failure", s.Attempts, s.SystemFailures)
+	}
+	if b, _ := os.ReadFile(counter); string(b) != "2\n" {
+		t.Errorf("attempts that ran: %q, want only attempt 2", b)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !processGone(orphan.Process.Pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the marked orphan %d still runs", orphan.Process.Pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// An action stored by someone else too big to take a status for its whole
+// life fails at once, and its command never runs.
+func TestOversizedActionFailsWithoutRunning(t *testing.T) {
+	e := startEnv(t, t.TempDir())
+	run := newRun()
+	ran := filepath.Join(t.TempDir(), "ran")
+	tmpl := fmt.Sprintf(`{"type":"process","container":{"command":["touch",%q]},"custom":{"pad":%q}}`, ran, strings.Repeat("x", 800<<10))
+	ta := &v1.TaskAction{
+		ObjectMeta: metav1.ObjectMeta{Name: run.Run + "-big", Namespace: e.mgr.Namespace(run.Project, run.Domain)},
+		Spec: v1.TaskActionSpec{RunName: run.Run, Project: run.Project, Domain: run.Domain, ActionName: "big",
+			TaskType: "process", TaskTemplate: []byte(tmpl)},
+	}
+	client, err := versioned.NewForConfig(cp.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.FlyteV1().TaskActions(ta.Namespace).Create(context.Background(), ta, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := await(t, e, id(run, "big"), 20*time.Second, "FAILED", finished)
+	if s := got.Status; v1.PhaseOf(s.Conditions) != v1.PhaseFailed || s.ErrorState == nil || s.ErrorState.Code != "ObjectTooLarge" {
+		t.Fatalf("phase %s error %+v, want FAILED with ObjectTooLarge", v1.PhaseOf(s.Conditions), s.ErrorState)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the command of an oversized action ran")
+	}
+}
+
+// startManager is a manager alone (no executor), for setting up state.
+func startManager(t *testing.T) *taskactions.Manager {
+	t.Helper()
+	client, err := versioned.NewForConfig(cp.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr := taskactions.New(taskactions.Config{Client: client, Log: testenv.Logger()})
+	if err := mgr.StartWatching(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mgr.StopWatching)
+	return mgr
 }

@@ -36,6 +36,12 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 	if ta.DeletionTimestamp != nil || phase.Terminal() {
 		return 0, c.finish(ctx, key, ta)
 	}
+	// Stored by someone else, too big to record a status for its whole
+	// life: fail it now, before anything runs, with as small a write as
+	// there is.
+	if err := taskactions.CheckSize(ta); err != nil {
+		return 0, c.fail(ctx, key, ta, v1.ReasonInvalidSpec, v1.ErrorKindUser, "ObjectTooLarge", err.Error())
+	}
 	tmpl, err := parseTemplate(ta)
 	if err != nil {
 		return 0, c.fail(ctx, key, ta, v1.ReasonInvalidSpec, v1.ErrorKindUser, "InvalidSpec", err.Error())
@@ -332,6 +338,9 @@ func (c *Controller) taskContext(key string, ta *v1.TaskAction, tmpl plugins.Tem
 		UID: string(ta.UID), Attempt: max(ta.Status.Attempts, 1), Template: tmpl,
 		Env: s.EnvVars, InputURI: s.InputURI, OutputDir: c.outputDir(ta), ServerURL: c.cfg.ServerURL,
 		Wake: func() { c.wake(key) },
+	}
+	if c.cfg.TaskToken != nil {
+		tc.Token = c.cfg.TaskToken(s.Project, s.Domain, s.RunName, s.ActionName)
 	}
 	return tc.WithState(ta.Status.PluginStateVersion, ta.Status.PluginState)
 }

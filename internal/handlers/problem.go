@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"taskactions/internal/auth"
 	"taskactions/internal/taskactions"
 )
 
@@ -18,6 +19,7 @@ var (
 	errNotReady             = errors.New("the server is starting: its cache is not synced yet")
 	errRouteNotFound        = errors.New("no such route")
 	errMethodNotAllowed     = errors.New("method not allowed on this route")
+	errTooManyStreams       = errors.New("too many open streams; try again later")
 )
 
 // invalidRequest is a request the OpenAPI document rejects, with each
@@ -43,7 +45,17 @@ func problemFor(err error) Problem {
 	var invalid *invalidRequest
 	var tooLarge *http.MaxBytesError
 	var bad badRequest
+	var fields taskactions.FieldErrors
 	switch {
+	case errors.As(err, &fields):
+		p := problem(http.StatusBadRequest, "the request has fields this server does not accept")
+		params := make([]InvalidParam, len(fields))
+		for i, f := range fields {
+			pointer := jsonPointer(f.Path)
+			params[i] = InvalidParam{Pointer: &pointer, Detail: f.Detail}
+		}
+		p.Errors = &params
+		return p
 	case errors.As(err, &invalid):
 		p := problem(http.StatusBadRequest, invalid.detail)
 		if len(invalid.params) > 0 {
@@ -52,7 +64,7 @@ func problemFor(err error) Problem {
 		return p
 	case errors.As(err, &tooLarge):
 		return problem(http.StatusRequestEntityTooLarge, "the request body is larger than 1 MiB")
-	case errors.As(err, &bad), errors.Is(err, taskactions.ErrInvalid):
+	case errors.As(err, &bad), errors.Is(err, taskactions.ErrInvalid), errors.Is(err, errPathNotCanonical):
 		return problem(http.StatusBadRequest, err.Error())
 	case errors.Is(err, taskactions.ErrNotFound), errors.Is(err, errRouteNotFound):
 		return problem(http.StatusNotFound, err.Error())
@@ -60,9 +72,15 @@ func problemFor(err error) Problem {
 		return problem(http.StatusMethodNotAllowed, err.Error())
 	case errors.Is(err, taskactions.ErrConflict):
 		return problem(http.StatusConflict, err.Error())
+	case errors.Is(err, taskactions.ErrTooLarge):
+		return problem(http.StatusRequestEntityTooLarge, err.Error())
+	case errors.Is(err, auth.ErrUnauthenticated):
+		return problem(http.StatusUnauthorized, err.Error())
+	case errors.Is(err, auth.ErrForbidden), errors.Is(err, errHostNotAllowed), errors.Is(err, errCrossOrigin):
+		return problem(http.StatusForbidden, err.Error())
 	case errors.Is(err, errUnsupportedMediaType):
 		return problem(http.StatusUnsupportedMediaType, err.Error())
-	case errors.Is(err, errNotReady):
+	case errors.Is(err, errNotReady), errors.Is(err, errTooManyStreams):
 		return problem(http.StatusServiceUnavailable, err.Error())
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return problem(http.StatusServiceUnavailable, "the request was cancelled or timed out")
@@ -81,11 +99,17 @@ func problem(status int, detail string) Problem {
 // writeProblem writes err as application/problem+json, logging the ones
 // that are the server's fault.
 func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
+	writeProblemCtx(r.Context(), w, err)
+}
+
+// writeProblemCtx is writeProblem where only the request's context is at
+// hand (a stream's response).
+func writeProblemCtx(ctx context.Context, w http.ResponseWriter, err error) {
 	p := problemFor(err)
-	if p.Status >= 500 {
-		zerolog.Ctx(r.Context()).Error().Err(err).Msg("request failed")
+	if p.Status >= 500 && !errors.Is(err, errTooManyStreams) {
+		zerolog.Ctx(ctx).Error().Err(err).Msg("request failed")
 	}
-	if id := requestID(r.Context()); id != "" {
+	if id := requestID(ctx); id != "" {
 		instance := "urn:request:" + id
 		p.Instance = &instance
 	}

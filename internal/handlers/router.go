@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/cors"
 	"github.com/rs/zerolog"
 
 	"taskactions/api"
+	"taskactions/internal/auth"
 	"taskactions/internal/runs"
 	"taskactions/internal/sse"
 	"taskactions/internal/taskactions"
@@ -33,6 +35,23 @@ type Config struct {
 	// Web serves the dashboard; nil serves none.
 	Web http.Handler
 	Log zerolog.Logger
+
+	// Authenticator tells who sent a request (auth.Open{} when
+	// authentication is off), Authorizer what they may do.
+	Authenticator auth.Authenticator
+	Authorizer    auth.Authorizer
+	// Sessions set and clear the browser's session cookie, and LoginCodes
+	// redeem the login link; both nil when authentication is off.
+	Sessions   *auth.Sessions
+	LoginCodes *auth.LoginCodes
+	// ExecuteTaskTypes need the execute verb to enqueue (process).
+	ExecuteTaskTypes []string
+	// AllowedHosts are the Host names the server answers to; CORSOrigins
+	// the foreign origins whose pages may call the API (none by default).
+	AllowedHosts HostAllowlist
+	CORSOrigins  []string
+	// MaxStreams bounds the open event streams (0: no bound).
+	MaxStreams int
 }
 
 // NewRouter returns the server's handler: /api/v1 (generated from the
@@ -43,28 +62,46 @@ func NewRouter(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRules(v.doc); err != nil {
+		return nil, err
+	}
 	r := chi.NewRouter()
-	r.Use(withRequestID(cfg.Log), recoverPanics, accessLog(cfg.Metrics))
+	r.Use(withRequestID(cfg.Log), recoverPanics, accessLog(cfg.Metrics), canonicalPaths, guardHost(cfg.AllowedHosts))
+	if len(cfg.CORSOrigins) > 0 {
+		r.Use(cors.Handler(cors.Options{
+			AllowedOrigins: cfg.CORSOrigins,
+			AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete},
+			AllowedHeaders: []string{"Authorization", "Content-Type", "Last-Event-ID", "X-Request-ID"},
+			ExposedHeaders: []string{"X-Request-ID", "Retry-After"},
+			MaxAge:         600,
+		}))
+	}
+	r.Use(guardOrigin(cfg.CORSOrigins))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	r.Get("/readyz", readyz(cfg.Ready))
-	r.Handle("/metrics", cfg.Metrics.Handler())
+	r.Handle("/metrics", requireSubject(cfg.Authenticator, cfg.Metrics.Handler()))
+	r.Get("/login", login(cfg.LoginCodes))
 
 	apiRouter := chi.NewRouter()
 	apiRouter.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
 	apiRouter.MethodNotAllowed(methodNotAllowed(apiRouter))
 	apiRouter.Use(gate(cfg.Synced))
-	srv := &Server{mgr: cfg.Manager, runs: cfg.Runs, sse: cfg.SSE, metrics: cfg.Metrics}
-	strict := NewStrictHandlerWithOptions(srv, nil, StrictHTTPServerOptions{
+	srv := &Server{mgr: cfg.Manager, runs: cfg.Runs, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, streams: newStreamSlots(cfg.MaxStreams)}
+	az := &authorizer{authz: cfg.Authorizer, executeTypes: cfg.ExecuteTaskTypes}
+	strict := NewStrictHandlerWithOptions(srv, []StrictMiddlewareFunc{az.middleware}, StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(w, r, badRequest{err}) },
 		ResponseErrorHandlerFunc: writeProblem,
 	})
 	HandlerWithOptions(strict, ChiServerOptions{
-		BaseRouter:       apiRouter,
-		Middlewares:      []MiddlewareFunc{v.middleware},
+		BaseRouter: apiRouter,
+		// The last runs first: refuse a body that is not JSON (before
+		// anything else, a forged cross-site request), authenticate, then
+		// validate.
+		Middlewares:      []MiddlewareFunc{v.middleware, authenticate(cfg.Authenticator, v), requireJSON},
 		ErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(w, r, badRequest{err}) },
 	})
 	r.Mount(BasePath, apiRouter)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 
 	"taskactions/api"
+	"taskactions/internal/auth"
 	"taskactions/internal/journal"
 	"taskactions/internal/runs"
 	"taskactions/internal/sse"
@@ -19,10 +20,12 @@ import (
 
 // Server implements StrictServerInterface.
 type Server struct {
-	mgr     *taskactions.Manager
-	runs    *runs.Service
-	sse     sse.Config
-	metrics *Metrics
+	mgr      *taskactions.Manager
+	runs     *runs.Service
+	sse      sse.Config
+	metrics  *Metrics
+	sessions *auth.Sessions
+	streams  *streamSlots
 }
 
 var _ StrictServerInterface = (*Server)(nil)
@@ -191,6 +194,12 @@ type stream[V any] struct {
 }
 
 func (st stream[V]) serve(w http.ResponseWriter) error {
+	if !st.s.streams.acquire() {
+		w.Header().Set("Retry-After", "5")
+		writeProblemCtx(st.ctx, w, errTooManyStreams)
+		return nil
+	}
+	defer st.s.streams.release()
 	defer st.s.metrics.StreamOpened(st.kind)()
 	return sse.Serve(st.ctx, w, st.lastID, st.src, st.s.sse)
 }

@@ -1,9 +1,11 @@
 package handlers
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
+	"io"
 	"net/http"
 	"strings"
 
@@ -36,26 +38,30 @@ func newValidator(spec []byte, base string) (*validator, error) {
 	return &validator{doc: doc, base: base}, nil
 }
 
+// operation returns the document's operation for the route chi matched.
+func (v *validator) operation(r *http.Request) (path string, item *openapi3.PathItem, op *openapi3.Operation) {
+	rc := chi.RouteContext(r.Context())
+	path = strings.TrimPrefix(rc.RoutePattern(), v.base)
+	if item = v.doc.Paths.Value(path); item != nil {
+		op = item.GetOperation(r.Method)
+	}
+	return path, item, op
+}
+
 func (v *validator) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rc := chi.RouteContext(r.Context())
-		path := strings.TrimPrefix(rc.RoutePattern(), v.base)
-		item := v.doc.Paths.Value(path)
-		var op *openapi3.Operation
-		if item != nil {
-			op = item.GetOperation(r.Method)
-		}
+		path, item, op := v.operation(r)
 		if op == nil {
 			writeProblem(w, r, fmt.Errorf("route %s %s is not in the OpenAPI document", r.Method, path))
 			return
 		}
 		if op.RequestBody != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
-			if err := checkMediaType(r); err != nil {
+			if err := readBody(w, r); err != nil {
 				writeProblem(w, r, err)
 				return
 			}
 		}
+		rc := chi.RouteContext(r.Context())
 		params := make(map[string]string, len(rc.URLParams.Keys))
 		for i, k := range rc.URLParams.Keys {
 			params[k] = rc.URLParams.Values[i]
@@ -74,17 +80,26 @@ func (v *validator) middleware(next http.Handler) http.Handler {
 	})
 }
 
-// checkMediaType refuses a body that is not JSON with 415. A request with
-// no body at all is left to the schema (which knows whether one is needed);
-// one of unknown length (chunked) has a body.
-func checkMediaType(r *http.Request) error {
-	ct := r.Header.Get("Content-Type")
-	if ct == "" && r.ContentLength == 0 {
-		return nil
+// readBody reads the whole body (at most MaxBodyBytes) and puts it back
+// for the validator and the handler, refusing one that holds more than one
+// JSON value: `{...}{}` is not a request, whatever a streaming decoder
+// would make of it.
+func readBody(w http.ResponseWriter, r *http.Request) error {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		return err
 	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-		return errUnsupportedMediaType
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil // the schema says whether a body is required
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var v json.RawMessage
+	if err := dec.Decode(&v); err != nil {
+		return nil // not JSON: the validator says where
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return badRequest{errors.New("the request body has data after its JSON value")}
 	}
 	return nil
 }

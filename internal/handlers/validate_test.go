@@ -3,7 +3,6 @@ package handlers
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -36,41 +35,6 @@ func TestJSONPointer(t *testing.T) {
 	}
 }
 
-func TestCheckMediaType(t *testing.T) {
-	tests := []struct {
-		name        string
-		contentType string
-		body        string
-		chunked     bool // a body of unknown length, as a chunked request has
-		wantErr     bool
-	}{
-		{"json", "application/json", "{}", false, false},
-		{"json with charset", "application/json; charset=utf-8", "{}", false, false},
-		{"upper case", "Application/JSON", "{}", false, false},
-		{"merge patch", "application/merge-patch+json", "{}", false, false},
-		{"text", "text/plain", "{}", false, true},
-		{"garbage", "not a media type;;", "{}", false, true},
-		{"missing with body", "", "{}", false, true},
-		{"missing with chunked body", "", "{}", true, true},
-		{"missing without body", "", "", false, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := httptest.NewRequest(http.MethodPut, "/", strings.NewReader(tt.body))
-			if tt.contentType != "" {
-				r.Header.Set("Content-Type", tt.contentType)
-			}
-			if tt.chunked {
-				r.ContentLength = -1
-			}
-			err := checkMediaType(r)
-			if tt.wantErr != errors.Is(err, errUnsupportedMediaType) || (!tt.wantErr && err != nil) {
-				t.Errorf("checkMediaType = %v, want error %v", err, tt.wantErr)
-			}
-		})
-	}
-}
-
 const statusRoute = BasePath + "/projects/{project}/domains/{domain}/runs/{run}/actions/{action}/status"
 
 // newValidatedServer serves one real route of the document behind the
@@ -88,8 +52,8 @@ func newValidatedServer(t *testing.T) *httptest.Server {
 		_, _ = w.Write(b)
 	})
 	r := chi.NewRouter()
-	r.Put(statusRoute, v.middleware(echo).ServeHTTP)
-	r.Put(BasePath+"/not-in-the-document", v.middleware(echo).ServeHTTP)
+	r.Put(statusRoute, requireJSON(v.middleware(echo)).ServeHTTP)
+	r.Put(BasePath+"/not-in-the-document", requireJSON(v.middleware(echo)).ServeHTTP)
 	srv := httptest.NewServer(r)
 	t.Cleanup(srv.Close)
 	return srv
@@ -114,10 +78,15 @@ func TestValidatorMiddleware(t *testing.T) {
 		{name: "attempt wrong type", path: okPath, body: `{"attempt":"1","status":{"phase":"RUNNING"}}`, status: http.StatusBadRequest, pointer: "/attempt"},
 		{name: "unknown phase", path: okPath, body: `{"attempt":1,"status":{"phase":"DONE"}}`, status: http.StatusBadRequest, pointer: "/status/phase"},
 		{name: "not JSON", path: okPath, body: `{"attempt":`, status: http.StatusBadRequest},
-		{name: "missing body", path: okPath, body: "", status: http.StatusBadRequest},
+		{name: "missing body", path: okPath, contentType: "application/json", body: "", status: http.StatusBadRequest},
+		{name: "no body, no type", path: okPath, body: "", status: http.StatusUnsupportedMediaType},
 		{name: "bad run name", path: "/api/v1/projects/p1/domains/dev/runs/Bad_Run/actions/a0/status", body: valid, status: http.StatusBadRequest, parameter: "run"},
 		{name: "bad action name", path: "/api/v1/projects/p1/domains/dev/runs/r1/actions/-a/status", body: valid, status: http.StatusBadRequest, parameter: "action"},
 		{name: "text body", path: okPath, contentType: "text/plain", body: valid, status: http.StatusUnsupportedMediaType},
+		{name: "latin-1 body", path: okPath, contentType: "application/json; charset=iso-8859-1", body: valid, status: http.StatusUnsupportedMediaType},
+		{name: "trailing JSON", path: okPath, body: valid + `{}`, status: http.StatusBadRequest},
+		{name: "trailing garbage", path: okPath, body: valid + ` x`, status: http.StatusBadRequest},
+		{name: "trailing space", path: okPath, body: valid + " \n", status: http.StatusOK},
 		{name: "too large", path: okPath, body: `{"attempt":1,"status":{"phase":"RUNNING","message":"` + strings.Repeat("x", MaxBodyBytes) + `"}}`, status: http.StatusRequestEntityTooLarge},
 		// A route the document lacks is the server's mistake, not the client's.
 		{name: "route not in document", path: "/api/v1/not-in-the-document", body: `{}`, status: http.StatusInternalServerError},

@@ -3,7 +3,6 @@ package taskactions
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,11 +14,16 @@ import (
 // DefaultAbortReason is kept when an abort gives none.
 const DefaultAbortReason = "aborted by user"
 
-// AbortAction ends the action and all its descendants ABORTED (condition
-// reason Aborted), keeping the reason (annotation, shown as abortReason).
-// Actions already terminal keep their phase. Nothing is deleted: the
-// records stay readable, and nothing relies on owner-reference garbage
-// collection, which the embedded control plane does not have. Idempotent.
+// AbortAction records an abort on the action and returns: the reason goes
+// on as an annotation, and an unfinished action ends ABORTED (condition
+// reason Aborted). The Aborter then ends every unfinished descendant the
+// same way, in the background, so the request neither waits for a large
+// run nor leaves it half aborted when its client gives up; a restart picks
+// the work up again from the annotations and phases. An action already
+// finished keeps its phase, but the annotation still asks for its
+// unfinished descendants to be aborted. Idempotent: the first reason
+// stays. Nothing is deleted, and nothing relies on owner-reference garbage
+// collection, which the embedded control plane does not have.
 //
 // Each status write is conditional on the version it read, so an abort
 // racing a SUCCEEDED report ends in exactly one of the two.
@@ -28,66 +32,35 @@ func (m *Manager) AbortAction(ctx context.Context, id ActionID, reason string) e
 		reason = DefaultAbortReason
 	}
 	m.written.catchUp(ctx)
-	if _, err := m.current(ctx, id, true); err != nil {
-		return err
-	}
-	// Abort, then look again: a child enqueued while we worked is either
-	// refused (its parent is already aborted) or found by the next pass.
-	done := map[string]bool{}
-	for {
-		todo := m.subtree(id, done)
-		if len(todo) == 0 {
-			return nil
-		}
-		for _, aid := range todo {
-			done[aid.Name] = true
-			if err := m.abortOne(ctx, aid, reason); err != nil && !errors.Is(err, ErrNotFound) {
-				return err
-			}
-		}
-		m.written.catchUp(ctx)
-	}
-}
-
-// subtree lists the action and its descendants, from the cache, minus
-// those in done, parents before children.
-func (m *Manager) subtree(root ActionID, done map[string]bool) []ActionID {
-	var out []ActionID
-	queue := []ActionID{root}
-	for len(queue) > 0 {
-		id := queue[0]
-		queue = queue[1:]
-		if !done[id.Name] {
-			out = append(out, id)
-		}
-		children, _ := m.byIndex(indexParent, parentIndexKey(id.Project, id.Domain, id.Run, id.Name))
-		for _, c := range children {
-			queue = append(queue, ActionID{id.Project, id.Domain, id.Run, c.Spec.ActionName})
-		}
-	}
-	return out
-}
-
-func (m *Manager) abortOne(ctx context.Context, id ActionID, reason string) error {
 	cur, err := m.current(ctx, id, true)
 	if err != nil {
 		return err
 	}
-	if v1.PhaseOf(cur.Status.Conditions).Terminal() {
+	if v1.PhaseOf(cur.Status.Conditions) == v1.PhaseAborted {
 		return nil
 	}
-	// The reason goes on first, so the ABORTED update already carries it.
-	if cur.Annotations[v1.AnnotationAbortReason] != reason {
+	if _, ok := cur.Annotations[v1.AnnotationAbortReason]; !ok {
+		// The reason goes on first, so the ABORTED update already carries it.
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
 			"uid": cur.UID, "annotations": map[string]string{v1.AnnotationAbortReason: reason},
 		}})
 		out, err := m.client.FlyteV1().TaskActions(cur.Namespace).Patch(ctx, cur.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-		if err != nil {
-			return fmt.Errorf("annotate abort reason on %s: %w", id, err)
+		switch {
+		case isTooLarge(err):
+			return fmt.Errorf("action %s is too large to record an abort in (delete it): %w", id, ErrTooLarge)
+		case err != nil:
+			return fmt.Errorf("record the abort of %s: %w", id, err)
 		}
 		m.written.wrote(resourceVersion(out))
+		reason = out.Annotations[v1.AnnotationAbortReason]
 	}
-	_, err = m.UpdateStatus(ctx, id, func(ta *v1.TaskAction) error {
+	return m.abortOne(ctx, id, reason)
+}
+
+// abortOne ends one unfinished action ABORTED; a finished one keeps its
+// phase.
+func (m *Manager) abortOne(ctx context.Context, id ActionID, reason string) error {
+	_, err := m.UpdateStatus(ctx, id, func(ta *v1.TaskAction) error {
 		if v1.PhaseOf(ta.Status.Conditions).Terminal() {
 			return ErrNoChange
 		}
@@ -96,4 +69,25 @@ func (m *Manager) abortOne(ctx context.Context, id ActionID, reason string) erro
 		return nil
 	})
 	return err
+}
+
+// abortRequested: the action is ABORTED, or an abort was asked of it (an
+// action already finished when it was aborted), so its unfinished
+// descendants are to be aborted.
+func abortRequested(ta *v1.TaskAction) bool {
+	_, asked := ta.Annotations[v1.AnnotationAbortReason]
+	return asked || v1.PhaseOf(ta.Status.Conditions) == v1.PhaseAborted
+}
+
+// abortReasonOf is why an action was aborted: the reason recorded on it
+// (the target of an abort), or the one its status carries (a descendant);
+// empty when neither says.
+func abortReasonOf(ta *v1.TaskAction) string {
+	if r := ta.Annotations[v1.AnnotationAbortReason]; r != "" {
+		return r
+	}
+	if e := ta.Status.ErrorState; e != nil && e.Code == v1.ReasonAborted {
+		return e.Message
+	}
+	return ""
 }

@@ -9,10 +9,48 @@ import (
 	"time"
 
 	v1 "taskactions/api/v1"
+	"taskactions/internal/testenv"
 )
 
+// runAborter runs an aborter on m until the test ends.
+func runAborter(t testing.TB, m *Manager) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = NewAborter(m, 4, testenv.Logger()).Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+func phaseOf(t testing.TB, m *Manager, id ActionID) Action {
+	t.Helper()
+	ta, err := m.GetTaskAction(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ViewOf(ta)
+}
+
+// waitPhases waits until every named action of the run is in its phase,
+// and, where it is ABORTED, carries reason.
+func waitPhases(t testing.TB, m *Manager, run RunID, want map[string]v1.Phase, reason string) {
+	t.Helper()
+	eventually(t, 20*time.Second, fmt.Sprintf("phases %v", want), func() bool {
+		for name, phase := range want {
+			v := phaseOf(t, m, run.action(name))
+			if v.Phase != phase || (phase == v1.PhaseAborted && v.AbortReason != reason) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// The request records the abort on its target only; the aborter ends the
+// unfinished descendants, grandchildren included, with the same reason,
+// and leaves finished ones alone.
 func TestAbortCascadesToGrandchildren(t *testing.T) {
 	m := newManager(t, nil)
+	runAborter(t, m)
 	ctx := context.Background()
 	run := newRun()
 	mustEnqueue(t, m, echoRequest(run.action("a0"), ""))
@@ -25,23 +63,18 @@ func TestAbortCascadesToGrandchildren(t *testing.T) {
 	if err := m.AbortAction(ctx, run.action("a0"), "user pressed stop"); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]v1.Phase{"a0": v1.PhaseAborted, "c1": v1.PhaseAborted, "g1": v1.PhaseAborted, "c2": v1.PhaseSucceeded}
-	for name, phase := range want {
-		ta, err := m.GetTaskAction(ctx, run.action(name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := ViewOf(ta)
-		if v.Phase != phase {
-			t.Errorf("%s is %s, want %s", name, v.Phase, phase)
-		}
-		if phase == v1.PhaseAborted && v.AbortReason != "user pressed stop" {
-			t.Errorf("%s abort reason %q", name, v.AbortReason)
-		}
+	if v := phaseOf(t, m, run.action("a0")); v.Phase != v1.PhaseAborted || v.AbortReason != "user pressed stop" {
+		t.Fatalf("the target right after the abort: %s %q, want ABORTED with the reason", v.Phase, v.AbortReason)
 	}
-	// Idempotent, and children of an aborted action are refused.
+	waitPhases(t, m, run, map[string]v1.Phase{"a0": v1.PhaseAborted, "c1": v1.PhaseAborted, "g1": v1.PhaseAborted, "c2": v1.PhaseSucceeded}, "user pressed stop")
+
+	// Idempotent (the first reason stays), and children of an aborted
+	// action are refused.
 	if err := m.AbortAction(ctx, run.action("a0"), "again"); err != nil {
 		t.Errorf("second abort: %v", err)
+	}
+	if v := phaseOf(t, m, run.action("a0")); v.AbortReason != "user pressed stop" {
+		t.Errorf("a second abort changed the reason to %q", v.AbortReason)
 	}
 	if _, _, err := m.Enqueue(ctx, echoRequest(run.action("late"), "a0")); !errors.Is(err, ErrConflict) {
 		t.Errorf("child of an aborted parent: %v, want ErrConflict", err)
@@ -49,6 +82,48 @@ func TestAbortCascadesToGrandchildren(t *testing.T) {
 	if err := m.AbortAction(ctx, run.action("nope"), ""); !errors.Is(err, ErrNotFound) {
 		t.Errorf("abort of a missing action: %v, want ErrNotFound", err)
 	}
+}
+
+// Aborting a finished action (a root that succeeded while children still
+// run) keeps its phase and still ends what runs below it, through
+// finished levels too.
+func TestAbortOfFinishedActionEndsItsUnfinishedDescendants(t *testing.T) {
+	m := newManager(t, nil)
+	runAborter(t, m)
+	run := newRun()
+	for _, a := range [][2]string{{"a0", ""}, {"c1", "a0"}, {"c2", "a0"}, {"g1", "c2"}} {
+		mustEnqueue(t, m, echoRequest(run.action(a[0]), a[1]))
+	}
+	mustPut(t, m, run.action("a0"), 1, v1.PhaseSucceeded)
+	mustPut(t, m, run.action("c2"), 1, v1.PhaseFailed)
+	if err := m.AbortAction(context.Background(), run.action("a0"), "stop the stragglers"); err != nil {
+		t.Fatal(err)
+	}
+	waitPhases(t, m, run, map[string]v1.Phase{"a0": v1.PhaseSucceeded, "c1": v1.PhaseAborted, "c2": v1.PhaseFailed, "g1": v1.PhaseAborted}, "stop the stragglers")
+}
+
+// The abort is in the objects, not in the request or the process: with no
+// aborter running when it is recorded (the server died right after), a new
+// manager's aborter finishes it.
+func TestAbortResumesInANewProcess(t *testing.T) {
+	first := newManager(t, nil)
+	run := newRun()
+	mustEnqueue(t, first, echoRequest(run.action("a0"), ""))
+	for i := range 20 {
+		mustEnqueue(t, first, echoRequest(run.action(fmt.Sprintf("c%d", i)), "a0"))
+	}
+	if err := first.AbortAction(context.Background(), run.action("a0"), "before the crash"); err != nil {
+		t.Fatal(err)
+	}
+	first.StopWatching()
+
+	second := newManager(t, nil)
+	runAborter(t, second)
+	want := map[string]v1.Phase{"a0": v1.PhaseAborted}
+	for i := range 20 {
+		want[fmt.Sprintf("c%d", i)] = v1.PhaseAborted
+	}
+	waitPhases(t, second, run, want, "before the crash")
 }
 
 // A SUCCEEDED report racing an abort: one of them wins, and the loser

@@ -51,6 +51,9 @@ func (m *Manager) Enqueue(ctx context.Context, req EnqueueRequest) (ta *v1.TaskA
 	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
 		return nil, false, fmt.Errorf("namespace %q from the template: %s: %w", ns, strings.Join(errs, "; "), ErrInvalid)
 	}
+	if err := checkRequest(req); err != nil {
+		return nil, false, err
+	}
 	var parent *v1.TaskAction
 	if req.Parent != "" {
 		if parent, err = m.parentOf(ctx, req); err != nil {
@@ -61,10 +64,21 @@ func (m *Manager) Enqueue(ctx context.Context, req EnqueueRequest) (ta *v1.TaskA
 	if err != nil {
 		return nil, false, err
 	}
+	if err := CheckSize(want); err != nil {
+		return nil, false, err
+	}
+	release, err := m.owners.claim(ns, req.ID.Project, req.ID.Domain)
+	if err != nil {
+		return nil, false, err
+	}
 	if err := m.ensureNamespace(ctx, ns); err != nil {
+		release()
 		return nil, false, err
 	}
 	out, err := m.client.FlyteV1().TaskActions(ns).Create(ctx, want, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		release()
+	}
 	switch {
 	case err == nil:
 		m.written.wrote(resourceVersion(out))
@@ -80,6 +94,8 @@ func (m *Manager) Enqueue(ctx context.Context, req EnqueueRequest) (ta *v1.TaskA
 		return have, false, nil
 	case apierrors.IsInvalid(err):
 		return nil, false, fmt.Errorf("%s: %w", apiMessage(err), ErrInvalid)
+	case isTooLarge(err):
+		return nil, false, fmt.Errorf("action %s: %s: %w", req.ID, apiMessage(err), ErrTooLarge)
 	default:
 		return nil, false, fmt.Errorf("create action %s: %w", req.ID, err)
 	}

@@ -66,7 +66,7 @@ func TestEnqueueBuildsObjectAndChildInherits(t *testing.T) {
 	yes := true
 	root := echoRequest(run.action("a0"), "")
 	root.RunSpec = &RunSpec{
-		Labels:        map[string]string{"team": "ml", v1.LabelRun: "spoofed"},
+		Labels:        map[string]string{"team": "ml"},
 		Annotations:   map[string]string{"note": "hello"},
 		Envs:          map[string]string{"A": "1", "B": "2"},
 		Interruptible: &yes,

@@ -114,6 +114,9 @@ func (m *Manager) handleWatchEvent(w *watchState, ev watch.Event, old *v1.TaskAc
 	}
 	u := updateOf(ta, ev.Type == watch.Deleted)
 	m.views.update(ta, u)
+	if ev.Type != watch.Deleted {
+		m.owners.saw(ta.Namespace, ta.Spec.Project, ta.Spec.Domain)
+	}
 	rv := resourceVersion(ta)
 	// The initial list is the state before the journal's floor, not events
 	// after it: snapshots serve it.

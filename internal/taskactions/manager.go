@@ -72,6 +72,7 @@ type Manager struct {
 	written rvWaiter // lets reads wait for this server's own writes
 	lists   *listCache
 	views   *viewCache
+	owners  *namespaceOwners
 	nsKnown sync.Map
 	// noNamespaces: the API serves no Namespace objects (another server's
 	// embedded control plane), so there are none to create.
@@ -122,6 +123,7 @@ func New(cfg Config) *Manager {
 		journal: journal.New[*ActionUpdate](cfg.Journal),
 		lists:   newListCache(),
 		views:   newViewCache(),
+		owners:  newNamespaceOwners(),
 	}
 }
 
@@ -246,6 +248,7 @@ func (m *Manager) StopWatching() {
 	w.workers.Wait()
 	m.lists.forget()
 	m.views.forget()
+	m.owners.forget()
 }
 
 func shardOf(key string, n int) int {

@@ -38,19 +38,25 @@ func (m *Manager) cached(id ActionID) (*v1.TaskAction, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Two actions whose run-action names join to the same object name
-	// ("a-b"+"c" and "a"+"b-c") are told apart by their spec.
-	if ta.Spec.RunName != id.Run || ta.Spec.ActionName != id.Name {
+	if !id.matches(&ta.Spec) {
 		return nil, nil
 	}
 	return ta, nil
+}
+
+// matches reports whether a spec is the action's. Names are joined with
+// "-" into object and namespace names, which collide ("a-b"+"c" and
+// "a"+"b-c"; team-1/prod and team/1-prod): the spec, not the computed
+// name, decides identity and so access.
+func (id ActionID) matches(s *v1.TaskActionSpec) bool {
+	return s.Project == id.Project && s.Domain == id.Domain && s.RunName == id.Run && s.ActionName == id.Name
 }
 
 // live reads an action from the API server, for decisions that must not
 // act on a stale cache (parent existence right after it was created).
 func (m *Manager) live(ctx context.Context, id ActionID) (*v1.TaskAction, error) {
 	ta, err := m.client.FlyteV1().TaskActions(m.Namespace(id.Project, id.Domain)).Get(ctx, objectName(id.Run, id.Name), metav1.GetOptions{})
-	if apierrors.IsNotFound(err) || (err == nil && (ta.Spec.RunName != id.Run || ta.Spec.ActionName != id.Name)) {
+	if apierrors.IsNotFound(err) || (err == nil && !id.matches(&ta.Spec)) {
 		return nil, fmt.Errorf("action %s: %w", id, ErrNotFound)
 	}
 	if err != nil {

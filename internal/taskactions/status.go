@@ -26,6 +26,7 @@ var ErrNoChange = errors.New("no change")
 // that ends the update (ErrConflict for a domain rule).
 func (m *Manager) UpdateStatus(ctx context.Context, id ActionID, mutate func(*v1.TaskAction) error) (*v1.TaskAction, error) {
 	return m.update(ctx, id, mutate, func(ta *v1.TaskAction) (*v1.TaskAction, error) {
+		boundStatus(&ta.Status)
 		ta.Status.StateJSON = stateJSON(ta)
 		return m.client.FlyteV1().TaskActions(ta.Namespace).UpdateStatus(ctx, ta, metav1.UpdateOptions{})
 	})
@@ -59,8 +60,11 @@ func (m *Manager) update(ctx context.Context, id ActionID, mutate func(*v1.TaskA
 		return err
 	})
 	if err != nil {
-		if apierrors.IsNotFound(err) {
+		switch {
+		case apierrors.IsNotFound(err):
 			return nil, fmt.Errorf("action %s: %w", id, ErrNotFound)
+		case isTooLarge(err):
+			return nil, fmt.Errorf("action %s is too large to record a change in (delete it): %w", id, ErrTooLarge)
 		}
 		return nil, err
 	}

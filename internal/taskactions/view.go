@@ -96,7 +96,7 @@ func ViewOf(ta *v1.TaskAction) Action {
 		a.Parent = *s.ParentActionName
 	}
 	if a.Phase == v1.PhaseAborted {
-		a.AbortReason = ta.Annotations[v1.AnnotationAbortReason]
+		a.AbortReason = abortReasonOf(ta)
 	}
 	a.PhaseHistory = make([]PhaseTransition, len(ta.Status.PhaseHistory))
 	for i, h := range ta.Status.PhaseHistory {

@@ -73,7 +73,7 @@ func sentAt(data []byte) (time.Time, bool) {
 // CPU seconds per 1,000 delivered events, for each, and their ratios.
 func BenchmarkFanout(b *testing.B) {
 	s := startServer(b)
-	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	httpc := s.client(&http.Transport{MaxIdleConnsPerHost: 8})
 	run := "fan"
 	if err := post(httpc, s.url+"/api/v1/actions", enqueueBody("fan", run, "a0", ""), http.StatusCreated); err != nil {
 		b.Fatal(err)
@@ -137,7 +137,7 @@ func BenchmarkFanout(b *testing.B) {
 	streamURL := fmt.Sprintf("%s/api/v1/projects/fan/domains/dev/runs/%s/actions/a0/events", s.url, run)
 	sseP50, sseP99, sseCPU := measure("sse", func(ctx context.Context, lat *latencies, ready *sync.WaitGroup) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, streamURL, nil)
-		resp, err := (&http.Client{Transport: &http.Transport{}}).Do(req)
+		resp, err := (s.client(&http.Transport{})).Do(req)
 		if err != nil {
 			b.Error(err)
 			ready.Done()
@@ -203,7 +203,7 @@ func BenchmarkFanout(b *testing.B) {
 // 10,000 streams.
 func BenchmarkIdleStreams(b *testing.B) {
 	s := startServer(b)
-	httpc := &http.Client{}
+	httpc := s.client(&http.Transport{})
 	if err := post(httpc, s.url+"/api/v1/actions", enqueueBody("idle", "r", "a0", ""), http.StatusCreated); err != nil {
 		b.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func BenchmarkIdleStreams(b *testing.B) {
 				defer wg.Done()
 				defer func() { <-sem }()
 				tr := &http.Transport{}
-				resp, err := (&http.Client{Transport: tr}).Get(url)
+				resp, err := s.client(tr).Get(url)
 				if err != nil {
 					b.Error(err)
 					return

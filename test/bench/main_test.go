@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,6 +28,8 @@ import (
 	"taskactions/internal/kube/clientset/versioned"
 	"taskactions/internal/logging"
 	"taskactions/internal/testenv"
+	"taskactions/pkg/client"
+	"taskactions/test/testserver"
 )
 
 // serveEnv makes this test binary the server (see TestMain).
@@ -46,6 +49,9 @@ func serve(dataDir, listen string) int {
 	cfg := app.Defaults()
 	cfg.DataDir, cfg.Listen = dataDir, listen
 	cfg.ExecutorTaskTypes = "echo,sleep"
+	if a := os.Getenv("TASKACTIONS_AUTH"); a != "" {
+		cfg.Auth = a
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	if err := app.Run(ctx, cfg, log); err != nil {
@@ -61,9 +67,24 @@ type server struct {
 	pid     int
 	dataDir string
 	kube    versioned.Interface
+	token   string // the admin token; empty with --auth=none
+}
+
+// client is an HTTP client of the server that sends the admin token.
+func (s *server) client(tr *http.Transport) *http.Client {
+	if s.token == "" {
+		return &http.Client{Transport: tr}
+	}
+	return &http.Client{Transport: testserver.Authorized(s.token, tr)}
 }
 
 func startServer(b *testing.B) *server {
+	b.Helper()
+	return startServerEnv(b)
+}
+
+// startServerEnv starts the server with extra environment (TASKACTIONS_AUTH=none).
+func startServerEnv(b *testing.B, env ...string) *server {
 	b.Helper()
 	dir := b.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -73,7 +94,7 @@ func startServer(b *testing.B) *server {
 	addr := ln.Addr().String()
 	ln.Close()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), serveEnv+"="+filepath.Join(dir, "data"), "TASKACTIONS_LISTEN="+addr)
+	cmd.Env = append(append(os.Environ(), serveEnv+"="+filepath.Join(dir, "data"), "TASKACTIONS_LISTEN="+addr), env...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -96,6 +117,9 @@ func startServer(b *testing.B) *server {
 			b.Fatal("server not ready")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	if token, err := client.ReadTokenFile(filepath.Join(s.dataDir, app.FileAPIToken)); err == nil && !slices.Contains(env, "TASKACTIONS_AUTH=none") {
+		s.token = token
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(s.dataDir, "kubeconfig"))
 	if err != nil {

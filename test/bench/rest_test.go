@@ -86,7 +86,7 @@ func directObject(project, run, action string) *v1.TaskAction {
 // concurrency 16, in alternating rounds.
 func BenchmarkEnqueue(b *testing.B) {
 	s := startServer(b)
-	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency}}
+	httpc := s.client(&http.Transport{MaxIdleConnsPerHost: concurrency})
 	const perRound, rounds = 1500, 2
 	var restRate, directRate float64
 	for round := range rounds + 1 { // round 0 warms both paths up
@@ -116,7 +116,7 @@ func BenchmarkEnqueue(b *testing.B) {
 // 10,000 actions through the REST API.
 func BenchmarkReadLatency10k(b *testing.B) {
 	s := startServer(b)
-	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency}}
+	httpc := s.client(&http.Transport{MaxIdleConnsPerHost: concurrency})
 	if err := post(httpc, s.url+"/api/v1/actions", enqueueBody("read", "big", "a0", ""), http.StatusCreated); err != nil {
 		b.Fatal(err)
 	}

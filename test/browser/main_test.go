@@ -96,6 +96,12 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "FAIL: start %s: %v\n", chromium, err)
 		return 1
 	}
+	// Log the browser in as a user does, with the one-time link: the
+	// session cookie then serves every tab, and the restarted server too.
+	if err := chromedp.Do(browserCtx, chromedp.Navigate(srv.app.LoginURL())); err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: log in: %v\n", err)
+		return 1
+	}
 	return m.Run()
 }
 

@@ -104,7 +104,7 @@ func TestBadInputs(t *testing.T) {
 			if tc.contentType != "" {
 				req.Header.Set("Content-Type", tc.contentType)
 			}
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := srv.http.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,7 +18,7 @@ import (
 func TestFanoutExample(t *testing.T) {
 	run := "fanout-e2e"
 	cmd := exec.Command("../../examples/fanout/run.sh", run)
-	cmd.Env = append(os.Environ(), "TASKACTIONS_URL="+srv.URL())
+	cmd.Env = append(os.Environ(), "TASKACTIONS_URL="+srv.URL(), "TASKACTIONS_DATA_DIR="+srv.dataDir)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("run.sh: %v\n%s", err, out)
 	}

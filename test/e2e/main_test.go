@@ -50,6 +50,9 @@ type server struct {
 	url     string
 	dataDir string
 	api     *client.ClientWithResponses
+	// http makes requests by hand with the admin token; token is it.
+	http  *http.Client
+	token string
 }
 
 // URL is the server's base URL.
@@ -69,7 +72,15 @@ func startServer(dataDir string, mutate func(*app.Config)) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &server{app: a, url: a.URL(), dataDir: dataDir, api: c}, nil
+	s := &server{app: a, url: a.URL(), dataDir: dataDir, api: c, http: http.DefaultClient}
+	if cfg.Auth != app.AuthNone {
+		if s.token, err = testserver.AdminToken(dataDir); err != nil {
+			_ = a.Stop()
+			return nil, err
+		}
+		s.http = &http.Client{Transport: testserver.Authorized(s.token, nil)}
+	}
+	return s, nil
 }
 
 var seq atomic.Int64

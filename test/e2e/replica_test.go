@@ -25,7 +25,7 @@ func TestSecondReplicaThroughKubeconfig(t *testing.T) {
 	}
 	defer replica.Stop()
 	run := newRun()
-	stream := openStream(t, http.DefaultClient, runStreamURL(replica, run), "")
+	stream := openStream(t, replica.http, runStreamURL(replica, run), "")
 	stream.untilSynced(t)
 
 	enqueue(t, replica, run, "a0", "")

@@ -120,7 +120,15 @@ func TestOpenAPIAndMetricsAreServed(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/yaml" || !contains(doc, "openapi: 3.0.3") {
 		t.Fatalf("openapi.yaml: %s %s", resp.Status, resp.Header.Get("Content-Type"))
 	}
-	m, err := http.Get(srv.URL() + "/metrics")
+	anon, err := http.Get(srv.URL() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	anon.Body.Close()
+	if anon.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/metrics without a token: %s, want 401", anon.Status)
+	}
+	m, err := srv.http.Get(srv.URL() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"taskactions/internal/app"
 	"taskactions/pkg/client"
+	"taskactions/test/testserver"
 )
 
 // A server of its own (TLS, so HTTP/2; a replay buffer of 5 events):
@@ -23,7 +24,7 @@ import (
 func TestStreamsOverHTTP2AcrossRestart(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile, pool := selfSignedCert(t, dir)
-	h2 := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
+	h2 := &http.Client{}
 	start := func() *server {
 		s, err := startServer(filepath.Join(dir, "data"), func(c *app.Config) {
 			c.TLSCert, c.TLSKey = certFile, keyFile
@@ -32,6 +33,7 @@ func TestStreamsOverHTTP2AcrossRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		h2.Transport = testserver.Authorized(s.token, &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true})
 		if s.api, err = client.NewClientWithResponses(s.URL()+"/api/v1", client.WithHTTPClient(h2)); err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"taskactions/pkg/client"
+	"taskactions/test/testserver"
 )
 
 func TestStreamSnapshotSyncedLive(t *testing.T) {
@@ -21,7 +22,7 @@ func TestStreamSnapshotSyncedLive(t *testing.T) {
 	enqueue(t, srv, run, "c1", "a0")
 	enqueue(t, srv, run, "g1", "c1") // a grandchild: not in a0's stream
 
-	s := openStream(t, http.DefaultClient, actionStreamURL(srv, run, "a0"), "")
+	s := openStream(t, srv.http, actionStreamURL(srv, run, "a0"), "")
 	h := s.resp.Header
 	if h.Get("Content-Type") != "text/event-stream" || h.Get("Cache-Control") != "no-cache" || h.Get("X-Accel-Buffering") != "no" {
 		t.Errorf("stream headers %v", h)
@@ -81,7 +82,7 @@ func TestStreamSnapshotSyncedLive(t *testing.T) {
 func TestStreamResumeIsExact(t *testing.T) {
 	run := newRun()
 	enqueue(t, srv, run, "a0", "")
-	s := openStream(t, http.DefaultClient, runStreamURL(srv, run), "")
+	s := openStream(t, srv.http, runStreamURL(srv, run), "")
 	s.untilSynced(t)
 	enqueue(t, srv, run, "c1", "a0")
 	ev := s.next(t, 10*time.Second)
@@ -93,7 +94,7 @@ func TestStreamResumeIsExact(t *testing.T) {
 	putStatus(t, srv, run, "c1", 1, client.RUNNING)
 	putStatus(t, srv, run, "a0", 1, client.RUNNING)
 
-	r := openStream(t, http.DefaultClient, runStreamURL(srv, run), cursor)
+	r := openStream(t, srv.http, runStreamURL(srv, run), cursor)
 	got := r.untilSynced(t)
 	var names []string
 	for _, ev := range got[:len(got)-1] {
@@ -104,13 +105,13 @@ func TestStreamResumeIsExact(t *testing.T) {
 	}
 
 	// The same through ?lastEventId= (a first connect of a page).
-	q := openStream(t, http.DefaultClient, runStreamURL(srv, run)+"?lastEventId="+cursor, "")
+	q := openStream(t, srv.http, runStreamURL(srv, run)+"?lastEventId="+cursor, "")
 	if got := eventTypes(q.untilSynced(t)); got != "action action action synced" {
 		t.Fatalf("resume by query parameter gave %q", got)
 	}
 
 	// A cursor the server does not cover: reset, snapshot, synced.
-	old := openStream(t, http.DefaultClient, runStreamURL(srv, run), "1")
+	old := openStream(t, srv.http, runStreamURL(srv, run), "1")
 	if got := eventTypes(old.untilSynced(t)); got != "reset action action action synced" {
 		t.Fatalf("uncovered cursor gave %q, want reset then a snapshot of 3", got)
 	}
@@ -124,7 +125,7 @@ func TestStreamNoCrossRunLeak(t *testing.T) {
 	for _, r := range []client.RunIdentifier{run1, run2} {
 		enqueue(t, srv, r, "a0", "")
 	}
-	s := openStream(t, http.DefaultClient, actionStreamURL(srv, run1, "a0"), "")
+	s := openStream(t, srv.http, actionStreamURL(srv, run1, "a0"), "")
 	s.untilSynced(t)
 	enqueue(t, srv, run2, "c1", "a0")
 	putStatus(t, srv, run2, "a0", 1, client.RUNNING)
@@ -139,7 +140,7 @@ func TestStreamNoCrossRunLeak(t *testing.T) {
 
 func TestStreamHeartbeat(t *testing.T) {
 	run := newRun()
-	s := openStream(t, http.DefaultClient, runStreamURL(srv, run), "")
+	s := openStream(t, srv.http, runStreamURL(srv, run), "")
 	deadline := time.After(10 * time.Second)
 	for {
 		select {
@@ -168,13 +169,13 @@ func TestStreamSlowReader(t *testing.T) {
 		})
 		return err
 	}}
-	slowClient := &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext}}
+	slowClient := &http.Client{Transport: testserver.Authorized(srv.token, &http.Transport{DialContext: dialer.DialContext})}
 	slowResp, err := slowClient.Get(runStreamURL(srv, run))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer slowResp.Body.Close()
-	fast := openStream(t, http.DefaultClient, runStreamURL(srv, run), "")
+	fast := openStream(t, srv.http, runStreamURL(srv, run), "")
 	st := state{}
 	for _, ev := range fast.untilSynced(t) {
 		st.apply(t, ev)
@@ -228,7 +229,7 @@ func TestStreamSlowReader(t *testing.T) {
 		if err != nil {
 			reconnects++
 			// openStream reads in the background; read its channel here.
-			r := openStream(t, http.DefaultClient, runStreamURL(srv, run), slow.LastEventID())
+			r := openStream(t, srv.http, runStreamURL(srv, run), slow.LastEventID())
 			for len(slowState) < n+1 || !allAtAttempt(slowState, n, attempts) {
 				ev := r.next(t, 10*time.Second)
 				slowState.apply(t, ev)
@@ -279,7 +280,7 @@ func TestStreamConnectDisconnectLeavesNothing(t *testing.T) {
 	}
 	subsBefore := mgr.Journal().Subscribers()
 	goBefore, heapBefore := settle()
-	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	c := &http.Client{Transport: testserver.Authorized(srv.token, &http.Transport{MaxIdleConnsPerHost: 1})}
 	for range 1000 {
 		resp, err := c.Get(actionStreamURL(srv, run, "a0"))
 		if err != nil {

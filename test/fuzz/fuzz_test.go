@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -59,12 +60,14 @@ func FuzzStatusBody(f *testing.F) {
 	})
 }
 
-var serverURL string
+// serverURL and token reach the fuzz workers, children of the test
+// process, through the environment.
+var serverURL, token string
 
 func TestMain(m *testing.M) {
 	// Fuzz workers are children of the test process: they use its server.
 	if url := os.Getenv(urlEnv); url != "" {
-		serverURL = url
+		serverURL, token = url, os.Getenv(tokenEnv)
 		os.Exit(m.Run())
 	}
 	stop, err := startServer()
@@ -77,7 +80,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-const urlEnv = "TASKACTIONS_FUZZ_URL"
+const (
+	urlEnv   = "TASKACTIONS_FUZZ_URL"
+	tokenEnv = "TASKACTIONS_FUZZ_TOKEN"
+)
 
 // startServer runs bin/taskactions on a temporary data dir and a free port.
 func startServer() (stop func(), err error) {
@@ -122,7 +128,14 @@ func startServer() (stop func(), err error) {
 			return nil, fmt.Errorf("server not ready")
 		}
 	}
+	b, err := os.ReadFile(filepath.Join(dir, "data", "api-token"))
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	token = strings.TrimSpace(string(b))
 	os.Setenv(urlEnv, serverURL)
+	os.Setenv(tokenEnv, token)
 	return stop, nil
 }
 
@@ -133,6 +146,7 @@ func checkNo5xx(t testing.TB, method, path string, body []byte) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ package testserver
 
 import (
 	"context"
+	"net/http"
+	"path/filepath"
 	"time"
 
 	"taskactions/internal/app"
@@ -28,7 +30,8 @@ func Config(dataDir, listen string) app.Config {
 	return cfg
 }
 
-// Start starts a server and returns it with a client of its API.
+// Start starts a server and returns it with a client of its API that
+// carries the admin token of its data dir.
 func Start(cfg app.Config) (*app.App, *client.ClientWithResponses, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -36,10 +39,44 @@ func Start(cfg app.Config) (*app.App, *client.ClientWithResponses, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := client.NewClientWithResponses(a.URL() + "/api/v1")
+	var opts []client.ClientOption
+	if cfg.Auth != app.AuthNone {
+		token, err := AdminToken(cfg.DataDir)
+		if err != nil {
+			_ = a.Stop()
+			return nil, nil, err
+		}
+		opts = append(opts, client.WithBearerToken(token))
+	}
+	c, err := client.NewClientWithResponses(a.URL()+"/api/v1", opts...)
 	if err != nil {
 		_ = a.Stop()
 		return nil, nil, err
 	}
 	return a, c, nil
+}
+
+// AdminToken is the admin token of a data dir.
+func AdminToken(dataDir string) (string, error) {
+	return client.ReadTokenFile(filepath.Join(dataDir, app.FileAPIToken))
+}
+
+// Authorized wraps a transport (nil: the default one) so that every
+// request carries the token, for tests that make requests by hand.
+func Authorized(token string, base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return bearerTransport{token: token, base: base}
+}
+
+type bearerTransport struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (t bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+t.token)
+	return t.base.RoundTrip(r)
 }

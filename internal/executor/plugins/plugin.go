@@ -26,6 +26,20 @@ type Plugin interface {
 	Finalize(ctx context.Context, tc *TaskContext) error
 }
 
+// Stopper is a plugin that keeps something running between rounds (a
+// process). When the executor stops, Shutdown ends all of it and returns
+// the attempts it cut short, which the executor records as interrupted:
+// a graceful stop is not the task's failure, nor the system's.
+type Stopper interface {
+	Shutdown(ctx context.Context) []Interrupted
+}
+
+// Interrupted names an attempt a Shutdown ended before it finished.
+type Interrupted struct {
+	Project, Domain, Run, Action string
+	Attempt                      uint32
+}
+
 // Phase is where a plugin is with a task.
 type Phase int
 
@@ -111,6 +125,7 @@ type TaskContext struct {
 	InputURI  string
 	OutputDir string // a directory of the action's own, created by the executor
 	ServerURL string // this server's API, for tasks that call back
+	Token     string // a bearer token for it, scoped to the action's project and domain
 	// Wake asks the executor for another round now (a process exited).
 	Wake func()
 

@@ -2,15 +2,27 @@
 // args as a local process in a process group of its own, with stdout and
 // stderr in files of the action's output dir. Exit 0 succeeds; any other
 // exit is a retryable user failure carrying the exit code. Abort, timeout
-// and server shutdown kill the whole group.
+// and server shutdown kill the whole group, and so does the server's death
+// (see starter.go).
+//
+// Each attempt runs at most once. Its first round only records, in the
+// plugin state, that it is about to start (with a marker the process will
+// carry in its environment); the process starts in the next round, once
+// that record is stored. A server that finds such a record from another
+// server process cannot know whether the process started or how it ended:
+// it kills whatever carries the marker and reports the attempt lost (a
+// system failure, so a new attempt follows).
 //
 // Running commands that arrive over HTTP is remote execution by design:
 // the server enables this plugin by default only for its embedded control
-// plane on a loopback listener.
+// plane on a loopback listener, and only callers granted execute may
+// enqueue one.
 package process
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -29,6 +41,7 @@ import (
 type Plugin struct {
 	instance string   // this server process; a state of another is an orphan
 	baseEnv  []string // what tasks inherit from the server (PATH, HOME, ...)
+	starter  *starter
 
 	mu      sync.Mutex
 	running map[string]*proc // by action UID and attempt
@@ -37,15 +50,27 @@ type Plugin struct {
 // State is the persisted plugin state: enough to recognise the process
 // after a restart.
 type State struct {
+	// Marker is in the environment of everything the attempt starts
+	// (TASKACTIONS_ATTEMPT_MARKER): it finds the processes of an attempt
+	// whose pid was never recorded.
+	Marker string
+	// PID and StartTicks are set once the process started; StartTicks (the
+	// start time, from /proc) guards against pid reuse.
 	PID        int
-	StartTicks uint64 // the process start time, from /proc, against pid reuse
+	StartTicks uint64
 	Instance   string
 }
 
-const stateVersion = 1
+// Version 2 records the attempt before starting it; version 1 (pid only)
+// came from servers that started first.
+const stateVersion = 2
+
+// markerEnv carries an attempt's marker.
+const markerEnv = "TASKACTIONS_ATTEMPT_MARKER"
 
 type proc struct {
 	cmd        *exec.Cmd
+	tc         plugins.Interrupted
 	startTicks uint64
 	done       chan struct{}
 	exit       int // valid after done
@@ -62,13 +87,13 @@ func New(instance string) *Plugin {
 			env = append(env, k+"="+v)
 		}
 	}
-	return &Plugin{instance: instance, baseEnv: env, running: map[string]*proc{}}
+	return &Plugin{instance: instance, baseEnv: env, starter: newStarter(), running: map[string]*proc{}}
 }
 
 func key(tc *plugins.TaskContext) string { return tc.UID + "/" + strconv.Itoa(int(tc.Attempt)) }
 
-// Handle starts the process on the first round of an attempt and reports
-// its state after.
+// Handle records the attempt in its first round, starts it in the second
+// and reports its state after.
 func (p *Plugin) Handle(_ context.Context, tc *plugins.TaskContext) (plugins.Transition, error) {
 	p.mu.Lock()
 	pr := p.running[key(tc)]
@@ -77,47 +102,73 @@ func (p *Plugin) Handle(_ context.Context, tc *plugins.TaskContext) (plugins.Tra
 		return p.status(pr), nil
 	}
 	var st State
-	if _, ok, err := tc.LoadState(&st); err != nil {
+	version, ok, err := tc.LoadState(&st)
+	switch {
+	case err != nil:
 		return plugins.Transition{}, err
-	} else if ok {
-		// Started by an earlier server process: it died with it (or is
-		// killed now); this attempt cannot be watched to its end.
-		killOrphan(st)
-		return plugins.Transition{Phase: plugins.PhaseSystemRetryableFailure, Info: "process lost",
-			Error: &plugins.ExecutionError{Code: "ProcessLost", Message: fmt.Sprintf("pid %d was started by a server process that is gone", st.PID)}}, nil
+	case !ok:
+		return p.record(), nil
+	case version == stateVersion && st.Instance == p.instance && st.PID == 0:
+		return p.start(tc, st)
 	}
-	return p.start(tc)
+	// Recorded by an earlier server process: the attempt may have run, and
+	// must not run again.
+	killOrphan(st)
+	what := fmt.Sprintf("pid %d was started by a server process that is gone", st.PID)
+	if st.PID == 0 {
+		what = "a server process that is gone was starting it"
+	}
+	return plugins.Transition{Phase: plugins.PhaseSystemRetryableFailure, Info: "process lost",
+		Error: &plugins.ExecutionError{Code: "ProcessLost", Message: what}}, nil
 }
 
-func (p *Plugin) start(tc *plugins.TaskContext) (plugins.Transition, error) {
+// record is the first round: the marker goes into the state, which the
+// executor stores before the next round starts the process.
+func (p *Plugin) record() plugins.Transition {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return plugins.Transition{
+		Phase: plugins.PhaseInitializing, Version: 1, Info: "starting",
+		State: State{Marker: hex.EncodeToString(b), Instance: p.instance}, StateVersion: stateVersion,
+	}
+}
+
+func (p *Plugin) start(tc *plugins.TaskContext, st State) (plugins.Transition, error) {
 	c := tc.Template.Container
 	if len(c.Command) == 0 {
 		return plugins.Transition{Phase: plugins.PhasePermanentFailure,
 			Error: &plugins.ExecutionError{Code: "InvalidSpec", Message: "a process task needs container.command"}}, nil
 	}
+	path, err := exec.LookPath(c.Command[0])
+	if err != nil {
+		// Not found, not executable: retrying will not help.
+		return plugins.Transition{Phase: plugins.PhasePermanentFailure,
+			Error: &plugins.ExecutionError{Code: "StartFailed", Message: err.Error()}}, nil
+	}
 	suffix := strconv.Itoa(int(tc.Attempt))
-	stdout, err := os.Create(filepath.Join(tc.OutputDir, "stdout-"+suffix+".log"))
+	// Appended: an attempt a server stop interrupted starts again, and its
+	// first run's output stays.
+	stdout, err := openLog(filepath.Join(tc.OutputDir, "stdout-"+suffix+".log"))
 	if err != nil {
 		return plugins.Transition{}, err
 	}
 	defer stdout.Close()
-	stderr, err := os.Create(filepath.Join(tc.OutputDir, "stderr-"+suffix+".log"))
+	stderr, err := openLog(filepath.Join(tc.OutputDir, "stderr-"+suffix+".log"))
 	if err != nil {
 		return plugins.Transition{}, err
 	}
 	defer stderr.Close()
 
-	cmd := exec.Command(c.Command[0], append(c.Command[1:], c.Args...)...)
+	cmd := shimCommand(path, append(c.Command[1:], c.Args...))
 	cmd.Dir = tc.OutputDir
-	cmd.Env = p.env(tc)
+	cmd.Env = append(p.env(tc), markerEnv+"="+st.Marker)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		// Not found, not executable: retrying will not help.
+	if err := p.starter.start(cmd); err != nil {
 		return plugins.Transition{Phase: plugins.PhasePermanentFailure,
 			Error: &plugins.ExecutionError{Code: "StartFailed", Message: err.Error()}}, nil
 	}
-	pr := &proc{cmd: cmd, startTicks: startTicks(cmd.Process.Pid), done: make(chan struct{})}
+	pr := &proc{cmd: cmd, startTicks: startTicks(cmd.Process.Pid), done: make(chan struct{}),
+		tc: plugins.Interrupted{Project: tc.Project, Domain: tc.Domain, Run: tc.Run, Action: tc.Action, Attempt: tc.Attempt}}
 	p.mu.Lock()
 	p.running[key(tc)] = pr
 	p.mu.Unlock()
@@ -129,10 +180,15 @@ func (p *Plugin) start(tc *plugins.TaskContext) (plugins.Transition, error) {
 			tc.Wake()
 		}
 	}()
+	st.PID, st.StartTicks = cmd.Process.Pid, pr.startTicks
 	return plugins.Transition{
 		Phase: plugins.PhaseRunning, Version: 1, Info: "pid " + strconv.Itoa(cmd.Process.Pid),
-		State: State{PID: cmd.Process.Pid, StartTicks: pr.startTicks, Instance: p.instance}, StateVersion: stateVersion,
+		State: st, StateVersion: stateVersion,
 	}, nil
+}
+
+func openLog(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 }
 
 func (p *Plugin) status(pr *proc) plugins.Transition {
@@ -149,8 +205,12 @@ func (p *Plugin) status(pr *proc) plugins.Transition {
 			Error: &plugins.ExecutionError{Code: "Signaled", Message: pr.cmd.ProcessState.String()}}
 	}
 	code := strconv.Itoa(pr.exit)
+	msg := "the process exited with code " + code
+	if pr.exit > 128 {
+		msg += fmt.Sprintf(" (as a shell reports death by signal %d)", pr.exit-128)
+	}
 	return plugins.Transition{Phase: plugins.PhaseRetryableFailure, Info: "exit code " + code,
-		Error: &plugins.ExecutionError{Code: code, Message: "the process exited with code " + code}}
+		Error: &plugins.ExecutionError{Code: code, Message: msg}}
 }
 
 // env is the server's basics, then the run's env, then the container's,
@@ -165,7 +225,7 @@ func (p *Plugin) env(tc *plugins.TaskContext) []string {
 	for k, v := range map[string]string{
 		"TASKACTIONS_URL": tc.ServerURL, "TASKACTIONS_PROJECT": tc.Project, "TASKACTIONS_DOMAIN": tc.Domain,
 		"TASKACTIONS_RUN": tc.Run, "TASKACTIONS_ACTION": tc.Action, "TASKACTIONS_ATTEMPT": strconv.Itoa(int(tc.Attempt)),
-		"TASKACTIONS_OUTPUT_DIR": tc.OutputDir, "TASKACTIONS_INPUT_URI": tc.InputURI,
+		"TASKACTIONS_OUTPUT_DIR": tc.OutputDir, "TASKACTIONS_INPUT_URI": tc.InputURI, "TASKACTIONS_TOKEN": tc.Token,
 	} {
 		vars[k] = v
 	}
@@ -189,7 +249,7 @@ func (p *Plugin) Abort(ctx context.Context, tc *plugins.TaskContext) error {
 	p.mu.Unlock()
 	if pr == nil {
 		var st State
-		if _, ok, _ := tc.LoadState(&st); ok {
+		if _, ok, _ := tc.LoadState(&st); ok && st.Instance != p.instance {
 			killOrphan(st)
 		}
 		return nil
@@ -225,27 +285,45 @@ func (p *Plugin) Finalize(ctx context.Context, tc *plugins.TaskContext) error {
 	return nil
 }
 
-// Shutdown kills every process group this plugin started: nothing
-// outlives the server.
-func (p *Plugin) Shutdown(ctx context.Context) {
+// Shutdown kills every process group this plugin started and returns the
+// attempts that had not finished: nothing outlives the server.
+func (p *Plugin) Shutdown(ctx context.Context) []plugins.Interrupted {
 	p.mu.Lock()
 	procs := make([]*proc, 0, len(p.running))
 	for _, pr := range p.running {
 		procs = append(procs, pr)
 	}
 	p.mu.Unlock()
-	var wg sync.WaitGroup
+	var (
+		wg  sync.WaitGroup
+		mu  sync.Mutex
+		cut []plugins.Interrupted
+	)
 	for _, pr := range procs {
-		wg.Add(1)
-		go func() { defer wg.Done(); _ = kill(ctx, pr) }()
+		select {
+		case <-pr.done:
+			continue // finished: its outcome is the executor's to record
+		default:
+		}
+		wg.Go(func() {
+			_ = kill(ctx, pr)
+			mu.Lock()
+			cut = append(cut, pr.tc)
+			mu.Unlock()
+		})
 	}
 	wg.Wait()
+	return cut
 }
 
-// killOrphan kills the group of a process started by an earlier server
-// process, if that very process still runs (same pid and start time).
+// killOrphan kills what an earlier server process started for an attempt:
+// the process group of its recorded pid if that very process still runs
+// (same start time), and every process carrying its marker.
 func killOrphan(st State) {
 	if st.PID > 0 && st.StartTicks != 0 && startTicks(st.PID) == st.StartTicks {
 		_ = syscall.Kill(-st.PID, syscall.SIGKILL)
+	}
+	if st.Marker != "" {
+		killMarked(markerEnv + "=" + st.Marker)
 	}
 }

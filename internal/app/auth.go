@@ -1,0 +1,124 @@
+package app
+
+import (
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"taskactions/internal/auth"
+	"taskactions/internal/secrets"
+)
+
+// Files of the data dir that hold the API's credentials (mode 0600).
+const (
+	// FileAPIToken is the admin token: every verb in every project.
+	FileAPIToken = "api-token"
+	// fileAuthKey signs session cookies and task tokens, so both survive a
+	// restart.
+	fileAuthKey = "auth-key"
+)
+
+// loginCodeTTL is how long the login link printed at start works.
+const loginCodeTTL = time.Hour
+
+// taskTokenTTL bounds a task token: longer than any sane attempt.
+const taskTokenTTL = 7 * 24 * time.Hour
+
+// access is the server's authentication and authorization, built from the
+// configuration and the data dir.
+type access struct {
+	authn    auth.Authenticator
+	authz    auth.Authorizer
+	sessions *auth.Sessions    // nil with --auth=none
+	login    *auth.LoginCodes  // nil with --auth=none
+	signer   *auth.Signer      // nil with --auth=none
+	hosts    []string          // what the Host guard allows
+}
+
+// newAccess reads the admin token and the signing key from the data dir
+// (creating them on the first start) and the tokens file, if any.
+func (a *App) newAccess() (*access, error) {
+	ac := &access{authz: auth.GrantAuthorizer{}, hosts: allowedHosts(a.cfg.Listen, a.cfg.AllowedHosts)}
+	if a.cfg.Auth == AuthNone {
+		a.log.Warn().Str("listen", a.cfg.Listen).Msg("authentication is off (--auth=none): any process on this machine may use the API, the process plugin included")
+		ac.authn = auth.Open{}
+		return ac, nil
+	}
+	if err := os.MkdirAll(a.cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	token, err := secrets.LoadOrCreate(filepath.Join(a.cfg.DataDir, FileAPIToken))
+	if err != nil {
+		return nil, err
+	}
+	key, err := secrets.LoadOrCreate(filepath.Join(a.cfg.DataDir, fileAuthKey))
+	if err != nil {
+		return nil, err
+	}
+	rawKey, err := hex.DecodeString(key)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not hex: %w", fileAuthKey, err)
+	}
+	var file *auth.TokenFile
+	if a.cfg.AuthTokensFile != "" {
+		if file, err = auth.LoadTokenFile(a.cfg.AuthTokensFile); err != nil {
+			return nil, err
+		}
+		if st, err := os.Stat(a.cfg.AuthTokensFile); err == nil && st.Mode().Perm()&0o077 != 0 {
+			a.log.Warn().Str("file", a.cfg.AuthTokensFile).Msg("the tokens file is readable by others: use tokenSha256 or chmod 600")
+		}
+	}
+	tokens, err := auth.NewTokens(file, map[string]*auth.Subject{token: auth.Admin()})
+	if err != nil {
+		return nil, err
+	}
+	if ac.signer, err = auth.NewSigner(rawKey); err != nil {
+		return nil, err
+	}
+	_, port, _ := net.SplitHostPort(a.ln.Addr().String())
+	ac.sessions = auth.NewSessions(ac.signer, tokens, "taskactions-session-"+port, a.cfg.TLSCert != "")
+	ac.login = auth.NewLoginCodes(ac.sessions, token, loginCodeTTL)
+	ac.authn = &auth.RequestAuthenticator{Tokens: tokens, Sessions: ac.sessions, Signer: ac.signer}
+	subjects := 1
+	if file != nil {
+		subjects += len(file.Subjects)
+	}
+	a.log.Info().Int("subjects", subjects).Str("adminToken", filepath.Join(a.cfg.DataDir, FileAPIToken)).Msg("authentication on")
+	return ac, nil
+}
+
+// allowedHosts is what the Host guard allows: the listen host, the
+// loopback names, and the operator's list.
+func allowedHosts(listen string, extra []string) []string {
+	hosts := []string{"localhost", "127.0.0.1", "::1"}
+	if h, _, err := net.SplitHostPort(listen); err == nil && h != "" {
+		hosts = append(hosts, h)
+	}
+	return append(hosts, extra...)
+}
+
+// LoginURL returns a one-time link that logs a browser in as the admin
+// (empty with --auth=none).
+func (a *App) LoginURL() string {
+	if a.access == nil || a.access.login == nil {
+		return ""
+	}
+	return a.URL() + "/login?code=" + url.QueryEscape(a.access.login.Issue())
+}
+
+// taskToken is the token a process task gets (TASKACTIONS_TOKEN): the
+// verbs of the API in its own project and domain, and nothing elsewhere.
+// Execute is among them: the task already runs commands here.
+func (ac *access) taskToken(project, domain, run, action string) string {
+	if ac.signer == nil {
+		return ""
+	}
+	name := "task:" + strings.Join([]string{project, domain, run, action}, "/")
+	grant := auth.Grant{Project: project, Domain: domain, Verbs: auth.Verbs}
+	return ac.signer.TaskToken(name, []auth.Grant{grant}, taskTokenTTL)
+}

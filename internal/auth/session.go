@@ -1,0 +1,129 @@
+package auth
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Sessions are what a browser holds instead of a token: an HttpOnly,
+// SameSite=Strict cookie, signed by the server, naming the token it was
+// opened with. Pages and a plain EventSource send it by themselves; no
+// script can read it and no other site's page makes the browser send it.
+// A token never travels in a URL.
+type Sessions struct {
+	signer *Signer
+	tokens *Tokens
+	// Name is the cookie's name. Cookies do not tell ports apart, so it
+	// carries the server's port: two servers on one host keep their own.
+	Name string
+	// Secure marks the cookie HTTPS-only (when the server serves TLS).
+	Secure bool
+	TTL    time.Duration
+}
+
+// DefaultSessionTTL is how long a session lasts.
+const DefaultSessionTTL = 7 * 24 * time.Hour
+
+// NewSessions returns the sessions of tokens, signed by signer.
+func NewSessions(signer *Signer, tokens *Tokens, name string, secure bool) *Sessions {
+	return &Sessions{signer: signer, tokens: tokens, Name: name, Secure: secure, TTL: DefaultSessionTTL}
+}
+
+// Open checks a token and returns the cookie of a new session for it.
+func (s *Sessions) Open(token string) (*http.Cookie, *Subject, error) {
+	h := sha256.Sum256([]byte(token))
+	sub, ok := s.tokens.byHashed(h)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: the token is not valid", ErrUnauthenticated)
+	}
+	return s.cookie(h), sub, nil
+}
+
+func (s *Sessions) cookie(h [32]byte) *http.Cookie {
+	v := s.signer.sign(claims{Kind: kindSession, Sub: hex.EncodeToString(h[:]), Exp: s.signer.now().Add(s.TTL).Unix()})
+	return &http.Cookie{
+		Name: s.Name, Value: v, Path: "/", MaxAge: int(s.TTL.Seconds()),
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.Secure,
+	}
+}
+
+// Closed is the cookie that ends a session in the browser.
+func (s *Sessions) Closed() *http.Cookie {
+	return &http.Cookie{Name: s.Name, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.Secure}
+}
+
+// subject returns the subject of the request's session cookie; ok is false
+// when it has none.
+func (s *Sessions) subject(r *http.Request) (sub *Subject, ok bool, err error) {
+	c, err := r.Cookie(s.Name)
+	if err != nil || c.Value == "" {
+		return nil, false, nil
+	}
+	cl, err := s.signer.verify(c.Value, kindSession)
+	if err != nil {
+		return nil, true, fmt.Errorf("%w: the session is not valid; log in again", ErrUnauthenticated)
+	}
+	var h [32]byte
+	if b, err := hex.DecodeString(cl.Sub); err == nil && len(b) == len(h) {
+		copy(h[:], b)
+	}
+	sub, found := s.tokens.byHashed(h)
+	if !found {
+		return nil, true, fmt.Errorf("%w: the session's token is no longer valid; log in again", ErrUnauthenticated)
+	}
+	return sub, true, nil
+}
+
+// LoginCodes are one-time codes for the login link the server prints at
+// start (the way Jupyter does): opening it once sets a session cookie for
+// the admin token. A code is no token: it works once, and not after TTL.
+type LoginCodes struct {
+	sessions *Sessions
+	token    [32]byte // the hash of the token a code opens a session for
+	ttl      time.Duration
+
+	mu    sync.Mutex
+	codes map[string]time.Time // code -> expiry
+}
+
+// maxLoginCodes bounds the codes outstanding at once.
+const maxLoginCodes = 16
+
+// NewLoginCodes returns codes that open sessions for token.
+func NewLoginCodes(sessions *Sessions, token string, ttl time.Duration) *LoginCodes {
+	return &LoginCodes{sessions: sessions, token: sha256.Sum256([]byte(token)), ttl: ttl, codes: map[string]time.Time{}}
+}
+
+// Issue returns a new code.
+func (l *LoginCodes) Issue() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	code := hex.EncodeToString(b)
+	now := l.sessions.signer.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for c, exp := range l.codes {
+		if now.After(exp) || len(l.codes) >= maxLoginCodes {
+			delete(l.codes, c)
+		}
+	}
+	l.codes[code] = now.Add(l.ttl)
+	return code
+}
+
+// Redeem uses up a code and returns the session cookie it opens.
+func (l *LoginCodes) Redeem(code string) (*http.Cookie, bool) {
+	l.mu.Lock()
+	exp, ok := l.codes[code]
+	delete(l.codes, code)
+	l.mu.Unlock()
+	if !ok || l.sessions.signer.now().After(exp) {
+		return nil, false
+	}
+	return l.sessions.cookie(l.token), true
+}

@@ -1,0 +1,75 @@
+package process
+
+import (
+	"os/exec"
+	"runtime"
+	"syscall"
+)
+
+// Nothing a task starts may outlive the server. Two parts see to that.
+//
+// The kernel sends a child its parent-death signal when the *thread* that
+// forked it exits, so every process is started from one goroutine locked
+// to an OS thread that never exits: the signal comes when the server
+// process dies, not when the Go scheduler retires some thread.
+//
+// That signal reaches only the direct child. So the child is a small shell
+// shim, leader of the attempt's process group, which runs the command in
+// the group and, on the parent-death signal, kills the whole group. Abort,
+// timeout and stop kill the group too (starting with SIGTERM, which the
+// shim passes by: the command decides).
+
+// deathSignal is what the shim gets when the server dies.
+const deathSignal = syscall.SIGUSR1
+
+// shimScript runs "$@" in the background of the shim's process group and
+// waits for it, surviving SIGTERM/INT/HUP (the command gets them too, as a
+// member of the group); on SIGUSR1 it kills the group, itself included. Its
+// exit status is the command's.
+const shimScript = `trap 'kill -KILL 0' USR1
+trap ':' TERM INT HUP
+"$@" &
+child=$!
+while :; do
+	wait "$child"
+	code=$?
+	kill -0 "$child" 2>/dev/null || exit "$code"
+done`
+
+// starter starts commands from its locked thread.
+type starter struct {
+	reqs chan startReq
+}
+
+type startReq struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// newStarter starts the thread. It lives as long as the process: were it
+// to exit, every process it started would get its death signal.
+func newStarter() *starter {
+	s := &starter{reqs: make(chan startReq)}
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread must not exit
+		for r := range s.reqs {
+			r.done <- r.cmd.Start()
+		}
+	}()
+	return s
+}
+
+// command is the shim running path and args, in a process group of its
+// own, with the parent-death signal set.
+func shimCommand(path string, args []string) *exec.Cmd {
+	cmd := exec.Command("/bin/sh", append([]string{"-c", shimScript, "taskactions-shim", path}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: deathSignal}
+	return cmd
+}
+
+// start starts cmd from the locked thread.
+func (s *starter) start(cmd *exec.Cmd) error {
+	done := make(chan error, 1)
+	s.reqs <- startReq{cmd: cmd, done: done}
+	return <-done
+}

@@ -1,0 +1,132 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"taskactions/internal/auth"
+)
+
+// rule is what an operation needs: a verb in the project and domain the
+// request names (in its path, or in its body for an enqueue), or only an
+// authenticated subject (no verb), or nothing (public).
+type rule struct {
+	verb   auth.Verb
+	public bool
+}
+
+// rules holds every operation of the document; NewRouter refuses to start
+// when one is missing, so a new route cannot go out unguarded.
+var rules = map[string]rule{
+	"enqueueAction":      {verb: auth.VerbWrite}, // and execute, for a task type that runs commands
+	"putActionStatus":    {verb: auth.VerbWrite},
+	"abortAction":        {verb: auth.VerbAbort},
+	"listRuns":           {verb: auth.VerbRead},
+	"getRun":             {verb: auth.VerbRead},
+	"listRunActions":     {verb: auth.VerbRead},
+	"getAction":          {verb: auth.VerbRead},
+	"listChildActions":   {verb: auth.VerbRead},
+	"streamActionEvents": {verb: auth.VerbRead},
+	"streamRunEvents":    {verb: auth.VerbRead},
+	"streamRunSummaries": {verb: auth.VerbRead},
+	"getSession":         {},
+	"createSession":      {public: true},
+	"deleteSession":      {public: true},
+	"getOpenAPI":         {public: true},
+}
+
+// checkRules verifies that rules and the document agree on every operation.
+func checkRules(doc *openapi3.T) error {
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			r, ok := rules[op.OperationID]
+			if !ok {
+				return fmt.Errorf("%s %s (%s) has no authorization rule", method, path, op.OperationID)
+			}
+			if r.public != public(op) {
+				return fmt.Errorf("%s %s (%s): the document and the rules disagree on whether it is public", method, path, op.OperationID)
+			}
+		}
+	}
+	return nil
+}
+
+// authorizer is the strict middleware that applies rules. It runs after the
+// request is parsed and validated, so it sees the project and domain
+// wherever the request carries them.
+type authorizer struct {
+	authz auth.Authorizer
+	// executeTypes are task types that run commands on this machine: to
+	// enqueue one takes execute besides write.
+	executeTypes []string
+}
+
+func (a *authorizer) middleware(f StrictHandlerFunc, operationID string) StrictHandlerFunc {
+	// The generated code names operations in Go case (AbortAction).
+	operationID = strings.ToLower(operationID[:1]) + operationID[1:]
+	rl, known := rules[operationID]
+	return func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error) {
+		switch {
+		case !known:
+			return nil, fmt.Errorf("operation %s has no authorization rule", operationID)
+		case rl.public:
+			return f(ctx, w, r, request)
+		}
+		s := auth.SubjectFrom(ctx)
+		if s == nil {
+			return nil, auth.ErrUnauthenticated
+		}
+		if rl.verb != "" {
+			project, domain, taskType, ok := scopeOf(request)
+			if !ok {
+				return nil, fmt.Errorf("operation %s names no project and domain to authorize", operationID)
+			}
+			verbs := []auth.Verb{rl.verb}
+			if operationID == "enqueueAction" && slices.Contains(a.executeTypes, taskType) {
+				verbs = append(verbs, auth.VerbExecute)
+			}
+			for _, v := range verbs {
+				if err := a.authz.Authorize(ctx, s, auth.Attributes{Verb: v, Project: project, Domain: domain}); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return f(ctx, w, r, request)
+	}
+}
+
+// scopeOf is the project and domain a request acts in (and, for an
+// enqueue, its task type).
+func scopeOf(request any) (project, domain, taskType string, ok bool) {
+	switch q := request.(type) {
+	case EnqueueActionRequestObject:
+		run := q.Body.Action.ActionId.Run
+		return run.Project, run.Domain, q.Body.Action.Task.TaskTemplate.Type, true
+	case PutActionStatusRequestObject:
+		return q.Project, q.Domain, "", true
+	case AbortActionRequestObject:
+		return q.Project, q.Domain, "", true
+	case ListRunsRequestObject:
+		return q.Project, q.Domain, "", true
+	case GetRunRequestObject:
+		return q.Project, q.Domain, "", true
+	case ListRunActionsRequestObject:
+		return q.Project, q.Domain, "", true
+	case GetActionRequestObject:
+		return q.Project, q.Domain, "", true
+	case ListChildActionsRequestObject:
+		return q.Project, q.Domain, "", true
+	case StreamActionEventsRequestObject:
+		return q.Project, q.Domain, "", true
+	case StreamRunEventsRequestObject:
+		return q.Project, q.Domain, "", true
+	case StreamRunSummariesRequestObject:
+		return q.Project, q.Domain, "", true
+	}
+	return "", "", "", false
+}

@@ -1,0 +1,68 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+
+	"taskactions/internal/auth"
+)
+
+// GetSession says who the request's credential is and what it may do.
+func (s *Server) GetSession(ctx context.Context, _ GetSessionRequestObject) (GetSessionResponseObject, error) {
+	return GetSession200JSONResponse(sessionOf(auth.SubjectFrom(ctx))), nil
+}
+
+// CreateSession logs a browser in: it checks the token and sets the
+// session cookie. With authentication off there is nothing to open.
+func (s *Server) CreateSession(_ context.Context, req CreateSessionRequestObject) (CreateSessionResponseObject, error) {
+	if s.sessions == nil {
+		return CreateSession200JSONResponse{Body: sessionOf(auth.Anonymous())}, nil
+	}
+	cookie, sub, err := s.sessions.Open(req.Body.Token)
+	if err != nil {
+		return nil, err
+	}
+	c := cookie.String()
+	return CreateSession200JSONResponse{Body: sessionOf(sub), Headers: CreateSession200ResponseHeaders{SetCookie: &c}}, nil
+}
+
+// DeleteSession logs a browser out.
+func (s *Server) DeleteSession(context.Context, DeleteSessionRequestObject) (DeleteSessionResponseObject, error) {
+	if s.sessions == nil {
+		return DeleteSession204Response{}, nil
+	}
+	c := s.sessions.Closed().String()
+	return DeleteSession204Response{Headers: DeleteSession204ResponseHeaders{SetCookie: &c}}, nil
+}
+
+func sessionOf(sub *auth.Subject) Session {
+	out := Session{Subject: sub.Name, Grants: make([]Grant, len(sub.Grants))}
+	for i, g := range sub.Grants {
+		verbs := make([]Verb, len(g.Verbs))
+		for j, v := range g.Verbs {
+			verbs[j] = Verb(v)
+		}
+		out.Grants[i] = Grant{Project: g.Project, Domain: g.Domain, Verbs: verbs}
+	}
+	return out
+}
+
+// login serves the one-time link the server prints at start
+// (/login?code=...): a good code sets the session cookie, and either way
+// the browser goes on to the dashboard, which asks for a token if there is
+// still no session.
+func login(codes *auth.LoginCodes) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		to := "/"
+		if codes != nil {
+			if cookie, ok := codes.Redeem(r.URL.Query().Get("code")); ok {
+				http.SetCookie(w, cookie)
+			} else {
+				to = "/?login=expired"
+			}
+		}
+		http.Redirect(w, r, to, http.StatusSeeOther)
+	}
+}

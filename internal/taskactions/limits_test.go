@@ -1,0 +1,163 @@
+package taskactions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "taskactions/api/v1"
+)
+
+// bigEnv is n bytes of environment in 4 KiB values.
+func bigEnv(prefix string, n int) map[string]string {
+	env := map[string]string{}
+	for i := 0; n > 0; i++ {
+		size := min(n, 4096)
+		env[fmt.Sprintf("%s_%d", prefix, i)] = strings.Repeat("v", size)
+		n -= size
+	}
+	return env
+}
+
+// Whatever makes an action big, its own fields or what it inherits, it is
+// refused before anything is stored, with a message that says what takes
+// the room; one just under the bound is accepted.
+func TestEnqueueRefusesOversizedActions(t *testing.T) {
+	m := newManager(t, nil)
+	ctx := context.Background()
+	run := newRun()
+	blob := func(n int) []byte { return []byte(`{"type":"echo","custom":{"blob":"` + strings.Repeat("x", n) + `"}}`) }
+
+	// The template is stored as base64: 600 KiB of it takes 800.
+	tmpl := echoRequest(run.action("t1"), "")
+	tmpl.TaskTemplate = blob(600 << 10)
+	_, _, err := m.Enqueue(ctx, tmpl)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "task template") {
+		t.Fatalf("600 KiB template: %v, want ErrTooLarge naming the template", err)
+	}
+
+	// A parent of 500 KiB of env vars is fine; a child adding 300 KiB more
+	// inherits the 500 and is not.
+	parent := echoRequest(run.action("p"), "")
+	parent.RunSpec = &RunSpec{Envs: bigEnv("P", 500<<10), Annotations: map[string]string{"note": strings.Repeat("a", 100<<10)}}
+	mustEnqueue(t, m, parent)
+	child := echoRequest(run.action("c"), "p")
+	child.RunSpec = &RunSpec{Envs: bigEnv("C", 200<<10)}
+	_, _, err = m.Enqueue(ctx, child)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "env vars") || !strings.Contains(err.Error(), "parent") {
+		t.Fatalf("child inheriting 600 KiB: %v, want ErrTooLarge naming env vars and the parent", err)
+	}
+	// A grandchild chain cannot creep past it either: each level adds a
+	// little and the first over the bound is refused.
+	prev := "p"
+	for i := 0; ; i++ {
+		if i > 10 {
+			t.Fatal("a chain of children grew past the bound")
+		}
+		g := echoRequest(run.action(fmt.Sprintf("g%d", i)), prev)
+		g.RunSpec = &RunSpec{Envs: bigEnv(fmt.Sprintf("G%d", i), 40<<10)}
+		if _, _, err := m.Enqueue(ctx, g); err != nil {
+			if !errors.Is(err, ErrTooLarge) {
+				t.Fatalf("level %d: %v, want ErrTooLarge", i, err)
+			}
+			break
+		}
+		prev = g.ID.Name
+	}
+	if _, err := m.live(ctx, run.action("c")); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the refused child was stored: %v", err)
+	}
+}
+
+// An action as big as allowed still records every status it is given,
+// however long the messages and however many transitions.
+func TestLargestActionRecordsStatusForever(t *testing.T) {
+	m := newManager(t, nil)
+	ctx := context.Background()
+	run := newRun()
+	req := echoRequest(run.action("a0"), "")
+	req.RunSpec = &RunSpec{Envs: bigEnv("E", MaxObjectBytes-16<<10)}
+	ta := mustEnqueue(t, m, req)
+	if size := objectSize(ta); size > MaxObjectBytes || size < MaxObjectBytes-32<<10 {
+		t.Fatalf("the action takes %d bytes; the test wants one just under %d", size, MaxObjectBytes)
+	}
+	long := strings.Repeat("m", 8<<10)
+	// Past the history's bound of 64 entries; each write sends the whole
+	// 760 KiB object, so not many more.
+	const attempts = 70
+	for attempt := uint32(1); attempt <= attempts; attempt++ {
+		_, err := m.PutStatus(ctx, run.action("a0"), attempt, StatusUpdate{
+			Phase: v1.PhaseRunning, Message: long, Error: &v1.ErrorState{Kind: v1.ErrorKindUser, Code: "1", Message: long},
+		})
+		if err != nil {
+			t.Fatalf("attempt %d: %v", attempt, err)
+		}
+	}
+	if _, err := m.PutStatus(ctx, run.action("a0"), attempts, StatusUpdate{Phase: v1.PhaseSucceeded, Message: long}); err != nil {
+		t.Fatalf("final status: %v", err)
+	}
+}
+
+// An action stored by someone else (kubectl) so big that etcd takes no
+// change of it gets a clear error, not a 500: the abort and a status
+// report say so.
+func TestExistingOversizedActionSaysSo(t *testing.T) {
+	m := newManager(t, nil)
+	ctx := context.Background()
+	run := newRun()
+	ns := m.Namespace(run.Project, run.Domain)
+	tas := kubeClient(t).FlyteV1().TaskActions(ns)
+	// The biggest object etcd stores: any change to it is too large.
+	var stored *v1.TaskAction
+	lo, hi := 1000<<10, 1300<<10 // template bytes: stored / refused
+	for hi-lo > 64 {
+		mid := (lo + hi) / 2
+		ta := &v1.TaskAction{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-a%d", run.Run, mid), Namespace: ns},
+			Spec: v1.TaskActionSpec{RunName: run.Run, Project: run.Project, Domain: run.Domain, ActionName: fmt.Sprintf("a%d", mid),
+				TaskType: "external", TaskTemplate: []byte(strings.Repeat("x", mid))},
+		}
+		out, err := tas.Create(ctx, ta, metav1.CreateOptions{})
+		if err != nil {
+			hi = mid
+			continue
+		}
+		lo, stored = mid, out
+	}
+	if stored == nil {
+		t.Fatal("etcd stored no object of 1000 KiB")
+	}
+	id := run.action(stored.Spec.ActionName)
+	eventually(t, 10*time.Second, "the cache to have it", func() bool { got, _ := m.cached(id); return got != nil })
+	if err := m.AbortAction(ctx, id, ""); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("abort: %v, want ErrTooLarge", err)
+	}
+	if _, err := m.PutStatus(ctx, id, 1, StatusUpdate{Phase: v1.PhaseRunning}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("status: %v, want ErrTooLarge", err)
+	}
+	if err := CheckSize(stored); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("CheckSize of the stored object: %v, want ErrTooLarge", err)
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly10!", 10, "exactly10!"},
+		{"abcdefghijkl", 10, "abcdefg…"},
+		{"ééééééé", 8, "éé…"}, // never cuts a rune
+	} {
+		if got := truncate(tc.in, tc.n); got != tc.want || len(got) > tc.n {
+			t.Errorf("truncate(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
+}

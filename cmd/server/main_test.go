@@ -35,7 +35,13 @@ type proc struct {
 
 func startServer(t *testing.T, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
+	return startCommand(t, exec.Command(os.Args[0], args...))
+}
+
+// startCommand runs cmd, which execs this test binary as the server
+// (directly, or through prlimit).
+func startCommand(t *testing.T, cmd *exec.Cmd) *proc {
+	t.Helper()
 	cmd.Env = append(os.Environ(), runAsServer+"=1", "TASKACTIONS_LOG_FORMAT=json")
 	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr

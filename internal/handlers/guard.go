@@ -135,10 +135,13 @@ func checkMediaType(ct string) error {
 	return nil
 }
 
-// canonicalPaths refuses a path with a ".", ".." or empty segment (a
-// trailing slash aside) with a 400 problem, rather than let the file
-// server answer in text/plain or a router resolve it some other way.
-func canonicalPaths(next http.Handler) http.Handler {
+// wellFormedURLs refuses, with a 400 problem, a path with a ".", ".." or
+// empty segment (a trailing slash aside), rather than let the file server
+// answer in text/plain or a router resolve it some other way, and a query
+// string that does not parse (whose bad pairs would be dropped silently:
+// a stream would start afresh instead of resuming). A path that does not
+// parse never gets here: Go answers it with a text/plain 400 itself.
+func wellFormedURLs(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		segs := strings.Split(strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/"), "/"), "/")
 		for _, seg := range segs {
@@ -146,6 +149,10 @@ func canonicalPaths(next http.Handler) http.Handler {
 				writeProblem(w, r, errPathNotCanonical)
 				return
 			}
+		}
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			writeProblem(w, r, badRequest{fmt.Errorf("the query string: %w", err)})
+			return
 		}
 		next.ServeHTTP(w, r)
 	})

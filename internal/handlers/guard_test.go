@@ -136,8 +136,8 @@ func TestRequireJSON(t *testing.T) {
 	}
 }
 
-func TestCanonicalPaths(t *testing.T) {
-	h := canonicalPaths(ok)
+func TestWellFormedURLs(t *testing.T) {
+	h := wellFormedURLs(ok)
 	for path, want := range map[string]int{
 		"/":                                 http.StatusNoContent,
 		"/projects/p/domains/d":             http.StatusNoContent,

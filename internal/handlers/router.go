@@ -66,7 +66,7 @@ func NewRouter(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 	r := chi.NewRouter()
-	r.Use(withRequestID(cfg.Log), recoverPanics, accessLog(cfg.Metrics), canonicalPaths, guardHost(cfg.AllowedHosts))
+	r.Use(withRequestID(cfg.Log), recoverPanics, accessLog(cfg.Metrics), wellFormedURLs, guardHost(cfg.AllowedHosts))
 	if len(cfg.CORSOrigins) > 0 {
 		r.Use(cors.Handler(cors.Options{
 			AllowedOrigins: cfg.CORSOrigins,

@@ -83,6 +83,8 @@ func run(m *testing.M) int {
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
+		// evil.test is the attacker's name for 127.0.0.1 (DNS rebinding).
+		chromedp.Flag("host-resolver-rules", "MAP evil.test 127.0.0.1"),
 		chromedp.UserDataDir(filepath.Join(dir, "chromium")),
 		chromedp.WindowSize(1280, 800),
 	)
@@ -129,8 +131,12 @@ type server struct {
 	api     *client.ClientWithResponses
 }
 
-func startServer(dataDir, listen string) (*server, error) {
-	a, c, err := testserver.Start(testserver.Config(dataDir, listen))
+func startServer(dataDir, listen string, mutate ...func(*app.Config)) (*server, error) {
+	cfg := testserver.Config(dataDir, listen)
+	for _, f := range mutate {
+		f(&cfg)
+	}
+	a, c, err := testserver.Start(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -173,8 +179,17 @@ type page struct {
 	// streams, which are expected.
 	restarting atomic.Bool
 	// failing are URLs that a test makes fail on purpose: the browser logs
-	// their error status. Nothing else is excused.
-	failing []string
+	// their error status. expected are messages a test provokes (the CORS
+	// refusal of an attacker's request). Nothing else is excused.
+	failing  []string
+	expected []string
+}
+
+// expectLog excuses a browser log entry whose text contains part.
+func (p *page) expectLog(part string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.expected = append(p.expected, part)
 }
 
 // allowFailedRequest excuses the browser's log of a failed request to a URL
@@ -189,6 +204,14 @@ func (p *page) allowFailedRequest(part string) {
 // to have run.
 func openPage(t *testing.T, path string) *page {
 	t.Helper()
+	p := newTab(t)
+	p.navigate(path)
+	return p
+}
+
+// newTab opens an empty tab that records the browser's complaints.
+func newTab(t *testing.T) *page {
+	t.Helper()
 	ctx, cancel := chromedp.NewContext(browserCtx)
 	t.Cleanup(cancel)
 	p := &page{t: t, ctx: ctx}
@@ -198,7 +221,6 @@ func openPage(t *testing.T, path string) *page {
 		t.Fatal(err)
 	}
 	p.run(chromedp.EmulateViewport(1280, 800))
-	p.navigate(path)
 	t.Cleanup(p.assertClean) // runs before cancel: cleanups go last in, first out
 	return p
 }
@@ -237,6 +259,9 @@ func (p *page) onEvent(ev any) {
 		p.mu.Lock()
 		for _, part := range p.failing {
 			excused = excused || (e.Source == cdplog.EntrySourceNetwork && strings.Contains(e.URL, part))
+		}
+		for _, part := range p.expected {
+			excused = excused || strings.Contains(e.Text, part)
 		}
 		p.mu.Unlock()
 		p.problem(excused, "%s %s: %s %s", e.Source, e.Level, e.Text, e.URL)

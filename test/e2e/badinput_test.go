@@ -1,13 +1,40 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
+
+// rawStatus sends a request as raw bytes (for what an HTTP client will
+// not send) and returns the status code.
+func rawStatus(t *testing.T, req string) string {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := conn.Write([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(line)
+	if len(fields) < 2 {
+		t.Fatalf("status line %q", line)
+	}
+	return fields[1]
+}
 
 type problemDoc struct {
 	Type   string `json:"type"`
@@ -94,6 +121,32 @@ func TestBadInputs(t *testing.T) {
 		{"unknown project route", "GET", fmt.Sprintf("/api/v1/projects/%s/things", run.Project), "", "", 404, ""},
 		{"DELETE on actions", "DELETE", actionsURL, "", "", 405, ""},
 		{"GET on abort", "GET", a0 + "/abort", "", "", 405, ""},
+		// Strict parsing.
+		{"trailing JSON after the body", "POST", actionsURL, "application/json", valid(nil) + `{}`, 400, ""},
+		{"UTF-16 body", "POST", actionsURL, "application/json; charset=utf-16", valid(nil), 415, ""},
+		{"abort without a content type", "POST", a0 + "/abort", "", "", 415, ""},
+		{"abort as a form", "POST", a0 + "/abort", "application/x-www-form-urlencoded", "reason=x", 415, ""},
+		{"bad escape in the query", "GET", a0 + "/events?lastEventId=%ZZ", "", "", 400, ""},
+		{"dot-dot in the path", "GET", "/api/v1/projects/../healthz", "", "", 400, ""},
+		{"dot-dot into the dashboard", "GET", "/js/../../etc/passwd", "", "", 400, ""},
+		// Reserved keys and environment names.
+		{"reserved run spec label", "POST", actionsURL, "application/json", valid(func(m map[string]any) {
+			m["runSpec"] = map[string]any{"labels": map[string]any{"flyte.org/terminal-status-recorded": "true"}}
+		}), 400, "/runSpec/labels/flyte.org~1terminal-status-recorded"},
+		{"reserved annotation", "POST", actionsURL, "application/json", valid(func(m map[string]any) {
+			m["runSpec"] = map[string]any{"annotations": map[string]any{"flyte.org/abort-reason": "x"}}
+		}), 400, "/runSpec/annotations/flyte.org~1abort-reason"},
+		{"= in an env name", "POST", actionsURL, "application/json", valid(func(m map[string]any) {
+			m["runSpec"] = map[string]any{"envs": map[string]any{"TASKACTIONS_RUN=x\nA": "1"}}
+		}), 400, "/runSpec/envs/TASKACTIONS_RUN=x\nA"},
+		{"identity variable in the container env", "POST", actionsURL, "application/json", valid(func(m map[string]any) {
+			tmpl(m)["container"] = map[string]any{"env": map[string]any{"TASKACTIONS_TOKEN": "stolen"}}
+		}), 400, "/action/task/taskTemplate/container/env/TASKACTIONS_TOKEN"},
+		// An action too big to store with its status: 413 before anything
+		// is stored (879 KB answered 500 before).
+		{"879 KB template", "POST", actionsURL, "application/json", valid(func(m map[string]any) {
+			tmpl(m)["custom"] = map[string]any{"blob": strings.Repeat("x", 879_000)}
+		}), 413, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -127,6 +180,16 @@ func TestBadInputs(t *testing.T) {
 				t.Errorf("problem does not point at %s: %s", tc.pointer, body)
 			}
 		})
+	}
+	// Go itself answers a path it cannot parse and headers past
+	// MaxHeaderBytes, in text/plain: as far as a problem document goes.
+	for name, req := range map[string]string{
+		"bad escape in the path": "GET /api/v1/projects/%ZZ/domains/d/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+		"headers over 64 KiB":    "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + strings.Repeat("a", 70<<10) + "\r\n\r\n",
+	} {
+		if status := rawStatus(t, req); status != "400" && status != "431" {
+			t.Errorf("%s: HTTP %s, want a 4xx", name, status)
+		}
 	}
 	r, err := http.Get(srv.URL() + "/readyz")
 	if err != nil || r.StatusCode != http.StatusOK {

@@ -1,0 +1,88 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"taskactions/pkg/client"
+)
+
+// An abort of 5,000 actions is recorded at once (202) and finished in the
+// background: its client gives up after a second, the server is stopped
+// right after, and still every action ends ABORTED with the reason, under
+// the next server.
+func TestAbandonedAbortOfFiveThousandActions(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), "data")
+	s, err := startServer(dataDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := newRun()
+	enqueue(t, s, run, "a0", "")
+	const children = 5000
+	names := make(chan string, children)
+	for i := range children {
+		names <- fmt.Sprintf("c%d", i)
+	}
+	close(names)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for n := range names {
+				enqueue(t, s, run, n, "a0")
+			}
+		})
+	}
+	wg.Wait()
+
+	impatient := &http.Client{Timeout: time.Second, Transport: s.http.Transport}
+	url := fmt.Sprintf("%s/api/v1/projects/%s/domains/%s/runs/%s/actions/a0/abort", s.URL(), run.Project, run.Domain, run.Name)
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"reason":"stop everything"}`))
+	req.Header.Set("Content-Type", "application/json")
+	start := time.Now()
+	resp, err := impatient.Do(req)
+	if err != nil {
+		t.Fatalf("the abort did not answer within a second: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("abort: %s, want 202", resp.Status)
+	}
+	t.Logf("abort answered in %v", time.Since(start))
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	s2, err := startServer(dataDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Stop()
+	// Polled twice a second: a list of 5,000 costs the test as much to
+	// decode as the server to abort.
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		list, err := s2.api.ListRunActionsWithResponse(context.Background(), run.Project, run.Domain, run.Name)
+		if err != nil || list.JSON200 == nil {
+			t.Fatalf("list: %v", err)
+		}
+		left := 0
+		for _, a := range list.JSON200.Items {
+			if a.Phase != client.ABORTED || a.AbortReason == nil || *a.AbortReason != "stop everything" {
+				left++
+			}
+		}
+		if len(list.JSON200.Items) == children+1 && left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d actions not ABORTED with the reason", left, len(list.JSON200.Items))
+		}
+	}
+	t.Logf("all %d actions ABORTED %v after the request", children+1, time.Since(start))
+}

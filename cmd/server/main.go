@@ -13,8 +13,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/mattn/go-isatty"
+	"github.com/rs/zerolog"
 
 	"taskactions/internal/app"
 	"taskactions/internal/controlplane"
@@ -43,7 +47,12 @@ func run(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := app.Run(ctx, cfg, log); err != nil {
+	a, err := app.Start(ctx, cfg, log)
+	if err == nil {
+		printLogin(os.Stderr, a, cfg, log)
+		err = a.Serve(ctx)
+	}
+	if err != nil {
 		if errors.Is(err, controlplane.ErrDataDirLocked) {
 			log.Error().Err(err).Msg("another server is using this data dir; stop it or pick another --data-dir")
 		} else {
@@ -52,6 +61,24 @@ func run(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// printLogin shows a person at a terminal how to get in: a one-time login
+// link for the dashboard, the way Jupyter does, and where the API token is.
+// A log that is not a terminal gets no link: logs are kept and shipped, and
+// the link is a credential until it is used.
+func printLogin(out *os.File, a *app.App, cfg app.Config, log zerolog.Logger) {
+	link := a.LoginURL()
+	if link == "" {
+		return
+	}
+	token := filepath.Join(cfg.DataDir, app.FileAPIToken)
+	if !isatty.IsTerminal(out.Fd()) {
+		log.Info().Str("token", token).Msg("dashboard: log in with the token in this file (no login link is printed when stderr is not a terminal)")
+		return
+	}
+	fmt.Fprintf(out, "\n  Dashboard: %s\n  (a one-time login link, good for an hour)\n  API: curl -H \"Authorization: Bearer $(cat %s)\" %s/api/v1/session\n\n",
+		link, token, a.URL())
 }
 
 func parseFlags(args []string) (cfg app.Config, logLevel, logFormat string, err error) {

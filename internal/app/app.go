@@ -59,10 +59,17 @@ func Run(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
+	return a.Serve(ctx)
+}
+
+// Serve blocks until ctx is cancelled or the HTTP server fails, then stops
+// the server.
+func (a *App) Serve(ctx context.Context) error {
+	var err error
 	select {
 	case <-ctx.Done():
 	case err = <-a.serveErr:
-		log.Error().Err(err).Msg("HTTP server failed")
+		a.log.Error().Err(err).Msg("HTTP server failed")
 	}
 	if stopErr := a.Stop(); stopErr != nil && err == nil {
 		err = stopErr

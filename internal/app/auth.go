@@ -34,10 +34,10 @@ const taskTokenTTL = 7 * 24 * time.Hour
 type access struct {
 	authn    auth.Authenticator
 	authz    auth.Authorizer
-	sessions *auth.Sessions    // nil with --auth=none
-	login    *auth.LoginCodes  // nil with --auth=none
-	signer   *auth.Signer      // nil with --auth=none
-	hosts    []string          // what the Host guard allows
+	sessions *auth.Sessions   // nil with --auth=none
+	login    *auth.LoginCodes // nil with --auth=none
+	signer   *auth.Signer     // nil with --auth=none
+	hosts    []string         // what the Host guard allows
 }
 
 // newAccess reads the admin token and the signing key from the data dir

@@ -31,7 +31,9 @@ func TestEnqueueRefusesOversizedActions(t *testing.T) {
 	m := newManager(t, nil)
 	ctx := context.Background()
 	run := newRun()
-	blob := func(n int) []byte { return []byte(`{"type":"echo","custom":{"blob":"` + strings.Repeat("x", n) + `"}}`) }
+	blob := func(n int) []byte {
+		return []byte(`{"type":"echo","custom":{"blob":"` + strings.Repeat("x", n) + `"}}`)
+	}
 
 	// The template is stored as base64: 600 KiB of it takes 800.
 	tmpl := echoRequest(run.action("t1"), "")

@@ -209,10 +209,12 @@ func openPage(t *testing.T, path string) *page {
 	return p
 }
 
-// newTab opens an empty tab that records the browser's complaints.
-func newTab(t *testing.T) *page {
+// newTab opens an empty tab that records the browser's complaints. It
+// shares the browser's cookies (and so the session), unless opts make a
+// browser context of its own (chromedp.WithNewBrowserContext()).
+func newTab(t *testing.T, opts ...chromedp.ContextOption) *page {
 	t.Helper()
-	ctx, cancel := chromedp.NewContext(browserCtx)
+	ctx, cancel := chromedp.NewContext(browserCtx, opts...)
 	t.Cleanup(cancel)
 	p := &page{t: t, ctx: ctx}
 	// Listen sees each event as it arrives, before the next command

@@ -61,6 +61,21 @@ async function request(method, path, body) {
   return data;
 }
 
+/** session says who the browser is logged in as (ApiError 401 when not). */
+export function session() {
+  return request('GET', '/session');
+}
+
+/** login opens a session with a token (the server sets the cookie). */
+export function login(token) {
+  return request('POST', '/session', { token });
+}
+
+/** logout ends the session. */
+export function logout() {
+  return request('DELETE', '/session', {});
+}
+
 /** abortAction aborts an action and its descendants; the reason is optional. */
 export function abortAction(p, d, r, a, reason) {
   const body = reason ? { reason } : {};

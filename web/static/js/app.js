@@ -4,7 +4,8 @@
 //   /projects/{p}/domains/{d}            the runs, live
 //   /projects/{p}/domains/{d}/runs/{r}   one run's action tree, live
 import { h, clear } from './dom.js';
-import { MAX, pages, validName } from './api.js';
+import { MAX, pages, validName, session, logout } from './api.js';
+import { loginPage } from './login.js';
 import { homePage } from './home.js';
 import { runsPage } from './runs.js';
 import { runPage } from './run.js';
@@ -77,5 +78,29 @@ function route() {
   return runPage(main, { project, domain, run }, ui);
 }
 
-conn.append(h('span', { class: 'dot', 'aria-hidden': 'true' }), h('span'));
-route();
+/** showUser puts who is logged in, and a way out, in the header. */
+function showUser(me) {
+  if (me.subject === 'anonymous') return; // authentication is off
+  const out = h('button', { type: 'button', class: 'btn small', id: 'logout', text: 'Log out' });
+  out.addEventListener('click', async () => {
+    try { await logout(); } finally { location.assign('/'); }
+  });
+  document.getElementById('user').append(h('span', { class: 'muted', text: me.subject }), out);
+}
+
+// Every page but the login needs a session; without one (or when it has
+// expired), the login page takes the place of the page asked for.
+async function start() {
+  conn.append(h('span', { class: 'dot', 'aria-hidden': 'true' }), h('span'));
+  try {
+    showUser(await session());
+  } catch (e) {
+    if (e.status === 401) {
+      return loginPage(main, ui, { expired: new URLSearchParams(location.search).get('login') === 'expired' });
+    }
+    // Unreachable or starting: the page says so and its streams retry.
+  }
+  route();
+}
+
+start();

@@ -5,6 +5,7 @@
 // A snapshot is collected aside and applied whole on `synced`, so the page
 // never shows a half-built state as if it were the real one. Live changes
 // are coalesced per key and handed to the view once per animation frame.
+import { session } from './api.js';
 
 /** Connection states, shown by the indicator. */
 export const State = {
@@ -70,10 +71,11 @@ export class LiveCollection {
       if (es.readyState === EventSource.CLOSED) {
         // The browser gave up (an HTTP error or a non-stream answer, as
         // while the server starts): try again ourselves, a little later
-        // each time.
+        // each time. A session that ended takes the page to the login.
         clearTimeout(this.retryTimer);
         this.retryTimer = setTimeout(() => this.connect(), this.backoff);
         this.backoff = Math.min(this.backoff * 2, 15000);
+        session().catch((e) => { if (e.status === 401) location.reload(); });
       }
       // CONNECTING: the browser reconnects by itself, with Last-Event-ID.
     });

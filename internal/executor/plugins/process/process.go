@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -214,12 +215,17 @@ func (p *Plugin) status(pr *proc) plugins.Transition {
 }
 
 // env is the server's basics, then the run's env, then the container's,
-// then the action's identity, which always wins.
+// then the action's identity, which always wins. The API refuses names
+// with "=" or the TASKACTIONS_ prefix; an object written another way may
+// still hold them, and they are dropped here: "TASKACTIONS_URL=x" would
+// otherwise read as TASKACTIONS_URL to some programs.
 func (p *Plugin) env(tc *plugins.TaskContext) []string {
 	vars := map[string]string{}
 	for _, src := range []map[string]string{tc.Env, tc.Template.Container.Env} {
 		for k, v := range src {
-			vars[k] = v
+			if k != "" && !strings.ContainsAny(k, "=\x00") && !strings.ContainsRune(v, 0) && !strings.HasPrefix(strings.ToUpper(k), "TASKACTIONS_") {
+				vars[k] = v
+			}
 		}
 	}
 	for k, v := range map[string]string{

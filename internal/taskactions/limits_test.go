@@ -74,6 +74,17 @@ func TestEnqueueRefusesOversizedActions(t *testing.T) {
 	if _, err := m.live(ctx, run.action("c")); !errors.Is(err, ErrNotFound) {
 		t.Errorf("the refused child was stored: %v", err)
 	}
+
+	// Annotations inherited: a parent of 600 KiB (env and annotations), a
+	// child adding 200 KiB of annotations.
+	ap := echoRequest(run.action("ap"), "")
+	ap.RunSpec = &RunSpec{Envs: bigEnv("P", 450<<10), Annotations: map[string]string{"a": strings.Repeat("a", 150<<10)}}
+	mustEnqueue(t, m, ap)
+	ac := echoRequest(run.action("ac"), "ap")
+	ac.RunSpec = &RunSpec{Annotations: map[string]string{"b": strings.Repeat("b", 200<<10)}}
+	if _, _, err := m.Enqueue(ctx, ac); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "annotations") {
+		t.Fatalf("child inheriting annotations: %v, want ErrTooLarge naming annotations", err)
+	}
 }
 
 // An action as big as allowed still records every status it is given,

@@ -65,6 +65,119 @@ func sentAt(data []byte) (time.Time, bool) {
 	return time.Unix(0, ns), err == nil
 }
 
+// fanout is the fan-out scenario on one server: a parent action with
+// children, whose statuses an updater changes while viewers watch.
+type fanout struct {
+	b     *testing.B
+	s     *server
+	httpc *http.Client
+	run   string
+}
+
+func newFanout(b *testing.B, s *server) *fanout {
+	f := &fanout{b: b, s: s, httpc: s.client(&http.Transport{MaxIdleConnsPerHost: 8}), run: "fan"}
+	if err := post(f.httpc, s.url+"/api/v1/actions", enqueueBody("fan", f.run, "a0", ""), http.StatusCreated); err != nil {
+		b.Fatal(err)
+	}
+	for i := range children {
+		if err := post(f.httpc, s.url+"/api/v1/actions", enqueueBody("fan", f.run, fmt.Sprintf("c%d", i), "a0"), http.StatusCreated); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return f
+}
+
+// update changes the children round-robin at updateRate for updateSpell,
+// a new attempt each round so that every write is a change. The message
+// carries the send time.
+func (f *fanout) update(firstAttempt int32) {
+	attempt := firstAttempt
+	period := time.Second / updateRate
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for n := range int(updateSpell / period) {
+		<-tick.C
+		if n%children == 0 {
+			attempt++
+		}
+		body := fmt.Sprintf(`{"attempt":%d,"status":{"phase":"RUNNING","message":"t=%d"}}`, attempt, time.Now().UnixNano())
+		req, _ := http.NewRequest(http.MethodPut, fmt.Sprintf("%s/api/v1/projects/fan/domains/dev/runs/%s/actions/c%d/status", f.s.url, f.run, n%children), bytes.NewReader([]byte(body)))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := f.httpc.Do(req)
+		if err != nil {
+			f.b.Error(err)
+			return
+		}
+		resp.Body.Close()
+	}
+}
+
+// measure opens the viewers, runs an update spell from firstAttempt, and
+// returns the delivery latency percentiles and the server's CPU seconds
+// per 1,000 delivered events.
+func (f *fanout) measure(name string, firstAttempt int32, open func(ctx context.Context, lat *latencies, ready *sync.WaitGroup)) (p50, p99, cpuPer1000 float64) {
+	b := f.b
+	expected := int64(updateSpell/(time.Second/updateRate)) * viewers
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	lat := &latencies{}
+	var ready sync.WaitGroup
+	ready.Add(viewers)
+	for range viewers {
+		go open(ctx, lat, &ready)
+	}
+	ready.Wait()
+	time.Sleep(time.Second) // let the connection storm settle
+	cpu0 := f.s.cpuSeconds(b)
+	f.update(firstAttempt)
+	deadline := time.Now().Add(30 * time.Second)
+	for lat.got.Load() < expected && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	cpu := f.s.cpuSeconds(b) - cpu0
+	got := lat.got.Load()
+	b.Logf("%s: %d of %d events delivered, server CPU %.2fs", name, got, expected, cpu)
+	if got < expected {
+		b.Errorf("%s: only %d of %d events delivered", name, got, expected)
+	}
+	return lat.percentile(0.5), lat.percentile(0.99), cpu / float64(got) * 1000
+}
+
+// sseViewer reads the parent's event stream, timing each live event.
+func (f *fanout) sseViewer(ctx context.Context, lat *latencies, ready *sync.WaitGroup) {
+	streamURL := fmt.Sprintf("%s/api/v1/projects/fan/domains/dev/runs/%s/actions/a0/events", f.s.url, f.run)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, streamURL, nil)
+	resp, err := f.s.client(&http.Transport{}).Do(req)
+	if err != nil {
+		f.b.Error(err)
+		ready.Done()
+		return
+	}
+	defer resp.Body.Close()
+	r := client.NewEventReader(resp.Body)
+	synced := false
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			if !synced {
+				ready.Done()
+			}
+			return
+		}
+		switch ev.Type {
+		case "synced":
+			if !synced {
+				synced = true
+				ready.Done()
+			}
+		case "action":
+			if t, ok := sentAt(ev.Data); ok && synced {
+				lat.add(time.Since(t))
+			}
+		}
+	}
+}
+
 // BenchmarkFanout: 1,000 viewers of one parent action while its children
 // change at 20 updates/s for 10 s, first as 1,000 SSE streams of this
 // server (one shared informer), then as 1,000 direct Kubernetes watches on
@@ -73,102 +186,10 @@ func sentAt(data []byte) (time.Time, bool) {
 // CPU seconds per 1,000 delivered events, for each, and their ratios.
 func BenchmarkFanout(b *testing.B) {
 	s := startServer(b)
-	httpc := s.client(&http.Transport{MaxIdleConnsPerHost: 8})
-	run := "fan"
-	if err := post(httpc, s.url+"/api/v1/actions", enqueueBody("fan", run, "a0", ""), http.StatusCreated); err != nil {
-		b.Fatal(err)
-	}
-	for i := range children {
-		if err := post(httpc, s.url+"/api/v1/actions", enqueueBody("fan", run, fmt.Sprintf("c%d", i), "a0"), http.StatusCreated); err != nil {
-			b.Fatal(err)
-		}
-	}
-	attempt := int32(0)
-	update := func() {
-		// Round-robin over the children, a new attempt each round so every
-		// write is a change.
-		period := time.Second / updateRate
-		tick := time.NewTicker(period)
-		defer tick.Stop()
-		for n := range int(updateSpell / period) {
-			<-tick.C
-			if n%children == 0 {
-				attempt++
-			}
-			body := fmt.Sprintf(`{"attempt":%d,"status":{"phase":"RUNNING","message":"t=%d"}}`, attempt, time.Now().UnixNano())
-			req, _ := http.NewRequest(http.MethodPut, fmt.Sprintf("%s/api/v1/projects/fan/domains/dev/runs/%s/actions/c%d/status", s.url, run, n%children), bytes.NewReader([]byte(body)))
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := httpc.Do(req)
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			resp.Body.Close()
-		}
-	}
-	expected := int64(updateSpell/(time.Second/updateRate)) * viewers
-
-	measure := func(name string, open func(ctx context.Context, lat *latencies, ready *sync.WaitGroup)) (p50, p99, cpuPer1000 float64) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		lat := &latencies{}
-		var ready sync.WaitGroup
-		ready.Add(viewers)
-		for range viewers {
-			go open(ctx, lat, &ready)
-		}
-		ready.Wait()
-		time.Sleep(time.Second) // let the connection storm settle
-		cpu0 := s.cpuSeconds(b)
-		update()
-		deadline := time.Now().Add(30 * time.Second)
-		for lat.got.Load() < expected && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
-		cpu := s.cpuSeconds(b) - cpu0
-		got := lat.got.Load()
-		b.Logf("%s: %d of %d events delivered, server CPU %.2fs", name, got, expected, cpu)
-		if got < expected {
-			b.Errorf("%s: only %d of %d events delivered", name, got, expected)
-		}
-		return lat.percentile(0.5), lat.percentile(0.99), cpu / float64(got) * 1000
-	}
-
-	streamURL := fmt.Sprintf("%s/api/v1/projects/fan/domains/dev/runs/%s/actions/a0/events", s.url, run)
-	sseP50, sseP99, sseCPU := measure("sse", func(ctx context.Context, lat *latencies, ready *sync.WaitGroup) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, streamURL, nil)
-		resp, err := (s.client(&http.Transport{})).Do(req)
-		if err != nil {
-			b.Error(err)
-			ready.Done()
-			return
-		}
-		defer resp.Body.Close()
-		r := client.NewEventReader(resp.Body)
-		synced := false
-		for {
-			ev, err := r.Next()
-			if err != nil {
-				if !synced {
-					ready.Done()
-				}
-				return
-			}
-			switch ev.Type {
-			case "synced":
-				if !synced {
-					synced = true
-					ready.Done()
-				}
-			case "action":
-				if t, ok := sentAt(ev.Data); ok && synced {
-					lat.add(time.Since(t))
-				}
-			}
-		}
-	})
-	selector := fmt.Sprintf("%s=%s,%s=a0", v1.LabelRun, run, v1.LabelParent)
-	watchP50, watchP99, watchCPU := measure("watch", func(ctx context.Context, lat *latencies, ready *sync.WaitGroup) {
+	f := newFanout(b, s)
+	sseP50, sseP99, sseCPU := f.measure("sse", 0, f.sseViewer)
+	selector := fmt.Sprintf("%s=%s,%s=a0", v1.LabelRun, f.run, v1.LabelParent)
+	watchP50, watchP99, watchCPU := f.measure("watch", 100, func(ctx context.Context, lat *latencies, ready *sync.WaitGroup) {
 		w, err := s.kube.FlyteV1().TaskActions("fan-dev").Watch(ctx, metav1.ListOptions{LabelSelector: selector})
 		ready.Done()
 		if err != nil {

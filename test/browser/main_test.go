@@ -256,7 +256,10 @@ func (p *page) onEvent(ev any) {
 		// Failed reconnects of an event stream while the server is down on
 		// purpose: "net::ERR_CONNECTION_REFUSED", the 503 of a server that
 		// is starting, "EventSource's response has a MIME type ...".
-		stream := strings.Contains(e.URL, "/events") || strings.Contains(e.Text, "/events") || strings.Contains(e.Text, "EventSource")
+		// The page also asks whether its session still holds (a 503
+		// while the server starts).
+		stream := strings.Contains(e.URL, "/events") || strings.Contains(e.Text, "/events") || strings.Contains(e.Text, "EventSource") ||
+			strings.Contains(e.URL, "/api/v1/session")
 		excused := p.restarting.Load() && stream
 		p.mu.Lock()
 		for _, part := range p.failing {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"taskactions/internal/testenv"
 )
 
 // waitReady waits until the server at addr says it is ready.
@@ -76,13 +78,4 @@ func openFDs(t *testing.T, pid int) int {
 	return len(entries)
 }
 
-// processGone: no such process, or a zombie waiting to be reaped.
-func processGone(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && len(s) > i+2 && s[i+2] == 'Z'
-}
+var processGone = testenv.ProcessGone

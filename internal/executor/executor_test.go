@@ -214,16 +214,7 @@ func TestAbortKillsTheProcessGroup(t *testing.T) {
 	}
 }
 
-// processGone: no such process, or a zombie waiting for init to reap it.
-func processGone(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && len(s) > i+2 && s[i+2] == 'Z'
-}
+var processGone = testenv.ProcessGone
 
 func TestTimeout(t *testing.T) {
 	e := startEnv(t, t.TempDir())

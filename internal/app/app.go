@@ -192,28 +192,51 @@ func (a *App) startComponents(ctx context.Context) error {
 	}
 	a.cp = cp
 	restCfg := cp.RESTConfig()
-	client, err := versioned.NewForConfig(restCfg)
+	kube, err := a.startManager(ctx, restCfg)
 	if err != nil {
 		return err
 	}
-	var kube kubernetes.Interface
-	if !cp.Embedded() {
+	a.startAborter()
+	if err := a.serveAPI(restCfg); err != nil {
+		return err
+	}
+	if err := a.serveMetrics(); err != nil {
+		return err
+	}
+	return a.startExecutor(kube)
+}
+
+// startManager starts the action manager and the run service on the
+// control plane. kube is the core API client of an external cluster (nil
+// on the embedded control plane, which has no core API).
+func (a *App) startManager(ctx context.Context, restCfg *rest.Config) (kube kubernetes.Interface, err error) {
+	client, err := versioned.NewForConfig(restCfg)
+	if err != nil {
+		return nil, err
+	}
+	if !a.cp.Embedded() {
 		if kube, err = kubernetes.NewForConfig(restCfg); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	a.runs = runs.New(journal.Config{MaxEvents: a.cfg.SSEReplayEvents, MaxAge: a.cfg.SSEReplayAge, MailboxSize: a.cfg.SSEMailbox})
+	journalCfg := journal.Config{MaxEvents: a.cfg.SSEReplayEvents, MaxAge: a.cfg.SSEReplayAge, MailboxSize: a.cfg.SSEMailbox}
+	a.runs = runs.New(journalCfg)
 	a.mgr = taskactions.New(taskactions.Config{
 		Client: client, Kube: kube, NamespaceTemplate: a.cfg.NamespaceTemplate, Workers: a.cfg.Workers,
 		Notifier: a.runs, Log: a.log.With().Str("component", "manager").Logger(),
 		Finalizers: executorFinalizers(a.cfg.ExecutorTaskTypes),
-		Journal:    journal.Config{MaxEvents: a.cfg.SSEReplayEvents, MaxAge: a.cfg.SSEReplayAge, MailboxSize: a.cfg.SSEMailbox},
+		Journal:    journalCfg,
 	})
 	if err := a.mgr.StartWatching(ctx); err != nil {
-		return err
+		return nil, err
 	}
-	a.startAborter()
 	a.runs.Restore(restoredActions(a.mgr))
+	return kube, nil
+}
+
+// serveAPI puts the real router behind the listener, in place of the
+// "starting" answers.
+func (a *App) serveAPI(restCfg *rest.Config) error {
 	a.metrics = handlers.NewMetrics(handlers.Gauges{
 		QueueDepth: a.mgr.QueueDepth, EventsPublished: a.mgr.EventsPublished, EventsHandled: a.mgr.EventsHandled,
 	})
@@ -235,10 +258,7 @@ func (a *App) startComponents(ctx context.Context) error {
 		return err
 	}
 	a.handler.Store(&router)
-	if err := a.serveMetrics(); err != nil {
-		return err
-	}
-	return a.startExecutor(kube)
+	return nil
 }
 
 // executeTaskTypes run commands on the server's machine: enqueuing one

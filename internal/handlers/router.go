@@ -55,8 +55,8 @@ type Config struct {
 }
 
 // NewRouter returns the server's handler: /api/v1 (generated from the
-// OpenAPI document, validated against it), /healthz, /readyz, /metrics and
-// the dashboard.
+// OpenAPI document, validated against it), /healthz, /readyz, /metrics,
+// /login and the dashboard.
 func NewRouter(cfg Config) (http.Handler, error) {
 	v, err := newValidator(api.OpenAPI, BasePath)
 	if err != nil {
@@ -66,17 +66,8 @@ func NewRouter(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 	r := chi.NewRouter()
-	r.Use(withRequestID(cfg.Log), recoverPanics, accessLog(cfg.Metrics), wellFormedURLs, guardHost(cfg.AllowedHosts))
-	if len(cfg.CORSOrigins) > 0 {
-		r.Use(cors.Handler(cors.Options{
-			AllowedOrigins: cfg.CORSOrigins,
-			AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete},
-			AllowedHeaders: []string{"Authorization", "Content-Type", "Last-Event-ID", "X-Request-ID"},
-			ExposedHeaders: []string{"X-Request-ID", "Retry-After"},
-			MaxAge:         600,
-		}))
-	}
-	r.Use(guardOrigin(cfg.CORSOrigins))
+	r.Use(withRequestID(cfg.Log), recoverPanics, accessLog(cfg.Metrics))
+	r.Use(guards(cfg)...)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -85,11 +76,38 @@ func NewRouter(cfg Config) (http.Handler, error) {
 	r.Get("/readyz", readyz(cfg.Ready))
 	r.Handle("/metrics", requireSubject(cfg.Authenticator, cfg.Metrics.Handler()))
 	r.Get("/login", login(cfg.LoginCodes))
+	r.Mount(BasePath, apiRouter(cfg, v))
+	if cfg.Web != nil {
+		r.Handle("/*", cfg.Web)
+	}
+	return r, nil
+}
 
-	apiRouter := chi.NewRouter()
-	apiRouter.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
-	apiRouter.MethodNotAllowed(methodNotAllowed(apiRouter))
-	apiRouter.Use(gate(cfg.Synced))
+// guards are the defences of every route against a hostile page in the
+// user's browser (guard.go): well-formed URLs, our own Host, CORS only for
+// the origins named, and our own Origin on unsafe methods.
+func guards(cfg Config) []func(http.Handler) http.Handler {
+	gs := []func(http.Handler) http.Handler{wellFormedURLs, guardHost(cfg.AllowedHosts)}
+	if len(cfg.CORSOrigins) > 0 {
+		gs = append(gs, cors.Handler(cors.Options{
+			AllowedOrigins: cfg.CORSOrigins,
+			AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete},
+			AllowedHeaders: []string{"Authorization", "Content-Type", "Last-Event-ID", "X-Request-ID"},
+			ExposedHeaders: []string{"X-Request-ID", "Retry-After"},
+			MaxAge:         600,
+		}))
+	}
+	return append(gs, guardOrigin(cfg.CORSOrigins))
+}
+
+// apiRouter is /api/v1: the generated routes, each request refused unless
+// it declares JSON (when unsafe), authenticated (unless the document says
+// the operation is public), valid, and authorized by the operation's rule.
+func apiRouter(cfg Config, v *validator) http.Handler {
+	r := chi.NewRouter()
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
+	r.MethodNotAllowed(methodNotAllowed(r))
+	r.Use(gate(cfg.Synced))
 	srv := &Server{mgr: cfg.Manager, runs: cfg.Runs, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, streams: newStreamSlots(cfg.MaxStreams)}
 	az := &authorizer{authz: cfg.Authorizer, executeTypes: cfg.ExecuteTaskTypes}
 	strict := NewStrictHandlerWithOptions(srv, []StrictMiddlewareFunc{az.middleware}, StrictHTTPServerOptions{
@@ -97,18 +115,14 @@ func NewRouter(cfg Config) (http.Handler, error) {
 		ResponseErrorHandlerFunc: writeProblem,
 	})
 	HandlerWithOptions(strict, ChiServerOptions{
-		BaseRouter: apiRouter,
-		// The last runs first: refuse a body that is not JSON (before
-		// anything else, a forged cross-site request), authenticate, then
+		BaseRouter: r,
+		// The last runs first: refuse a body that is not JSON (a forged
+		// cross-site request, before anything else), authenticate, then
 		// validate.
 		Middlewares:      []MiddlewareFunc{v.middleware, authenticate(cfg.Authenticator, v), requireJSON},
 		ErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(w, r, badRequest{err}) },
 	})
-	r.Mount(BasePath, apiRouter)
-	if cfg.Web != nil {
-		r.Handle("/*", cfg.Web)
-	}
-	return r, nil
+	return r
 }
 
 // gate answers 503 until the cache is synced; the document itself is

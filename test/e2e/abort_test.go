@@ -32,14 +32,26 @@ func TestAbandonedAbortOfFiveThousandActions(t *testing.T) {
 	}
 	close(names)
 	var wg sync.WaitGroup
+	errs := make(chan error, 16)
 	for range 16 {
 		wg.Go(func() {
 			for n := range names {
-				enqueue(t, s, run, n, "a0")
+				resp, err := s.api.EnqueueActionWithResponse(context.Background(), actionSpec(run, n, "a0", "external"))
+				if err == nil && resp.StatusCode() != http.StatusCreated {
+					err = fmt.Errorf("enqueue %s: HTTP %d %s", n, resp.StatusCode(), resp.Body)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
 			}
 		})
 	}
 	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
 
 	impatient := &http.Client{Timeout: time.Second, Transport: s.http.Transport}
 	url := fmt.Sprintf("%s/api/v1/projects/%s/domains/%s/runs/%s/actions/a0/abort", s.URL(), run.Project, run.Domain, run.Name)

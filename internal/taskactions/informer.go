@@ -113,15 +113,18 @@ func (m *Manager) handleWatchEvent(w *watchState, ev watch.Event, old *v1.TaskAc
 		m.lists.update(old, ta)
 	}
 	u := updateOf(ta, ev.Type == watch.Deleted)
-	m.views.update(ta, u)
+	prev := m.views.update(ta, u)
 	if ev.Type != watch.Deleted {
 		m.owners.saw(ta.Namespace, ta.Spec.Project, ta.Spec.Domain)
 	}
 	rv := resourceVersion(ta)
 	// The initial list is the state before the journal's floor, not events
-	// after it: snapshots serve it.
+	// after it: snapshots serve it. A write that changed nothing a client
+	// sees (a finalizer, the terminal-recorded label) is no event.
 	if !initial {
-		m.dispatchEvent(u, rv)
+		if prev == nil || !prev.sameView(u) {
+			m.dispatchEvent(u, rv)
+		}
 		m.written.advance(rv)
 	}
 	item := workItem{eventType: ev.Type, ta: ta, update: u}

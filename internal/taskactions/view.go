@@ -1,6 +1,7 @@
 package taskactions
 
 import (
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -107,6 +108,18 @@ func ViewOf(ta *v1.TaskAction) Action {
 		a.UpdatedAt = later(a.UpdatedAt, c.LastTransitionTime.Time)
 	}
 	return a
+}
+
+// sameView reports whether two updates of an object show clients the same
+// thing: the same incarnation, both deleted or not, and the same view but
+// for the resource version.
+func (u *ActionUpdate) sameView(o *ActionUpdate) bool {
+	if u.UID != o.UID || u.Deleted != o.Deleted {
+		return false
+	}
+	a, b := u.Action, o.Action
+	a.ResourceVersion, b.ResourceVersion = "", ""
+	return reflect.DeepEqual(a, b)
 }
 
 // updateOf is the update for an informer event. A deleted action that had

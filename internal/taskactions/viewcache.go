@@ -22,16 +22,19 @@ type objectKey struct{ namespace, name string }
 func newViewCache() *viewCache { return &viewCache{m: map[objectKey]*ActionUpdate{}} }
 
 // update is called by the informer handler for every event, with the
-// update it built.
-func (c *viewCache) update(ta *v1.TaskAction, u *ActionUpdate) {
+// update it built. It returns the update it replaces (nil for a new
+// object).
+func (c *viewCache) update(ta *v1.TaskAction, u *ActionUpdate) (prev *ActionUpdate) {
 	k := objectKey{ta.Namespace, ta.Name}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	prev = c.m[k]
 	if u.Deleted {
 		delete(c.m, k)
 	} else {
 		c.m[k] = u
 	}
+	return prev
 }
 
 // of returns the update for ta's current state: the cached one when it is

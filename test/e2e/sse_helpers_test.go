@@ -48,7 +48,7 @@ func openStream(t testing.TB, c *http.Client, url, lastID string) *sseStream {
 		cancel()
 		t.Fatalf("stream %s: %s", url, resp.Status)
 	}
-	s := &sseStream{resp: resp, r: client.NewEventReader(resp.Body), cancel: cancel, events: make(chan client.Event, 4096), errs: make(chan error, 1)}
+	s := &sseStream{resp: resp, r: client.NewEventReader(resp.Body), cancel: cancel, events: make(chan client.Event, 1<<16), errs: make(chan error, 1)}
 	go func() {
 		for {
 			ev, err := s.r.Next()

@@ -33,6 +33,8 @@ type App struct {
 	ln          net.Listener
 	srv         *http.Server
 	handler     atomic.Pointer[http.Handler]
+	apiReady    chan struct{} // closed when handler serves the API
+	tlsConfig   *tls.Config
 	streamsDone chan struct{}
 	serveErr    chan error
 
@@ -77,23 +79,24 @@ func (a *App) Serve(ctx context.Context) error {
 	return err
 }
 
-// Start listens at once (so /healthz answers and /readyz says why it is not
-// ready while the control plane starts), then brings everything up. The
-// caller owns Stop.
+// Start listens at once (so /healthz answers, /readyz says why it is not
+// ready, and streams are held open while the control plane starts), then
+// brings everything up. The caller owns Stop.
 func Start(ctx context.Context, cfg Config, log zerolog.Logger) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, log: log, streamsDone: make(chan struct{}), serveErr: make(chan error, 1)}
+	a := &App{cfg: cfg, log: log, streamsDone: make(chan struct{}), serveErr: make(chan error, 1), apiReady: make(chan struct{})}
 	a.setLimits()
 	if err := a.listen(); err != nil {
 		return nil, err
 	}
 	var err error
 	if a.access, err = a.newAccess(); err != nil {
-		_ = a.Stop()
+		_ = a.ln.Close()
 		return nil, err
 	}
+	a.serve()
 	start := time.Now()
 	if err := a.startComponents(ctx); err != nil {
 		_ = a.Stop()
@@ -136,10 +139,31 @@ func (a *App) listen() error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", a.cfg.Listen, err)
 	}
+	if a.cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(a.cfg.TLSCert, a.cfg.TLSKey)
+		if err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("TLS certificate: %w", err)
+		}
+		a.tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	// Past the bound, new connections wait in the kernel's backlog instead
 	// of taking descriptors the control plane needs.
 	a.ln = netutil.LimitListener(ln, a.maxConns)
-	starting := http.Handler(http.HandlerFunc(a.starting))
+	return nil
+}
+
+// serve starts the HTTP server with the answers of a starting server;
+// serveAPI swaps the real routes in.
+func (a *App) serve() {
+	starting := handlers.Starting(handlers.StartingConfig{
+		Authenticator: a.access.authn, Authorizer: a.access.authz,
+		AllowedHosts: handlers.NewHostAllowlist(a.access.hosts),
+		SSE:          sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Done: a.streamsDone},
+		Ready:        a.apiReady,
+		API:          func() http.Handler { return *a.handler.Load() },
+		Log:          a.log,
+	})
 	a.handler.Store(&starting)
 	a.srv = &http.Server{
 		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*a.handler.Load()).ServeHTTP(w, r) }),
@@ -149,40 +173,20 @@ func (a *App) listen() error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          newStdLogger(a.log),
 	}
-	if a.cfg.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(a.cfg.TLSCert, a.cfg.TLSKey)
-		if err != nil {
-			_ = ln.Close()
-			return fmt.Errorf("TLS certificate: %w", err)
-		}
-		a.srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	}
+	a.srv.TLSConfig = a.tlsConfig
 	// Streams end when the server shuts down, before it waits for handlers.
 	a.srv.RegisterOnShutdown(func() { close(a.streamsDone) })
 	go func() {
 		var err error
 		if a.srv.TLSConfig != nil {
-			err = a.srv.ServeTLS(ln, "", "") // also negotiates HTTP/2
+			err = a.srv.ServeTLS(a.ln, "", "") // also negotiates HTTP/2
 		} else {
-			err = a.srv.Serve(ln)
+			err = a.srv.Serve(a.ln)
 		}
 		if err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.serveErr <- err
 		}
 	}()
-	return nil
-}
-
-// starting answers while the components start: alive, not ready.
-func (a *App) starting(w http.ResponseWriter, r *http.Request) {
-	status, body := http.StatusServiceUnavailable, `{"status":"not ready","reason":"starting: control plane and caches are not up yet"}`
-	if r.URL.Path == "/healthz" {
-		status, body = http.StatusOK, `{"status":"ok"}`
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Retry-After", "1")
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(body + "\n"))
 }
 
 func (a *App) startComponents(ctx context.Context) error {
@@ -258,6 +262,7 @@ func (a *App) serveAPI(restCfg *rest.Config) error {
 		return err
 	}
 	a.handler.Store(&router)
+	close(a.apiReady)
 	return nil
 }
 

@@ -66,10 +66,7 @@ const snapshotCursor = 0
 // lastEventId query parameter), empty on a first connect.
 func Serve[V any](ctx context.Context, w http.ResponseWriter, lastEventID string, src Source[V], cfg Config) error {
 	cfg = cfg.withDefaults()
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
+	setHeaders(w)
 	w.WriteHeader(http.StatusOK)
 	s := &stream[V]{w: newWriter(w, cfg.WriteTimeout), src: src}
 	s.w.begin()

@@ -44,6 +44,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if dataDir := os.Getenv(serveEnv); dataDir != "" {
+		os.Exit(serve(dataDir, os.Getenv("TASKACTIONS_LISTEN")))
+	}
 	os.Exit(run(m))
 }
 

@@ -1,0 +1,82 @@
+package handlers
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/rs/zerolog"
+
+	"taskactions/internal/auth"
+	"taskactions/internal/sse"
+)
+
+// StartingConfig is what the server needs to answer while it starts, before
+// its control plane and caches are up.
+type StartingConfig struct {
+	Authenticator auth.Authenticator
+	Authorizer    auth.Authorizer
+	AllowedHosts  HostAllowlist
+	SSE           sse.Config
+	// Ready is closed once API serves the real routes.
+	Ready <-chan struct{}
+	API   func() http.Handler
+	// HoldStreams bounds how long a stream request waits (default 60s).
+	HoldStreams time.Duration
+	Log         zerolog.Logger
+}
+
+// Starting answers while the server starts. /healthz says it is alive;
+// /readyz says why it is not ready; a stream request from a caller who may
+// read it is held open and served once the API is (a plain EventSource
+// given a 503 would never come back); anything else is a 503 problem with
+// Retry-After. The browser guards apply as they do later.
+func Starting(cfg StartingConfig) http.Handler {
+	if cfg.HoldStreams <= 0 {
+		cfg.HoldStreams = time.Minute
+	}
+	r := chi.NewRouter()
+	r.Use(withRequestID(cfg.Log), recoverPanics, wellFormedURLs, guardHost(cfg.AllowedHosts))
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	r.Get("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": "starting: control plane and caches are not up yet"})
+	})
+	hold := holdStream(cfg)
+	for _, pattern := range []string{
+		BasePath + "/projects/{project}/domains/{domain}/events",
+		BasePath + "/projects/{project}/domains/{domain}/runs/{run}/events",
+		BasePath + "/projects/{project}/domains/{domain}/runs/{run}/actions/{action}/events",
+	} {
+		r.Get(pattern, hold)
+	}
+	r.NotFound(notReady)
+	r.MethodNotAllowed(notReady)
+	return r
+}
+
+func notReady(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Retry-After", "1")
+	writeProblem(w, r, errNotReady)
+}
+
+// holdStream authenticates and authorizes the stream as the API will (read
+// in its project and domain), then holds it until the API serves it.
+func holdStream(cfg StartingConfig) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s, err := cfg.Authenticator.Authenticate(r)
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="taskactions"`)
+			writeProblem(w, r, err)
+			return
+		}
+		attrs := auth.Attributes{Verb: auth.VerbRead, Project: chi.URLParam(r, "project"), Domain: chi.URLParam(r, "domain")}
+		if err := cfg.Authorizer.Authorize(r.Context(), s, attrs); err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		sse.Hold(w, r, cfg.Ready, cfg.API, cfg.SSE, cfg.HoldStreams)
+	}
+}

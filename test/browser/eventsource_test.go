@@ -136,7 +136,7 @@ func TestPlainEventSourceAcrossAKill(t *testing.T) {
 	var list struct {
 		Items []struct {
 			ActionID struct{ Name string } `json:"actionId"`
-			Phase    string               `json:"phase"`
+			Phase    string                `json:"phase"`
 		} `json:"items"`
 	}
 	_ = json.NewDecoder(r.Body).Decode(&list)

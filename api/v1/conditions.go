@@ -21,6 +21,12 @@ const (
 	ReasonTimedOut         = "TimedOut"
 	ReasonPluginNotFound   = "PluginNotFound"
 	ReasonInvalidSpec      = "InvalidSpec"
+	// Condition actions (Flyte's human-in-the-loop): Progressing while
+	// waiting for the signal, Succeeded once signalled.
+	ReasonPaused   = "Paused"
+	ReasonSignaled = "Signaled"
+	// ReasonRecovered: Succeeded, with outputs recovered from another run.
+	ReasonRecovered = "Recovered"
 )
 
 // Error kinds of ErrorState.Kind.
@@ -41,6 +47,10 @@ const (
 	LabelTerminalState = "flyte.org/terminal-status-recorded"
 
 	AnnotationAbortReason = "flyte.org/abort-reason"
+
+	// Action types of spec.actionType (empty is a task).
+	ActionTypeTask      = "task"
+	ActionTypeCondition = "condition"
 
 	// FinalizerPlugin keeps an action until its executor plugin has cleaned up.
 	FinalizerPlugin = "flyte.org/plugin-finalizer"

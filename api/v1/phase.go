@@ -19,22 +19,29 @@ const (
 	PhaseFailed              Phase = "FAILED"
 	PhaseAborted             Phase = "ABORTED"
 	PhaseTimedOut            Phase = "TIMED_OUT"
+	// PhasePaused: a condition action waits for its signal.
+	PhasePaused Phase = "PAUSED"
+	// PhaseRecovered: the action's outputs came from an earlier run.
+	PhaseRecovered Phase = "RECOVERED"
 )
 
 // ReasonWaitingForResources is the Progressing reason of
-// WAITING_FOR_RESOURCES, which the seed's reasons do not name.
+// WAITING_FOR_RESOURCES, which the seed's reasons do not name (Flyte
+// writes Queued then).
 const ReasonWaitingForResources = "WaitingForResources"
 
-// Phases lists every public phase in lifecycle order.
+// Phases lists every public phase, in the order of Flyte's ActionPhase
+// enum (flyteidl2 common/phase.proto).
 var Phases = []Phase{
 	PhaseUnspecified, PhaseQueued, PhaseWaitingForResources, PhaseInitializing,
 	PhaseRunning, PhaseSucceeded, PhaseFailed, PhaseAborted, PhaseTimedOut,
+	PhasePaused, PhaseRecovered,
 }
 
 // Terminal reports whether the phase can never change again.
 func (p Phase) Terminal() bool {
 	switch p {
-	case PhaseSucceeded, PhaseFailed, PhaseAborted, PhaseTimedOut:
+	case PhaseSucceeded, PhaseFailed, PhaseAborted, PhaseTimedOut, PhaseRecovered:
 		return true
 	}
 	return false
@@ -50,19 +57,30 @@ func (p Phase) Valid() bool {
 	return false
 }
 
-// progressingPhases maps Progressing reasons to phases.
+// progressingPhases maps the reasons of Progressing=True to phases, as
+// Flyte's GetPhaseFromConditions does (plus WaitingForResources, which
+// only this server writes).
 var progressingPhases = map[string]Phase{
 	ReasonQueued:              PhaseQueued,
 	ReasonWaitingForResources: PhaseWaitingForResources,
 	ReasonInitializing:        PhaseInitializing,
 	ReasonExecuting:           PhaseRunning,
+	ReasonPaused:              PhasePaused,
 }
 
-// PhaseOf maps conditions to the public phase: Succeeded=True is SUCCEEDED;
-// Failed=True is TIMED_OUT or ABORTED by its reason, FAILED otherwise; a
-// Progressing reason gives the running phases. An action nobody has
-// touched yet is QUEUED: enqueueing is what queues it.
+// PhaseOf maps conditions to the public phase the way Flyte reads them
+// (actions/k8s GetPhaseFromConditions): Succeeded=True is SUCCEEDED, or
+// RECOVERED by its reason; Failed=True is TIMED_OUT by its reason, FAILED
+// otherwise; Progressing=True gives QUEUED, INITIALIZING, RUNNING or
+// PAUSED by its reason, and UNSPECIFIED for any other reason (Flyte's
+// RetryableFailure included). Two differences, both for statuses Flyte
+// never writes: Failed=True with reason Aborted (this server's abort;
+// Flyte aborts by deleting) is ABORTED, and an action without conditions
+// (new: enqueueing is what queues it) is QUEUED.
 func PhaseOf(conds []metav1.Condition) Phase {
+	if len(conds) == 0 {
+		return PhaseQueued
+	}
 	var progressing *metav1.Condition
 	for i := range conds {
 		c := &conds[i]
@@ -71,6 +89,9 @@ func PhaseOf(conds []metav1.Condition) Phase {
 		}
 		switch c.Type {
 		case ConditionSucceeded:
+			if c.Reason == ReasonRecovered {
+				return PhaseRecovered
+			}
 			return PhaseSucceeded
 		case ConditionFailed:
 			switch c.Reason {
@@ -89,23 +110,30 @@ func PhaseOf(conds []metav1.Condition) Phase {
 			return p
 		}
 	}
-	return PhaseQueued
+	return PhaseUnspecified
 }
 
-// PhaseOfReason maps a phase-history entry (a condition reason) to the
-// public phase, so the API shows history in the same names as the phase.
+// PhaseOfReason maps a phase-history entry (a condition reason, as Flyte
+// writes them) to the public phase, so the API shows history in the same
+// names as the phase. A RetryableFailure entry (older servers wrote one
+// per retried attempt) is the action going back to the queue, not a
+// terminal failure.
 func PhaseOfReason(reason string) Phase {
 	if p, ok := progressingPhases[reason]; ok {
 		return p
 	}
 	switch reason {
-	case ReasonCompleted:
+	case ReasonCompleted, ReasonSignaled:
 		return PhaseSucceeded
+	case ReasonRecovered:
+		return PhaseRecovered
 	case ReasonTimedOut:
 		return PhaseTimedOut
 	case ReasonAborted:
 		return PhaseAborted
-	case ReasonRetryableFailure, ReasonPermanentFailure, ReasonPluginNotFound, ReasonInvalidSpec:
+	case ReasonRetryableFailure:
+		return PhaseQueued
+	case ReasonPermanentFailure, ReasonPluginNotFound, ReasonInvalidSpec:
 		return PhaseFailed
 	}
 	return PhaseUnspecified

@@ -33,6 +33,16 @@ type TaskActionSpec struct {
 	// +kubebuilder:validation:MaxLength=30
 	ParentActionName *string `json:"parentActionName,omitempty"`
 
+	// ActionType is "task" or "condition" (a human-in-the-loop condition,
+	// which runs no task); empty means task.
+	// +optional
+	// +kubebuilder:validation:Enum=task;condition
+	ActionType string `json:"actionType,omitempty"`
+
+	// ConditionSpec is the serialized condition of a condition action.
+	// +optional
+	ConditionSpec []byte `json:"conditionSpec,omitempty"`
+
 	// InputURI is where the action reads its inputs.
 	// +optional
 	InputURI string `json:"inputUri,omitempty"`
@@ -42,11 +52,14 @@ type TaskActionSpec struct {
 	RunOutputBase string `json:"runOutputBase,omitempty"`
 
 	// TaskType selects the executor plugin (echo, process, sleep, ...).
-	// +kubebuilder:validation:MinLength=1
+	// Condition actions have none.
+	// +optional
 	// +kubebuilder:validation:MaxLength=63
-	TaskType string `json:"taskType"`
+	TaskType string `json:"taskType,omitempty"`
 
-	// TaskTemplate holds the task template. This product stores it as JSON.
+	// TaskTemplate holds the task template: JSON when this server wrote it,
+	// a serialized protobuf when Flyte did. It is opaque to everyone but
+	// the executor that runs the action.
 	// +optional
 	TaskTemplate []byte `json:"taskTemplate,omitempty"`
 
@@ -82,7 +95,6 @@ type ErrorState struct {
 
 	// Kind is "USER", "SYSTEM" or empty.
 	// +optional
-	// +kubebuilder:validation:Enum=USER;SYSTEM;""
 	Kind string `json:"kind,omitempty"`
 
 	// Message is human-readable.
@@ -104,9 +116,17 @@ type PhaseTransition struct {
 	Message string `json:"message,omitempty"`
 }
 
-// TaskActionStatus is the observed state, with exactly the fields of the
-// seed's TaskActionStatus.
+// TaskActionStatus is the observed state: the fields of the seed's
+// TaskActionStatus and of Flyte's current one (signals), and the public
+// phase this server keeps for kubectl's PHASE column.
 type TaskActionStatus struct {
+	// Phase is the public phase, as this server's API shows it, written
+	// with every status this server writes; a new action reads QUEUED.
+	// Another executor (Flyte's) does not write it: its actions show
+	// Flyte's own columns.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+
 	// StateJSON is the JSON of the status last sent to the run service.
 	// +optional
 	StateJSON string `json:"stateJson,omitempty"`
@@ -153,6 +173,19 @@ type TaskActionStatus struct {
 	// ErrorState is the error of the last failed or aborted attempt.
 	// +optional
 	ErrorState *ErrorState `json:"errorState,omitempty"`
+
+	// SignalValue is the serialized value a condition action was signalled
+	// with.
+	// +optional
+	SignalValue []byte `json:"signalValue,omitempty"`
+
+	// SignalledAt is when it was signalled.
+	// +optional
+	SignalledAt *metav1.Time `json:"signalledAt,omitempty"`
+
+	// SignalledBy is who signalled it.
+	// +optional
+	SignalledBy string `json:"signalledBy,omitempty"`
 }
 
 // TaskAction is one unit of work of a workflow run.
@@ -165,13 +198,19 @@ type TaskActionStatus struct {
 // +kubebuilder:printcolumn:name="Run",type="string",JSONPath=".spec.runName"
 // +kubebuilder:printcolumn:name="Action",type="string",JSONPath=".spec.actionName"
 // +kubebuilder:printcolumn:name="TaskType",type="string",JSONPath=".spec.taskType"
+// +kubebuilder:printcolumn:name="Phase",type="string",JSONPath=".status.phase"
 // +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.conditions[?(@.type=='Progressing')].reason"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="Progressing",type="string",JSONPath=".status.conditions[?(@.type=='Progressing')].status",priority=1
+// +kubebuilder:printcolumn:name="Succeeded",type="string",JSONPath=".status.conditions[?(@.type=='Succeeded')].status",priority=1
+// +kubebuilder:printcolumn:name="Failed",type="string",JSONPath=".status.conditions[?(@.type=='Failed')].status",priority=1
 type TaskAction struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   TaskActionSpec   `json:"spec"`
+	Spec TaskActionSpec `json:"spec"`
+	// A new action, whose status nobody wrote yet, reads as QUEUED.
+	// +kubebuilder:default={phase: QUEUED}
 	Status TaskActionStatus `json:"status,omitempty"`
 }
 

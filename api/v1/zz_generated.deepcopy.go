@@ -107,6 +107,11 @@ func (in *TaskActionSpec) DeepCopyInto(out *TaskActionSpec) {
 		*out = new(string)
 		**out = **in
 	}
+	if in.ConditionSpec != nil {
+		in, out := &in.ConditionSpec, &out.ConditionSpec
+		*out = make([]byte, len(*in))
+		copy(*out, *in)
+	}
 	if in.TaskTemplate != nil {
 		in, out := &in.TaskTemplate, &out.TaskTemplate
 		*out = make([]byte, len(*in))
@@ -162,6 +167,15 @@ func (in *TaskActionStatus) DeepCopyInto(out *TaskActionStatus) {
 		in, out := &in.ErrorState, &out.ErrorState
 		*out = new(ErrorState)
 		**out = **in
+	}
+	if in.SignalValue != nil {
+		in, out := &in.SignalValue, &out.SignalValue
+		*out = make([]byte, len(*in))
+		copy(*out, *in)
+	}
+	if in.SignalledAt != nil {
+		in, out := &in.SignalledAt, &out.SignalledAt
+		*out = (*in).DeepCopy()
 	}
 }
 

@@ -196,7 +196,8 @@ func (a *App) startComponents(ctx context.Context) error {
 	}
 	a.cp = cp
 	restCfg := cp.RESTConfig()
-	kube, err := a.startManager(ctx, restCfg)
+	es := a.setUpExecutor()
+	kube, err := a.startManager(ctx, restCfg, es.claims)
 	if err != nil {
 		return err
 	}
@@ -207,13 +208,13 @@ func (a *App) startComponents(ctx context.Context) error {
 	if err := a.serveMetrics(); err != nil {
 		return err
 	}
-	return a.startExecutor(kube)
+	return a.startExecutor(kube, es)
 }
 
 // startManager starts the action manager and the run service on the
 // control plane. kube is the core API client of an external cluster (nil
 // on the embedded control plane, which has no core API).
-func (a *App) startManager(ctx context.Context, restCfg *rest.Config) (kube kubernetes.Interface, err error) {
+func (a *App) startManager(ctx context.Context, restCfg *rest.Config, claimed string) (kube kubernetes.Interface, err error) {
 	client, err := versioned.NewForConfig(restCfg)
 	if err != nil {
 		return nil, err
@@ -228,7 +229,7 @@ func (a *App) startManager(ctx context.Context, restCfg *rest.Config) (kube kube
 	a.mgr = taskactions.New(taskactions.Config{
 		Client: client, Kube: kube, NamespaceTemplate: a.cfg.NamespaceTemplate, Workers: a.cfg.Workers,
 		Notifier: a.runs, Log: a.log.With().Str("component", "manager").Logger(),
-		Finalizers: executorFinalizers(a.cfg.ExecutorTaskTypes),
+		Finalizers: executorFinalizers(claimed),
 		Journal:    journalCfg,
 	})
 	if err := a.mgr.StartWatching(ctx); err != nil {

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Config is everything the server can be told. cmd/server fills it from
@@ -29,7 +31,7 @@ type Config struct {
 	SSEMailbox      int
 
 	// Executor settings; see internal/executor.
-	ExecutorTaskTypes string // "*" all, "" none, or a comma list
+	ExecutorTaskTypes string // "auto", "*" all with a plugin, "" none, or a comma list
 	ExecutorProcess   string // auto, true, false
 	ExecutorWorkers   int
 	MaxSystemFailures int
@@ -67,7 +69,7 @@ func Defaults() Config {
 		SSEReplayEvents:         10000,
 		SSEReplayAge:            5 * time.Minute,
 		SSEMailbox:              4096,
-		ExecutorTaskTypes:       "*",
+		ExecutorTaskTypes:       "auto",
 		ExecutorProcess:         "auto",
 		ExecutorWorkers:         8,
 		MaxSystemFailures:       5,
@@ -82,8 +84,11 @@ func (c Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return fmt.Errorf("--listen %q: %w", c.Listen, err)
 	}
-	if !strings.Contains(c.NamespaceTemplate, "{project}") || !strings.Contains(c.NamespaceTemplate, "{domain}") {
-		return fmt.Errorf("--namespace-template %q must contain {project} and {domain}: actions are named <run>-<action>, so two projects or domains sharing a namespace would collide", c.NamespaceTemplate)
+	// Actions are found by their identity, whatever their namespace, so a
+	// template may put every project in one namespace (Flyte's "flyte").
+	sample := strings.NewReplacer("{project}", "p", "{domain}", "d").Replace(c.NamespaceTemplate)
+	if errs := validation.IsDNS1123Label(sample); len(errs) > 0 {
+		return fmt.Errorf("--namespace-template %q does not make namespace names: %s", c.NamespaceTemplate, strings.Join(errs, "; "))
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return fmt.Errorf("--tls-cert and --tls-key go together")

@@ -12,6 +12,8 @@ func TestValidate(t *testing.T) {
 		wantErr string
 	}{
 		{"defaults", func(*Config) {}, ""},
+		{"one namespace for all (Flyte's)", func(c *Config) { c.NamespaceTemplate = "flyte" }, ""},
+		{"namespace template that makes no name", func(c *Config) { c.NamespaceTemplate = "Flyte_{project}" }, "does not make namespace names"},
 		{"no authentication on loopback", func(c *Config) { c.Auth = AuthNone }, ""},
 		{"no authentication on localhost", func(c *Config) { c.Auth, c.Listen = AuthNone, "localhost:9000" }, ""},
 		{"no authentication on every interface", func(c *Config) { c.Auth, c.Listen = AuthNone, "0.0.0.0:8080" }, "--auth=none is only allowed on a loopback"},

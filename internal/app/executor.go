@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"k8s.io/client-go/kubernetes"
 
@@ -17,18 +20,49 @@ import (
 	"taskactions/internal/executor/plugins/sleep"
 )
 
+// executorSetup is the executor's plugins and the task types it claims,
+// decided once the control plane is known and before the manager starts
+// (new actions of claimed types get the executor's finalizer).
+type executorSetup struct {
+	instance string
+	plugins  map[string]plugins.Plugin
+	claims   string // a comma list
+}
+
+func (a *App) setUpExecutor() executorSetup {
+	es := executorSetup{instance: randomID(), plugins: map[string]plugins.Plugin{"echo": echo.Plugin{}, "sleep": sleep.Plugin{}}}
+	if a.processEnabled() {
+		es.plugins["process"] = process.New(es.instance)
+	}
+	es.claims = claimedTaskTypes(a.cfg.ExecutorTaskTypes, a.cp.Embedded(), es.plugins)
+	return es
+}
+
+// claimedTaskTypes resolves --executor-task-types: "*" is every type the
+// executor has a plugin for; "auto" is that on the embedded control plane
+// and nothing against a cluster, where another executor (Flyte's) may own
+// the actions; a list is taken as it is.
+func claimedTaskTypes(flag string, embedded bool, pl map[string]plugins.Plugin) string {
+	switch flag {
+	case "auto":
+		if !embedded {
+			return ""
+		}
+	case "*":
+	default:
+		return flag
+	}
+	names := slices.Sorted(maps.Keys(pl))
+	return strings.Join(names, ",")
+}
+
 // startExecutor runs the built-in executor unless it claims no task type.
 // On an external cluster it runs under leader election (kube is nil on
 // the embedded control plane, whose data-dir lock already admits one
 // process).
-func (a *App) startExecutor(kube kubernetes.Interface) error {
-	instance := randomID()
-	pl := map[string]plugins.Plugin{"echo": echo.Plugin{}, "sleep": sleep.Plugin{}}
-	if a.processEnabled() {
-		pl["process"] = process.New(instance)
-	}
+func (a *App) startExecutor(kube kubernetes.Interface, es executorSetup) error {
 	ex := executor.New(executor.Config{
-		Manager: a.mgr, TaskTypes: a.cfg.ExecutorTaskTypes, Plugins: pl, Workers: a.cfg.ExecutorWorkers,
+		Manager: a.mgr, TaskTypes: es.claims, Plugins: es.plugins, Workers: a.cfg.ExecutorWorkers,
 		MaxSystemFailures: a.cfg.MaxSystemFailures, OutputRoot: filepath.Join(a.cfg.DataDir, "outputs"),
 		ServerURL: a.URL(), TaskToken: a.access.taskToken, Metrics: a.metrics.Registry(), Log: a.log.With().Str("component", "executor").Logger(),
 	})
@@ -36,11 +70,7 @@ func (a *App) startExecutor(kube kubernetes.Interface) error {
 		a.log.Info().Msg("executor off: no task types claimed")
 		return nil
 	}
-	names := make([]string, 0, len(pl))
-	for name := range pl {
-		names = append(names, name)
-	}
-	a.log.Info().Strs("plugins", names).Bool("process", pl["process"] != nil).Msg("executor plugins")
+	a.log.Info().Str("claims", es.claims).Bool("process", es.plugins["process"] != nil).Msg("executor")
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopExecutor, a.executorDone = cancel, make(chan struct{})
 	go func() {
@@ -50,7 +80,7 @@ func (a *App) startExecutor(kube kubernetes.Interface) error {
 			return
 		}
 		host, _ := os.Hostname()
-		executor.RunWithLeaderElection(ctx, kube, a.cfg.LeaderElectionNamespace, host+"_"+instance, ex, a.log)
+		executor.RunWithLeaderElection(ctx, kube, a.cfg.LeaderElectionNamespace, host+"_"+es.instance, ex, a.log)
 	}()
 	return nil
 }

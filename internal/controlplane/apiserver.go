@@ -87,9 +87,20 @@ func startAPIServer(cfg apiServerConfig) (*apiServer, error) {
 	if err := o.APIEnablement.ApplyTo(&gc.Config, apiserver.DefaultAPIResourceConfigSource(), apiserver.Scheme); err != nil {
 		return nil, fmt.Errorf("apply api enablement: %w", err)
 	}
-	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(
-		openapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(generatedopenapi.GetOpenAPIDefinitions),
-		openapinamer.NewDefinitionNamer(apiserver.Scheme, scheme.Scheme))
+	// /version: the generic server reports component-base's version, which
+	// without -ldflags is "v0.0.0-master+$Format:%H$"; kubectl cannot parse
+	// that. Report the Kubernetes release of the libraries built in.
+	gc.EffectiveVersion = servedVersion{gc.EffectiveVersion, kubeLibraryVersion}
+	// OpenAPI: the apiextensions server publishes CRD schemas only when
+	// both v2 and v3 are configured. Its CRD OpenAPI controllers start only
+	// if the static v2 spec exists (PrepareRun builds it from OpenAPIConfig),
+	// so without OpenAPIConfig not even /openapi/v3 has the CRDs.
+	defs := openapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(generatedopenapi.GetOpenAPIDefinitions)
+	namer := openapinamer.NewDefinitionNamer(apiserver.Scheme, scheme.Scheme)
+	gc.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(defs, namer)
+	gc.OpenAPIConfig.Info.Title = "taskactions"
+	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(defs, namer)
+	gc.OpenAPIV3Config.Info.Title = "taskactions"
 	gc.Authentication.Authenticator = authenticatorfactory.NewFromTokens(map[string]*user.DefaultInfo{cfg.token: adminUser}, nil)
 	gc.Authorization.Authorizer = authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)
 
@@ -105,6 +116,8 @@ func startAPIServer(cfg apiServerConfig) (*apiServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create api server: %w", err)
 	}
+	installRootDiscovery(server.GenericAPIServer)
+	server.GenericAPIServer.Handler.NonGoRestfulMux.HandlePrefix("/api/v1/namespaces/", namespaces{})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &apiServer{cancel: cancel, done: make(chan error, 1), port: ro.SecureServing.BindPort}

@@ -10,6 +10,7 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -104,8 +105,15 @@ func New(cfg Config) *Controller {
 	if cfg.Resync <= 0 {
 		cfg.Resync = 5 * time.Minute
 	}
+	types := ParseTaskTypes(cfg.TaskTypes)
+	if types.all { // every type it has a plugin for
+		for name := range cfg.Plugins {
+			types.types[name] = true
+		}
+		types.all = false
+	}
 	c := &Controller{
-		cfg: cfg, mgr: cfg.Manager, types: ParseTaskTypes(cfg.TaskTypes), written: map[string]uint64{},
+		cfg: cfg, mgr: cfg.Manager, types: types, written: map[string]uint64{},
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "taskactions_executor_reconcile_seconds", Help: "Time of one executor round of one action.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18),
@@ -125,7 +133,31 @@ func (c *Controller) claims(obj any) bool {
 		obj = tomb.Obj
 	}
 	ta, ok := obj.(*v1.TaskAction)
-	return ok && c.types.Claims(ta.Spec.TaskType)
+	return ok && c.owns(ta)
+}
+
+// owns reports whether an action is this executor's to run. Two executors
+// must never work on one action, so it takes only a task (a condition
+// runs nothing) of a type it claims ("*": every type it has a plugin for),
+// whose template it can read (JSON, as this server writes it; Flyte's is
+// a serialized protobuf, for Flyte's executor), and that carries no
+// finalizer of another executor.
+func (c *Controller) owns(ta *v1.TaskAction) bool {
+	s := &ta.Spec
+	switch {
+	case s.ActionType == v1.ActionTypeCondition:
+		return false
+	case !c.types.Claims(s.TaskType):
+		return false
+	case len(s.TaskTemplate) > 0 && !json.Valid(s.TaskTemplate):
+		return false
+	}
+	for _, f := range ta.Finalizers {
+		if f != v1.FinalizerPlugin {
+			return false
+		}
+	}
+	return true
 }
 
 // Run reconciles until ctx ends, then stops its workers and every plugin

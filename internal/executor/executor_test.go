@@ -288,7 +288,9 @@ func TestCacheHit(t *testing.T) {
 }
 
 func TestUnknownTypeAndInvalidSpec(t *testing.T) {
-	e := startEnv(t, t.TempDir())
+	// A type claimed by name that no plugin runs fails; "*" alone would
+	// not claim it.
+	e := startEnv(t, t.TempDir(), func(c *Config) { c.TaskTypes = "*,quantum" })
 	run := newRun()
 	enqueue(t, e, id(run, "u"), `{"type":"quantum"}`, "")
 	enqueue(t, e, id(run, "i"), `{"type":"echo","metadata":{"timeout":"soon"}}`, "")
@@ -460,4 +462,44 @@ func startManager(t *testing.T) *taskactions.Manager {
 	}
 	t.Cleanup(mgr.StopWatching)
 	return mgr
+}
+
+// What is not this executor's it leaves alone, never writing a failure
+// into it: a type it has no plugin for ("*" claims only its plugins'), a
+// template it cannot read (Flyte's protobuf), a condition action, an
+// action another executor's finalizer marks.
+func TestLeavesOthersActionsAlone(t *testing.T) {
+	e := startEnv(t, t.TempDir())
+	run := newRun()
+	client, err := versioned.NewForConfig(cp.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := e.mgr.Namespace(run.Project, run.Domain)
+	mk := func(name string, edit func(*v1.TaskAction)) {
+		ta := &v1.TaskAction{
+			ObjectMeta: metav1.ObjectMeta{Name: run.Run + "-" + name, Namespace: ns},
+			Spec:       v1.TaskActionSpec{RunName: run.Run, Project: run.Project, Domain: run.Domain, ActionName: name, TaskType: "echo"},
+		}
+		edit(ta)
+		if _, err := client.FlyteV1().TaskActions(ns).Create(context.Background(), ta, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("python", func(ta *v1.TaskAction) { ta.Spec.TaskType = "python" })
+	mk("proto", func(ta *v1.TaskAction) { ta.Spec.TaskTemplate = []byte{0x12, 0x06, 'p', 'y', 't', 'h', 'o', 'n'} })
+	mk("cond", func(ta *v1.TaskAction) { ta.Spec.TaskType, ta.Spec.ActionType = "", v1.ActionTypeCondition })
+	mk("owned", func(ta *v1.TaskAction) { ta.Finalizers = []string{"flyte.org/other-executor"} })
+	mk("mine", func(*v1.TaskAction) {}) // the control: an echo action it runs
+	await(t, e, id(run, "mine"), 20*time.Second, "SUCCEEDED", finished)
+	time.Sleep(time.Second) // the others had their chance
+	for _, name := range []string{"python", "proto", "cond", "owned"} {
+		ta, err := e.mgr.GetTaskAction(context.Background(), id(run, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ta.Status.Conditions) != 0 || ta.Status.Attempts != 0 || slices.Contains(ta.Finalizers, v1.FinalizerPlugin) {
+			t.Errorf("%s was touched: finalizers %v, status %+v", name, ta.Finalizers, ta.Status)
+		}
+	}
 }

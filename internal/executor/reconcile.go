@@ -249,11 +249,13 @@ func (c *Controller) endAttempt(ctx context.Context, plugin plugins.Plugin, tc *
 	c.attemptOver(ta)
 }
 
-// retry ends the attempt and queues the next one.
+// retry ends the attempt and queues the next one, as Flyte records an
+// in-place restart: back to Queued (the message says why), never a
+// FAILED that a client would take for the end.
 func (c *Controller) retry(t *v1.TaskAction, msg string) {
 	t.Status.Attempts++
 	t.Status.PluginState, t.Status.PluginStateVersion = nil, 0
-	c.mgr.SetPhase(t, v1.PhaseQueued, v1.ReasonRetryableFailure, msg, true)
+	c.mgr.SetPhase(t, v1.PhaseQueued, v1.ReasonQueued, msg, true)
 }
 
 // fail ends the action (invalid spec, no plugin, timeout).

@@ -17,6 +17,42 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for ActionActionType.
+const (
+	ActionActionTypeCondition ActionActionType = "condition"
+	ActionActionTypeTask      ActionActionType = "task"
+)
+
+// Valid indicates whether the value is a known member of the ActionActionType enum.
+func (e ActionActionType) Valid() bool {
+	switch e {
+	case ActionActionTypeCondition:
+		return true
+	case ActionActionTypeTask:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ActionEventActionType.
+const (
+	ActionEventActionTypeCondition ActionEventActionType = "condition"
+	ActionEventActionTypeTask      ActionEventActionType = "task"
+)
+
+// Valid indicates whether the value is a known member of the ActionEventActionType enum.
+func (e ActionEventActionType) Valid() bool {
+	switch e {
+	case ActionEventActionTypeCondition:
+		return true
+	case ActionEventActionTypeTask:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CacheStatus.
 const (
 	DISABLED      CacheStatus = "DISABLED"
@@ -118,7 +154,9 @@ const (
 	ABORTED             Phase = "ABORTED"
 	FAILED              Phase = "FAILED"
 	INITIALIZING        Phase = "INITIALIZING"
+	PAUSED              Phase = "PAUSED"
 	QUEUED              Phase = "QUEUED"
+	RECOVERED           Phase = "RECOVERED"
 	RUNNING             Phase = "RUNNING"
 	SUCCEEDED           Phase = "SUCCEEDED"
 	TIMEDOUT            Phase = "TIMED_OUT"
@@ -135,7 +173,11 @@ func (e Phase) Valid() bool {
 		return true
 	case INITIALIZING:
 		return true
+	case PAUSED:
+		return true
 	case QUEUED:
+		return true
+	case RECOVERED:
 		return true
 	case RUNNING:
 		return true
@@ -146,6 +188,24 @@ func (e Phase) Valid() bool {
 	case UNSPECIFIED:
 		return true
 	case WAITINGFORRESOURCES:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaskTemplateInfoEncoding.
+const (
+	Binary TaskTemplateInfoEncoding = "binary"
+	Json   TaskTemplateInfoEncoding = "json"
+)
+
+// Valid indicates whether the value is a known member of the TaskTemplateInfoEncoding enum.
+func (e TaskTemplateInfoEncoding) Valid() bool {
+	switch e {
+	case Binary:
+		return true
+	case Json:
 		return true
 	default:
 		return false
@@ -190,6 +250,9 @@ type Action struct {
 	AbortReason *string          `json:"abortReason,omitempty"`
 	ActionId    ActionIdentifier `json:"actionId"`
 
+	// ActionType A condition action (Flyte's human-in-the-loop) runs no task; it waits for a signal.
+	ActionType ActionActionType `json:"actionType"`
+
 	// Attempts The latest attempt, from 1; 0 before the first starts.
 	Attempts    int64       `json:"attempts"`
 	CacheStatus CacheStatus `json:"cacheStatus"`
@@ -203,22 +266,36 @@ type Action struct {
 	OutputUri *string `json:"outputUri,omitempty"`
 
 	// ParentActionName Absent for the root action of a run.
-	ParentActionName *string           `json:"parentActionName,omitempty"`
-	Phase            Phase             `json:"phase"`
-	PhaseHistory     []PhaseTransition `json:"phaseHistory"`
-	PluginPhase      *string           `json:"pluginPhase,omitempty"`
-	RunOutputBase    *string           `json:"runOutputBase,omitempty"`
-	ShortName        *string           `json:"shortName,omitempty"`
-	SystemFailures   int64             `json:"systemFailures"`
-	TaskType         string            `json:"taskType"`
-	UpdatedAt        time.Time         `json:"updatedAt"`
+	ParentActionName *string `json:"parentActionName,omitempty"`
+
+	// Phase Flyte's ActionPhase. PAUSED: a condition action waits for its signal.
+	// RECOVERED: succeeded with the outputs of an earlier run. Terminal:
+	// SUCCEEDED, RECOVERED, FAILED, ABORTED, TIMED_OUT.
+	Phase          Phase             `json:"phase"`
+	PhaseHistory   []PhaseTransition `json:"phaseHistory"`
+	PluginPhase    *string           `json:"pluginPhase,omitempty"`
+	RunOutputBase  *string           `json:"runOutputBase,omitempty"`
+	ShortName      *string           `json:"shortName,omitempty"`
+	SystemFailures int64             `json:"systemFailures"`
+
+	// TaskTemplate The stored task template, described, not shown: JSON as this
+	// server writes it, or binary (Flyte writes a serialized protobuf).
+	TaskTemplate *TaskTemplateInfo `json:"taskTemplate,omitempty"`
+	TaskType     string            `json:"taskType"`
+	UpdatedAt    time.Time         `json:"updatedAt"`
 }
+
+// ActionActionType A condition action (Flyte's human-in-the-loop) runs no task; it waits for a signal.
+type ActionActionType string
 
 // ActionEvent The data of an `action` stream event.
 type ActionEvent struct {
 	// AbortReason Why it was aborted; present only when the phase is ABORTED.
 	AbortReason *string          `json:"abortReason,omitempty"`
 	ActionId    ActionIdentifier `json:"actionId"`
+
+	// ActionType A condition action (Flyte's human-in-the-loop) runs no task; it waits for a signal.
+	ActionType ActionEventActionType `json:"actionType"`
 
 	// Attempts The latest attempt, from 1; 0 before the first starts.
 	Attempts    int64       `json:"attempts"`
@@ -236,16 +313,27 @@ type ActionEvent struct {
 	OutputUri *string `json:"outputUri,omitempty"`
 
 	// ParentActionName Absent for the root action of a run.
-	ParentActionName *string           `json:"parentActionName,omitempty"`
-	Phase            Phase             `json:"phase"`
-	PhaseHistory     []PhaseTransition `json:"phaseHistory"`
-	PluginPhase      *string           `json:"pluginPhase,omitempty"`
-	RunOutputBase    *string           `json:"runOutputBase,omitempty"`
-	ShortName        *string           `json:"shortName,omitempty"`
-	SystemFailures   int64             `json:"systemFailures"`
-	TaskType         string            `json:"taskType"`
-	UpdatedAt        time.Time         `json:"updatedAt"`
+	ParentActionName *string `json:"parentActionName,omitempty"`
+
+	// Phase Flyte's ActionPhase. PAUSED: a condition action waits for its signal.
+	// RECOVERED: succeeded with the outputs of an earlier run. Terminal:
+	// SUCCEEDED, RECOVERED, FAILED, ABORTED, TIMED_OUT.
+	Phase          Phase             `json:"phase"`
+	PhaseHistory   []PhaseTransition `json:"phaseHistory"`
+	PluginPhase    *string           `json:"pluginPhase,omitempty"`
+	RunOutputBase  *string           `json:"runOutputBase,omitempty"`
+	ShortName      *string           `json:"shortName,omitempty"`
+	SystemFailures int64             `json:"systemFailures"`
+
+	// TaskTemplate The stored task template, described, not shown: JSON as this
+	// server writes it, or binary (Flyte writes a serialized protobuf).
+	TaskTemplate *TaskTemplateInfo `json:"taskTemplate,omitempty"`
+	TaskType     string            `json:"taskType"`
+	UpdatedAt    time.Time         `json:"updatedAt"`
 }
+
+// ActionEventActionType A condition action (Flyte's human-in-the-loop) runs no task; it waits for a signal.
+type ActionEventActionType string
 
 // ActionIdentifier defines model for ActionIdentifier.
 type ActionIdentifier struct {
@@ -279,7 +367,11 @@ type ActionStatus struct {
 	CacheStatus *CacheStatus `json:"cacheStatus,omitempty"`
 	Error       *ErrorInfo   `json:"error,omitempty"`
 	Message     *string      `json:"message,omitempty"`
-	Phase       Phase        `json:"phase"`
+
+	// Phase Flyte's ActionPhase. PAUSED: a condition action waits for its signal.
+	// RECOVERED: succeeded with the outputs of an earlier run. Terminal:
+	// SUCCEEDED, RECOVERED, FAILED, ABORTED, TIMED_OUT.
+	Phase Phase `json:"phase"`
 }
 
 // CacheStatus defines model for CacheStatus.
@@ -362,14 +454,20 @@ type LoginRequest struct {
 	Token string `json:"token"`
 }
 
-// Phase defines model for Phase.
+// Phase Flyte's ActionPhase. PAUSED: a condition action waits for its signal.
+// RECOVERED: succeeded with the outputs of an earlier run. Terminal:
+// SUCCEEDED, RECOVERED, FAILED, ABORTED, TIMED_OUT.
 type Phase string
 
 // PhaseTransition defines model for PhaseTransition.
 type PhaseTransition struct {
 	Message    *string   `json:"message,omitempty"`
 	OccurredAt time.Time `json:"occurredAt"`
-	Phase      Phase     `json:"phase"`
+
+	// Phase Flyte's ActionPhase. PAUSED: a condition action waits for its signal.
+	// RECOVERED: succeeded with the outputs of an earlier run. Terminal:
+	// SUCCEEDED, RECOVERED, FAILED, ABORTED, TIMED_OUT.
+	Phase Phase `json:"phase"`
 }
 
 // Problem An RFC 9457 problem document.
@@ -423,7 +521,11 @@ type RunSummary struct {
 
 	// EndedAt Set once the root action is terminal.
 	EndedAt *time.Time `json:"endedAt,omitempty"`
-	Phase   Phase      `json:"phase"`
+
+	// Phase Flyte's ActionPhase. PAUSED: a condition action waits for its signal.
+	// RECOVERED: succeeded with the outputs of an earlier run. Terminal:
+	// SUCCEEDED, RECOVERED, FAILED, ABORTED, TIMED_OUT.
+	Phase Phase `json:"phase"`
 
 	// PhaseCounts How many actions are in each phase; phases with none are absent.
 	PhaseCounts map[string]int64 `json:"phaseCounts"`
@@ -481,6 +583,18 @@ type TaskTemplate struct {
 	// Example: echo
 	Type string `json:"type"`
 }
+
+// TaskTemplateInfo The stored task template, described, not shown: JSON as this
+// server writes it, or binary (Flyte writes a serialized protobuf).
+type TaskTemplateInfo struct {
+	Encoding TaskTemplateInfoEncoding `json:"encoding"`
+
+	// Size Bytes.
+	Size int64 `json:"size"`
+}
+
+// TaskTemplateInfoEncoding defines model for TaskTemplateInfo.Encoding.
+type TaskTemplateInfoEncoding string
 
 // Verb defines model for Verb.
 type Verb string

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -47,10 +48,6 @@ type EnqueueRequest struct {
 // id with a different spec is ErrConflict; a child whose parent does not
 // exist is ErrNotFound, and a child of an aborted parent ErrConflict.
 func (m *Manager) Enqueue(ctx context.Context, req EnqueueRequest) (ta *v1.TaskAction, created bool, err error) {
-	ns := m.Namespace(req.ID.Project, req.ID.Domain)
-	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
-		return nil, false, fmt.Errorf("namespace %q from the template: %s: %w", ns, strings.Join(errs, "; "), ErrInvalid)
-	}
 	if err := checkRequest(req); err != nil {
 		return nil, false, err
 	}
@@ -60,6 +57,15 @@ func (m *Manager) Enqueue(ctx context.Context, req EnqueueRequest) (ta *v1.TaskA
 			return nil, false, err
 		}
 	}
+	// A child lives with its parent (owner references do not cross
+	// namespaces), wherever that is; a root where the template says.
+	ns := m.Namespace(req.ID.Project, req.ID.Domain)
+	if parent != nil {
+		ns = parent.Namespace
+	}
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return nil, false, fmt.Errorf("namespace %q from the template: %s: %w", ns, strings.Join(errs, "; "), ErrInvalid)
+	}
 	want, err := m.build(ns, req, parent)
 	if err != nil {
 		return nil, false, err
@@ -67,38 +73,55 @@ func (m *Manager) Enqueue(ctx context.Context, req EnqueueRequest) (ta *v1.TaskA
 	if err := CheckSize(want); err != nil {
 		return nil, false, err
 	}
-	release, err := m.owners.claim(ns, req.ID.Project, req.ID.Domain)
-	if err != nil {
-		return nil, false, err
+	if have, _ := m.cached(req.ID); have != nil {
+		return m.existing(req.ID, have, want)
+	}
+	release := func() {}
+	if parent == nil && m.perPairNamespaces() {
+		if release, err = m.owners.claim(ns, req.ID.Project, req.ID.Domain); err != nil {
+			return nil, false, err
+		}
 	}
 	if err := m.ensureNamespace(ctx, ns); err != nil {
 		release()
 		return nil, false, err
 	}
-	out, err := m.client.FlyteV1().TaskActions(ns).Create(ctx, want, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		release()
-	}
+	out, created, err := m.create(ctx, req.ID, want)
 	switch {
-	case err == nil:
+	case err != nil:
+		release()
+	case created:
 		m.written.wrote(resourceVersion(out))
 		return out, true, nil
-	case apierrors.IsAlreadyExists(err):
-		have, err := m.live(ctx, req.ID)
-		if err != nil {
-			return nil, false, err
-		}
-		if !sameSpec(&have.Spec, &want.Spec) {
-			return nil, false, fmt.Errorf("action %s exists with another spec: %w", req.ID, ErrConflict)
-		}
-		return have, false, nil
+	default:
+		return m.existing(req.ID, out, want)
+	}
+	switch {
 	case apierrors.IsInvalid(err):
 		return nil, false, fmt.Errorf("%s: %w", apiMessage(err), ErrInvalid)
 	case isTooLarge(err):
 		return nil, false, fmt.Errorf("action %s: %s: %w", req.ID, apiMessage(err), ErrTooLarge)
-	default:
-		return nil, false, fmt.Errorf("create action %s: %w", req.ID, err)
+	case errors.Is(err, ErrConflict):
+		return nil, false, err
 	}
+	return nil, false, fmt.Errorf("create action %s: %w", req.ID, err)
+}
+
+// existing is the answer to an enqueue of an action that exists: itself
+// when the spec is the same (the request was repeated), ErrConflict when
+// not.
+func (m *Manager) existing(id ActionID, have, want *v1.TaskAction) (*v1.TaskAction, bool, error) {
+	if !sameSpec(&have.Spec, &want.Spec) {
+		return nil, false, fmt.Errorf("action %s exists with another spec: %w", id, ErrConflict)
+	}
+	return have, false, nil
+}
+
+// perPairNamespaces: the template gives each project and domain a
+// namespace of its own, which two pairs must then not share.
+func (m *Manager) perPairNamespaces() bool {
+	t := m.cfg.NamespaceTemplate
+	return strings.Contains(t, "{project}") && strings.Contains(t, "{domain}")
 }
 
 // parentOf returns the parent of a new child. The cache may not have a
@@ -107,7 +130,12 @@ func (m *Manager) parentOf(ctx context.Context, req EnqueueRequest) (*v1.TaskAct
 	pid := ActionID{req.ID.Project, req.ID.Domain, req.ID.Run, req.Parent}
 	p, err := m.cached(pid)
 	if err == nil && p == nil {
-		p, err = m.live(ctx, pid)
+		// Created by this server a moment ago? Wait for the cache, then
+		// ask the API server.
+		m.written.catchUp(ctx)
+		if p, err = m.cached(pid); err == nil && p == nil {
+			p, err = m.live(ctx, pid)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("parent: %w", err)

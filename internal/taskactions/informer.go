@@ -13,6 +13,7 @@ import (
 
 // Indexes of the informer cache.
 const (
+	indexID       = "id"       // project/domain/run/action
 	indexRun      = "run"      // project/domain/run
 	indexParent   = "parent"   // project/domain/run/parent
 	indexCacheKey = "cacheKey" // project/domain/cacheKey
@@ -30,6 +31,10 @@ func specParent(s *v1.TaskActionSpec) string {
 }
 
 var indexers = cache.Indexers{
+	indexID: func(obj any) ([]string, error) {
+		s := &obj.(*v1.TaskAction).Spec
+		return []string{idIndexKey(s.Project, s.Domain, s.RunName, s.ActionName)}, nil
+	},
 	indexRun: func(obj any) ([]string, error) {
 		s := &obj.(*v1.TaskAction).Spec
 		return []string{runIndexKey(s.Project, s.Domain, s.RunName)}, nil

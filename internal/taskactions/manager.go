@@ -28,7 +28,6 @@ import (
 	"taskactions/internal/journal"
 	"taskactions/internal/kube/clientset/versioned"
 	flyteinformers "taskactions/internal/kube/informers/externalversions"
-	listers "taskactions/internal/kube/listers/api/v1"
 	"taskactions/internal/runs"
 )
 
@@ -85,7 +84,6 @@ type Manager struct {
 	mu       sync.Mutex
 	running  *watchState
 	informer cache.SharedIndexInformer
-	lister   listers.TaskActionLister
 }
 
 // watchState is one StartWatching..StopWatching lifetime.
@@ -131,9 +129,6 @@ func New(cfg Config) *Manager {
 func (m *Manager) Namespace(project, domain string) string {
 	return strings.NewReplacer("{project}", project, "{domain}", domain).Replace(m.cfg.NamespaceTemplate)
 }
-
-// objectName is the TaskAction name of an action: <run>-<action>.
-func objectName(run, action string) string { return run + "-" + action }
 
 // HasSynced reports whether the cache holds every TaskAction.
 func (m *Manager) HasSynced() bool {
@@ -208,7 +203,6 @@ func (m *Manager) StartWatching(ctx context.Context) error {
 		return err
 	}
 	m.running, m.informer = w, w.informer
-	m.lister = listers.NewTaskActionLister(w.informer.GetIndexer())
 	for i := range w.queues {
 		w.workers.Add(1)
 		go m.worker(w.ctx, w.queues[i], &w.workers)
@@ -234,7 +228,7 @@ func (m *Manager) StartWatching(ctx context.Context) error {
 func (m *Manager) StopWatching() {
 	m.mu.Lock()
 	w := m.running
-	m.running, m.informer, m.lister = nil, nil, nil
+	m.running, m.informer = nil, nil
 	m.mu.Unlock()
 	if w == nil {
 		return

@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "taskactions/api/v1"
-	listers "taskactions/internal/kube/listers/api/v1"
 )
 
 // GetTaskAction returns one action from the cache. The result is shared
@@ -27,42 +26,37 @@ func (m *Manager) GetTaskAction(ctx context.Context, id ActionID) (*v1.TaskActio
 
 // cached looks an action up in the cache; nil, nil when absent.
 func (m *Manager) cached(id ActionID) (*v1.TaskAction, error) {
-	l := m.currentLister()
-	if l == nil {
-		return nil, fmt.Errorf("manager is not watching")
-	}
-	ta, err := l.TaskActions(m.Namespace(id.Project, id.Domain)).Get(objectName(id.Run, id.Name))
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !id.matches(&ta.Spec) {
-		return nil, nil
-	}
-	return ta, nil
+	return m.byID(id)
 }
 
-// matches reports whether a spec is the action's. Names are joined with
-// "-" into object and namespace names, which collide ("a-b"+"c" and
-// "a"+"b-c"; team-1/prod and team/1-prod): the spec, not the computed
-// name, decides identity and so access.
+// matches reports whether a spec is the action's: the spec, not a
+// computed name, decides identity and so access.
 func (id ActionID) matches(s *v1.TaskActionSpec) bool {
 	return s.Project == id.Project && s.Domain == id.Domain && s.RunName == id.Run && s.ActionName == id.Name
 }
 
 // live reads an action from the API server, for decisions that must not
-// act on a stale cache (parent existence right after it was created).
+// act on a stale cache (a retried write after a conflict, a parent created
+// a moment ago). Where the cache knows the object it is read by that name;
+// else under the names this server gives new actions.
 func (m *Manager) live(ctx context.Context, id ActionID) (*v1.TaskAction, error) {
-	ta, err := m.client.FlyteV1().TaskActions(m.Namespace(id.Project, id.Domain)).Get(ctx, objectName(id.Run, id.Name), metav1.GetOptions{})
-	if apierrors.IsNotFound(err) || (err == nil && !id.matches(&ta.Spec)) {
-		return nil, fmt.Errorf("action %s: %w", id, ErrNotFound)
+	type place struct{ ns, name string }
+	var places []place
+	if ta, _ := m.byID(id); ta != nil {
+		places = append(places, place{ta.Namespace, ta.Name})
 	}
-	if err != nil {
-		return nil, fmt.Errorf("get action %s: %w", id, err)
+	ns := m.Namespace(id.Project, id.Domain)
+	places = append(places, place{ns, objectName(id.Run, id.Name)}, place{ns, altName(id)})
+	for _, p := range places {
+		ta, err := m.client.FlyteV1().TaskActions(p.ns).Get(ctx, p.name, metav1.GetOptions{})
+		switch {
+		case err == nil && id.matches(&ta.Spec):
+			return ta, nil
+		case err != nil && !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("get action %s: %w", id, err)
+		}
 	}
-	return ta, nil
+	return nil, fmt.Errorf("action %s: %w", id, ErrNotFound)
 }
 
 // ListRunActions returns every action of a run, from the cache's run
@@ -115,12 +109,6 @@ func (m *Manager) byIndex(index, key string) ([]*v1.TaskAction, error) {
 		}
 		return out, nil
 	})
-}
-
-func (m *Manager) currentLister() listers.TaskActionLister {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.lister
 }
 
 func (id ActionID) String() string {

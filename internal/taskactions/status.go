@@ -27,6 +27,7 @@ var ErrNoChange = errors.New("no change")
 func (m *Manager) UpdateStatus(ctx context.Context, id ActionID, mutate func(*v1.TaskAction) error) (*v1.TaskAction, error) {
 	return m.update(ctx, id, mutate, func(ta *v1.TaskAction) (*v1.TaskAction, error) {
 		boundStatus(&ta.Status)
+		ta.Status.Phase = v1.PhaseOf(ta.Status.Conditions)
 		ta.Status.StateJSON = stateJSON(ta)
 		return m.client.FlyteV1().TaskActions(ta.Namespace).UpdateStatus(ctx, ta, metav1.UpdateOptions{})
 	})
@@ -111,7 +112,7 @@ func (m *Manager) PutStatus(ctx context.Context, id ActionID, attempt uint32, st
 		return nil, fmt.Errorf("attempt must be at least 1: %w", ErrInvalid)
 	}
 	if !st.Phase.Valid() || st.Phase == v1.PhaseUnspecified {
-		return nil, fmt.Errorf("phase %q: %w", st.Phase, ErrInvalid)
+		return nil, FieldErrors{{Path: []string{"status", "phase"}, Detail: fmt.Sprintf("%q is not a phase an executor reports", st.Phase)}}
 	}
 	return m.UpdateStatus(ctx, id, func(ta *v1.TaskAction) error {
 		cur := v1.PhaseOf(ta.Status.Conditions)
@@ -153,6 +154,10 @@ func ReasonFor(p v1.Phase) string {
 		return v1.ReasonAborted
 	case v1.PhaseTimedOut:
 		return v1.ReasonTimedOut
+	case v1.PhasePaused:
+		return v1.ReasonPaused
+	case v1.PhaseRecovered:
+		return v1.ReasonRecovered
 	}
 	return v1.ReasonQueued
 }
@@ -174,7 +179,7 @@ func (m *Manager) SetPhase(ta *v1.TaskAction, p v1.Phase, reason, message string
 		})
 	}
 	switch {
-	case p == v1.PhaseSucceeded:
+	case p == v1.PhaseSucceeded || p == v1.PhaseRecovered:
 		set(v1.ConditionProgressing, metav1.ConditionFalse)
 		set(v1.ConditionSucceeded, metav1.ConditionTrue)
 	case p.Terminal():

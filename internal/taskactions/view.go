@@ -1,6 +1,7 @@
 package taskactions
 
 import (
+	"encoding/json"
 	"reflect"
 	"strconv"
 	"strings"
@@ -37,7 +38,9 @@ type PhaseTransition struct {
 type Action struct {
 	ID             ActionID
 	Parent         string
+	ActionType     string // "task" or "condition"
 	TaskType       string
+	TaskTemplate   *TemplateInfo
 	ShortName      string
 	Group          string
 	InputURI       string
@@ -59,6 +62,13 @@ type Action struct {
 	ResourceVersion string
 }
 
+// TemplateInfo describes a task template without showing it: only the
+// executor of an action reads it, and Flyte's is a serialized protobuf.
+type TemplateInfo struct {
+	Encoding string // "json" or "binary"
+	Size     int
+}
+
 // ActionUpdate is one change of one action, as delivered to subscribers.
 // One value is shared by every subscriber: treat it as read-only.
 type ActionUpdate struct {
@@ -75,6 +85,7 @@ func ViewOf(ta *v1.TaskAction) Action {
 	s := &ta.Spec
 	a := Action{
 		ID:              ActionID{s.Project, s.Domain, s.RunName, s.ActionName},
+		ActionType:      s.ActionType,
 		TaskType:        s.TaskType,
 		ShortName:       s.ShortName,
 		Group:           s.Group,
@@ -95,6 +106,15 @@ func ViewOf(ta *v1.TaskAction) Action {
 	}
 	if s.ParentActionName != nil {
 		a.Parent = *s.ParentActionName
+	}
+	if a.ActionType == "" {
+		a.ActionType = v1.ActionTypeTask
+	}
+	if n := len(s.TaskTemplate); n > 0 {
+		a.TaskTemplate = &TemplateInfo{Encoding: "binary", Size: n}
+		if json.Valid(s.TaskTemplate) {
+			a.TaskTemplate.Encoding = "json"
+		}
 	}
 	if a.Phase == v1.PhaseAborted {
 		a.AbortReason = abortReasonOf(ta)

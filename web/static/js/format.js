@@ -3,11 +3,11 @@ import { h } from './dom.js';
 
 /** The public phases, in lifecycle order. */
 export const PHASES = [
-  'QUEUED', 'WAITING_FOR_RESOURCES', 'INITIALIZING', 'RUNNING',
-  'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED', 'UNSPECIFIED',
+  'QUEUED', 'WAITING_FOR_RESOURCES', 'INITIALIZING', 'RUNNING', 'PAUSED',
+  'SUCCEEDED', 'RECOVERED', 'FAILED', 'TIMED_OUT', 'ABORTED', 'UNSPECIFIED',
 ];
 
-const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED_OUT']);
+const TERMINAL = new Set(['SUCCEEDED', 'RECOVERED', 'FAILED', 'ABORTED', 'TIMED_OUT']);
 
 /** isTerminal: a terminal phase never changes again. */
 export function isTerminal(phase) {

@@ -536,7 +536,8 @@ class DetailPanel {
     const done = isTerminal(a.phase);
     this.durEl = h('dd', { text: spanDuration(actionSpan(a)) });
     const facts = [
-      ['Task type', a.taskType || '–'],
+      ['Task type', a.actionType === 'condition' ? 'condition' : (a.taskType || '–')],
+      a.taskTemplate ? ['Task template', `${a.taskTemplate.size} bytes, ${a.taskTemplate.encoding === 'json' ? 'JSON' : 'binary (opaque here)'}`] : null,
       ['Parent', a.parentActionName ? h('button', { type: 'button', class: 'linklike mono', text: a.parentActionName, onclick: () => this.selectAction(a.parentActionName) }) : '– (root)'],
       ['Attempts', String(a.attempts ?? 0)],
       ['System failures', String(a.systemFailures ?? 0)],

@@ -12,7 +12,7 @@ TESTFLAGS ?= -timeout 30m
 FUZZTIME  ?= 10000x
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-deps test-go fuzz generate check-generate bench lint screenshot clean
+.PHONY: all build run test test-deps test-go fuzz generate check-generate bench lint screenshot clean kubectl
 
 all: build
 
@@ -21,12 +21,19 @@ all: build
 build:
 	$(GO) build -ldflags "-s -w" -o $(BIN) ./cmd/server
 
+# The genuine kubectl, built from the Kubernetes libraries in go.mod (its
+# version stamped in, as releases are: kubectl refuses its own version
+# otherwise), for the tests that drive the embedded control plane with it.
+KUBE_VERSION = $(shell $(GO) list -m -f '{{.Version}}' k8s.io/kubectl | sed 's/^v0\./v1./')
+kubectl:
+	$(GO) build -ldflags "-X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION)))" -o bin/kubectl ./hack/kubectl
+
 # The embedded control plane is the default; an inherited KUBECONFIG would
 # point the server at some other cluster, so run ignores it.
 run: build
 	env -u KUBECONFIG ./$(BIN) $(ARGS)
 
-test: lint build test-deps test-go fuzz
+test: lint build kubectl test-deps test-go fuzz
 
 test-go:
 	$(GO) test $(TESTFLAGS) $(PKGS)

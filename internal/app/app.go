@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,10 +44,10 @@ type App struct {
 	runs    *runs.Service
 	metrics *handlers.Metrics
 
-	stopExecutor context.CancelFunc
-	executorDone chan struct{}
-	stopAborter  context.CancelFunc
-	aborterDone  chan struct{}
+	stopExecutor    context.CancelFunc
+	executorDone    chan struct{}
+	stopControllers context.CancelFunc
+	controllersDone chan struct{}
 
 	access     *access
 	metricsSrv *http.Server
@@ -201,7 +202,7 @@ func (a *App) startComponents(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.startAborter()
+	a.startControllers()
 	if err := a.serveAPI(restCfg); err != nil {
 		return err
 	}
@@ -297,14 +298,25 @@ func (a *App) serveMetrics() error {
 // twice as fast with 32 as with 8 (measured: 5,000 children in 36 s).
 const abortWorkers = 32
 
-// startAborter carries aborts down to descendants, in the background.
-func (a *App) startAborter() {
+// startControllers starts the manager's background work: the aborter
+// carries aborts down to descendants, and, on the embedded control plane,
+// which has no garbage collector, the collector deletes the descendants of
+// a deleted action.
+func (a *App) startControllers() {
 	ctx, cancel := context.WithCancel(context.Background())
-	a.stopAborter, a.aborterDone = cancel, make(chan struct{})
-	ab := taskactions.NewAborter(a.mgr, abortWorkers, a.log.With().Str("component", "aborter").Logger())
+	a.stopControllers, a.controllersDone = cancel, make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_ = taskactions.NewAborter(a.mgr, abortWorkers, a.log.With().Str("component", "aborter").Logger()).Run(ctx)
+	})
+	if a.cp.Embedded() {
+		wg.Go(func() {
+			_ = taskactions.NewCollector(a.mgr, 0, a.log.With().Str("component", "collector").Logger()).Run(ctx)
+		})
+	}
 	go func() {
-		defer close(a.aborterDone)
-		_ = ab.Run(ctx)
+		wg.Wait()
+		close(a.controllersDone)
 	}()
 }
 
@@ -345,8 +357,8 @@ func (a *App) ready(cfg *rest.Config) func(context.Context) error {
 }
 
 // Stop shuts down in order: HTTP server (streams end first), executor
-// (its processes killed), aborter, watchers, then the control plane (API
-// server, then etcd).
+// (its processes killed), the manager's controllers, watchers, then the
+// control plane (API server, then etcd).
 func (a *App) Stop() error {
 	var errs []error
 	if a.metricsSrv != nil {
@@ -364,9 +376,9 @@ func (a *App) Stop() error {
 		a.stopExecutor()
 		<-a.executorDone
 	}
-	if a.stopAborter != nil {
-		a.stopAborter()
-		<-a.aborterDone
+	if a.stopControllers != nil {
+		a.stopControllers()
+		<-a.controllersDone
 	}
 	if a.mgr != nil {
 		a.mgr.StopWatching()

@@ -53,6 +53,21 @@ func (e ActionEventActionType) Valid() bool {
 	}
 }
 
+// Defines values for ActionItemEventEvent.
+const (
+	ActionItemEventEventAction ActionItemEventEvent = "action"
+)
+
+// Valid indicates whether the value is a known member of the ActionItemEventEvent enum.
+func (e ActionItemEventEvent) Valid() bool {
+	switch e {
+	case ActionItemEventEventAction:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CacheStatus.
 const (
 	DISABLED      CacheStatus = "DISABLED"
@@ -188,6 +203,69 @@ func (e Phase) Valid() bool {
 	case UNSPECIFIED:
 		return true
 	case WAITINGFORRESOURCES:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResetEventReason.
+const (
+	CursorNotCovered ResetEventReason = "cursor-not-covered"
+	Lagged           ResetEventReason = "lagged"
+)
+
+// Valid indicates whether the value is a known member of the ResetEventReason enum.
+func (e ResetEventReason) Valid() bool {
+	switch e {
+	case CursorNotCovered:
+		return true
+	case Lagged:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResetStreamEventEvent.
+const (
+	Reset ResetStreamEventEvent = "reset"
+)
+
+// Valid indicates whether the value is a known member of the ResetStreamEventEvent enum.
+func (e ResetStreamEventEvent) Valid() bool {
+	switch e {
+	case Reset:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RunItemEventEvent.
+const (
+	Run RunItemEventEvent = "run"
+)
+
+// Valid indicates whether the value is a known member of the RunItemEventEvent enum.
+func (e RunItemEventEvent) Valid() bool {
+	switch e {
+	case Run:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SyncedStreamEventEvent.
+const (
+	Synced SyncedStreamEventEvent = "synced"
+)
+
+// Valid indicates whether the value is a known member of the SyncedStreamEventEvent enum.
+func (e SyncedStreamEventEvent) Valid() bool {
+	switch e {
+	case Synced:
 		return true
 	default:
 		return false
@@ -342,6 +420,17 @@ type ActionIdentifier struct {
 	Run  RunIdentifier `json:"run"`
 }
 
+// ActionItemEvent defines model for ActionItemEvent.
+type ActionItemEvent struct {
+	// Data The data of an `action` stream event.
+	Data  ActionEvent          `json:"data"`
+	Event ActionItemEventEvent `json:"event"`
+	Id    string               `json:"id"`
+}
+
+// ActionItemEventEvent defines model for ActionItemEvent.Event.
+type ActionItemEventEvent string
+
 // ActionList defines model for ActionList.
 type ActionList struct {
 	Items []Action `json:"items"`
@@ -372,6 +461,12 @@ type ActionStatus struct {
 	// RECOVERED: succeeded with the outputs of an earlier run. Terminal:
 	// SUCCEEDED, RECOVERED, FAILED, ABORTED, TIMED_OUT.
 	Phase Phase `json:"phase"`
+}
+
+// ActionStreamEvent One event of an action stream as an EventSource delivers it: its
+// name (`event`), its `id` (the cursor to resume from) and its `data`.
+type ActionStreamEvent struct {
+	union json.RawMessage
 }
 
 // CacheStatus defines model for CacheStatus.
@@ -487,6 +582,48 @@ type Problem struct {
 // ProjectName Example: flytesnacks
 type ProjectName = string
 
+// ResetEvent The data of a `reset` event: the server cannot resume from the
+// client's cursor; drop what you have, a snapshot and `synced` follow.
+type ResetEvent struct {
+	Reason ResetEventReason `json:"reason"`
+}
+
+// ResetEventReason defines model for ResetEvent.Reason.
+type ResetEventReason string
+
+// ResetStreamEvent defines model for ResetStreamEvent.
+type ResetStreamEvent struct {
+	// Data The data of a `reset` event: the server cannot resume from the
+	// client's cursor; drop what you have, a snapshot and `synced` follow.
+	Data  ResetEvent            `json:"data"`
+	Event ResetStreamEventEvent `json:"event"`
+	Id    string                `json:"id"`
+}
+
+// ResetStreamEventEvent defines model for ResetStreamEvent.Event.
+type ResetStreamEventEvent string
+
+// RunEvent The data of a `run` stream event.
+type RunEvent struct {
+	ActionCount int64 `json:"actionCount"`
+
+	// Deleted True when the run's last action was deleted; the run is gone.
+	Deleted bool `json:"deleted"`
+
+	// EndedAt Set once the root action is terminal.
+	EndedAt *time.Time `json:"endedAt,omitempty"`
+
+	// Phase Flyte's ActionPhase. PAUSED: a condition action waits for its signal.
+	// RECOVERED: succeeded with the outputs of an earlier run. Terminal:
+	// SUCCEEDED, RECOVERED, FAILED, ABORTED, TIMED_OUT.
+	Phase Phase `json:"phase"`
+
+	// PhaseCounts How many actions are in each phase; phases with none are absent.
+	PhaseCounts map[string]int64 `json:"phaseCounts"`
+	Run         RunIdentifier    `json:"run"`
+	StartedAt   time.Time        `json:"startedAt"`
+}
+
 // RunIdentifier defines model for RunIdentifier.
 type RunIdentifier struct {
 	// Domain Example: development
@@ -498,6 +635,17 @@ type RunIdentifier struct {
 	// Project Example: flytesnacks
 	Project ProjectName `json:"project"`
 }
+
+// RunItemEvent defines model for RunItemEvent.
+type RunItemEvent struct {
+	// Data The data of a `run` stream event.
+	Data  RunEvent          `json:"data"`
+	Event RunItemEventEvent `json:"event"`
+	Id    string            `json:"id"`
+}
+
+// RunItemEventEvent defines model for RunItemEvent.Event.
+type RunItemEventEvent string
 
 // RunList defines model for RunList.
 type RunList struct {
@@ -513,6 +661,11 @@ type RunSpec struct {
 	Envs          *StringMap `json:"envs,omitempty"`
 	Interruptible *bool      `json:"interruptible,omitempty"`
 	Labels        *StringMap `json:"labels,omitempty"`
+}
+
+// RunStreamEvent One event of a run-summary stream (see ActionStreamEvent).
+type RunStreamEvent struct {
+	union json.RawMessage
 }
 
 // RunSummary defines model for RunSummary.
@@ -549,6 +702,26 @@ type StatusRequest struct {
 
 // StringMap defines model for StringMap.
 type StringMap map[string]string
+
+// SyncedEvent The data of a `synced` event. After it, events are live.
+type SyncedEvent struct {
+	// Count How many events the replay or the snapshot had.
+	Count int64 `json:"count"`
+
+	// Resumed True when the stream resumed from the client's cursor; false after a snapshot.
+	Resumed bool `json:"resumed"`
+}
+
+// SyncedStreamEvent defines model for SyncedStreamEvent.
+type SyncedStreamEvent struct {
+	// Data The data of a `synced` event. After it, events are live.
+	Data  SyncedEvent            `json:"data"`
+	Event SyncedStreamEventEvent `json:"event"`
+	Id    string                 `json:"id"`
+}
+
+// SyncedStreamEventEvent defines model for SyncedStreamEvent.Event.
+type SyncedStreamEventEvent string
 
 // TaskMetadata defines model for TaskMetadata.
 type TaskMetadata struct {
@@ -599,6 +772,9 @@ type TaskTemplateInfoEncoding string
 // Verb defines model for Verb.
 type Verb string
 
+// AbortParam defines model for abortParam.
+type AbortParam = bool
+
 // ActionParam Example: a0
 type ActionParam = ActionName
 
@@ -624,6 +800,18 @@ type StreamRunSummariesParams struct {
 
 	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
 	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
+}
+
+// DeleteRunParams defines parameters for DeleteRun.
+type DeleteRunParams struct {
+	// Abort Abort what has not finished, then delete (the abort verb is needed too).
+	Abort *AbortParam `form:"abort,omitempty" json:"abort,omitempty"`
+}
+
+// DeleteActionParams defines parameters for DeleteAction.
+type DeleteActionParams struct {
+	// Abort Abort what has not finished, then delete (the abort verb is needed too).
+	Abort *AbortParam `form:"abort,omitempty" json:"abort,omitempty"`
 }
 
 // StreamActionEventsParams defines parameters for StreamActionEvents.
@@ -656,6 +844,280 @@ type PutActionStatusJSONRequestBody = StatusRequest
 // CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
 type CreateSessionJSONRequestBody = LoginRequest
 
+// AsActionItemEvent returns the union data inside the ActionStreamEvent as a ActionItemEvent
+func (t ActionStreamEvent) AsActionItemEvent() (ActionItemEvent, error) {
+	var body ActionItemEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromActionItemEvent overwrites any union data inside the ActionStreamEvent as the provided ActionItemEvent
+func (t *ActionStreamEvent) FromActionItemEvent(v ActionItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"action"}`))
+	t.union = b
+	return err
+}
+
+// MergeActionItemEvent performs a merge with any union data inside the ActionStreamEvent, using the provided ActionItemEvent
+func (t *ActionStreamEvent) MergeActionItemEvent(v ActionItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"action"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSyncedStreamEvent returns the union data inside the ActionStreamEvent as a SyncedStreamEvent
+func (t ActionStreamEvent) AsSyncedStreamEvent() (SyncedStreamEvent, error) {
+	var body SyncedStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSyncedStreamEvent overwrites any union data inside the ActionStreamEvent as the provided SyncedStreamEvent
+func (t *ActionStreamEvent) FromSyncedStreamEvent(v SyncedStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
+	t.union = b
+	return err
+}
+
+// MergeSyncedStreamEvent performs a merge with any union data inside the ActionStreamEvent, using the provided SyncedStreamEvent
+func (t *ActionStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsResetStreamEvent returns the union data inside the ActionStreamEvent as a ResetStreamEvent
+func (t ActionStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
+	var body ResetStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResetStreamEvent overwrites any union data inside the ActionStreamEvent as the provided ResetStreamEvent
+func (t *ActionStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	t.union = b
+	return err
+}
+
+// MergeResetStreamEvent performs a merge with any union data inside the ActionStreamEvent, using the provided ResetStreamEvent
+func (t *ActionStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ActionStreamEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t ActionStreamEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "action":
+		return t.AsActionItemEvent()
+	case "reset":
+		return t.AsResetStreamEvent()
+	case "synced":
+		return t.AsSyncedStreamEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t ActionStreamEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ActionStreamEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsRunItemEvent returns the union data inside the RunStreamEvent as a RunItemEvent
+func (t RunStreamEvent) AsRunItemEvent() (RunItemEvent, error) {
+	var body RunItemEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunItemEvent overwrites any union data inside the RunStreamEvent as the provided RunItemEvent
+func (t *RunStreamEvent) FromRunItemEvent(v RunItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"run"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunItemEvent performs a merge with any union data inside the RunStreamEvent, using the provided RunItemEvent
+func (t *RunStreamEvent) MergeRunItemEvent(v RunItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"run"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSyncedStreamEvent returns the union data inside the RunStreamEvent as a SyncedStreamEvent
+func (t RunStreamEvent) AsSyncedStreamEvent() (SyncedStreamEvent, error) {
+	var body SyncedStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSyncedStreamEvent overwrites any union data inside the RunStreamEvent as the provided SyncedStreamEvent
+func (t *RunStreamEvent) FromSyncedStreamEvent(v SyncedStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
+	t.union = b
+	return err
+}
+
+// MergeSyncedStreamEvent performs a merge with any union data inside the RunStreamEvent, using the provided SyncedStreamEvent
+func (t *RunStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsResetStreamEvent returns the union data inside the RunStreamEvent as a ResetStreamEvent
+func (t RunStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
+	var body ResetStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResetStreamEvent overwrites any union data inside the RunStreamEvent as the provided ResetStreamEvent
+func (t *RunStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	t.union = b
+	return err
+}
+
+// MergeResetStreamEvent performs a merge with any union data inside the RunStreamEvent, using the provided ResetStreamEvent
+func (t *RunStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t RunStreamEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t RunStreamEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "reset":
+		return t.AsResetStreamEvent()
+	case "run":
+		return t.AsRunItemEvent()
+	case "synced":
+		return t.AsSyncedStreamEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t RunStreamEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *RunStreamEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// EnqueueAction Enqueue an action
@@ -670,12 +1132,18 @@ type ServerInterface interface {
 	// ListRuns Run summaries of a project and domain, newest first
 	// (GET /projects/{project}/domains/{domain}/runs)
 	ListRuns(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam)
+	// DeleteRun Delete a run, every action of it
+	// (DELETE /projects/{project}/domains/{domain}/runs/{run})
+	DeleteRun(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, params DeleteRunParams)
 	// GetRun One run summary
 	// (GET /projects/{project}/domains/{domain}/runs/{run})
 	GetRun(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam)
 	// ListRunActions Every action of a run, oldest first
 	// (GET /projects/{project}/domains/{domain}/runs/{run}/actions)
 	ListRunActions(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam)
+	// DeleteAction Delete an action and its descendants
+	// (DELETE /projects/{project}/domains/{domain}/runs/{run}/actions/{action})
+	DeleteAction(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params DeleteActionParams)
 	// GetAction One action
 	// (GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action})
 	GetAction(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam)
@@ -733,6 +1201,12 @@ func (_ Unimplemented) ListRuns(w http.ResponseWriter, r *http.Request, project 
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// DeleteRun Delete a run, every action of it
+// (DELETE /projects/{project}/domains/{domain}/runs/{run})
+func (_ Unimplemented) DeleteRun(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, params DeleteRunParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // GetRun One run summary
 // (GET /projects/{project}/domains/{domain}/runs/{run})
 func (_ Unimplemented) GetRun(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam) {
@@ -742,6 +1216,12 @@ func (_ Unimplemented) GetRun(w http.ResponseWriter, r *http.Request, project Pr
 // ListRunActions Every action of a run, oldest first
 // (GET /projects/{project}/domains/{domain}/runs/{run}/actions)
 func (_ Unimplemented) ListRunActions(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// DeleteAction Delete an action and its descendants
+// (DELETE /projects/{project}/domains/{domain}/runs/{run}/actions/{action})
+func (_ Unimplemented) DeleteAction(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params DeleteActionParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -943,6 +1423,66 @@ func (siw *ServerInterfaceWrapper) ListRuns(w http.ResponseWriter, r *http.Reque
 	handler.ServeHTTP(w, r)
 }
 
+// DeleteRun operation middleware
+func (siw *ServerInterfaceWrapper) DeleteRun(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "domain" -------------
+	var domain DomainParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "domain", chi.URLParam(r, "domain"), &domain, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "domain", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "run" -------------
+	var run RunParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "run", chi.URLParam(r, "run"), &run, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "run", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DeleteRunParams
+
+	// ------------- Optional query parameter "abort" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "abort", r.URL.Query(), &params.Abort, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "abort"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "abort", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteRun(w, r, project, domain, run, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetRun operation middleware
 func (siw *ServerInterfaceWrapper) GetRun(w http.ResponseWriter, r *http.Request) {
 
@@ -1022,6 +1562,75 @@ func (siw *ServerInterfaceWrapper) ListRunActions(w http.ResponseWriter, r *http
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListRunActions(w, r, project, domain, run)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteAction operation middleware
+func (siw *ServerInterfaceWrapper) DeleteAction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "domain" -------------
+	var domain DomainParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "domain", chi.URLParam(r, "domain"), &domain, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "domain", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "run" -------------
+	var run RunParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "run", chi.URLParam(r, "run"), &run, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "run", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "action" -------------
+	var action ActionParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "action", chi.URLParam(r, "action"), &action, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "action", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DeleteActionParams
+
+	// ------------- Optional query parameter "abort" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "abort", r.URL.Query(), &params.Abort, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "abort"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "abort", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteAction(w, r, project, domain, run, action, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1585,10 +2194,16 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/projects/{project}/domains/{domain}/runs", wrapper.ListRuns)
 	})
 	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/projects/{project}/domains/{domain}/runs/{run}", wrapper.DeleteRun)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/projects/{project}/domains/{domain}/runs/{run}", wrapper.GetRun)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/projects/{project}/domains/{domain}/runs/{run}/actions", wrapper.ListRunActions)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/projects/{project}/domains/{domain}/runs/{run}/actions/{action}", wrapper.DeleteAction)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/projects/{project}/domains/{domain}/runs/{run}/actions/{action}", wrapper.GetAction)
@@ -1816,6 +2431,42 @@ func (response ListRunsdefaultApplicationProblemPlusJSONResponse) VisitListRunsR
 	return err
 }
 
+type DeleteRunRequestObject struct {
+	Project ProjectParam `json:"project"`
+	Domain  DomainParam  `json:"domain"`
+	Run     RunParam     `json:"run"`
+	Params  DeleteRunParams
+}
+
+type DeleteRunResponseObject interface {
+	VisitDeleteRunResponse(w http.ResponseWriter) error
+}
+
+type DeleteRun202Response struct {
+}
+
+func (response DeleteRun202Response) VisitDeleteRunResponse(w http.ResponseWriter) error {
+	w.WriteHeader(202)
+	return nil
+}
+
+type DeleteRundefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response DeleteRundefaultApplicationProblemPlusJSONResponse) VisitDeleteRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetRunRequestObject struct {
 	Project ProjectParam `json:"project"`
 	Domain  DomainParam  `json:"domain"`
@@ -1887,6 +2538,43 @@ type ListRunActionsdefaultApplicationProblemPlusJSONResponse struct {
 }
 
 func (response ListRunActionsdefaultApplicationProblemPlusJSONResponse) VisitListRunActionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteActionRequestObject struct {
+	Project ProjectParam `json:"project"`
+	Domain  DomainParam  `json:"domain"`
+	Run     RunParam     `json:"run"`
+	Action  ActionParam  `json:"action"`
+	Params  DeleteActionParams
+}
+
+type DeleteActionResponseObject interface {
+	VisitDeleteActionResponse(w http.ResponseWriter) error
+}
+
+type DeleteAction202Response struct {
+}
+
+func (response DeleteAction202Response) VisitDeleteActionResponse(w http.ResponseWriter) error {
+	w.WriteHeader(202)
+	return nil
+}
+
+type DeleteActiondefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response DeleteActiondefaultApplicationProblemPlusJSONResponse) VisitDeleteActionResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -2350,12 +3038,18 @@ type StrictServerInterface interface {
 	// ListRuns Run summaries of a project and domain, newest first
 	// (GET /projects/{project}/domains/{domain}/runs)
 	ListRuns(ctx context.Context, request ListRunsRequestObject) (ListRunsResponseObject, error)
+	// DeleteRun Delete a run, every action of it
+	// (DELETE /projects/{project}/domains/{domain}/runs/{run})
+	DeleteRun(ctx context.Context, request DeleteRunRequestObject) (DeleteRunResponseObject, error)
 	// GetRun One run summary
 	// (GET /projects/{project}/domains/{domain}/runs/{run})
 	GetRun(ctx context.Context, request GetRunRequestObject) (GetRunResponseObject, error)
 	// ListRunActions Every action of a run, oldest first
 	// (GET /projects/{project}/domains/{domain}/runs/{run}/actions)
 	ListRunActions(ctx context.Context, request ListRunActionsRequestObject) (ListRunActionsResponseObject, error)
+	// DeleteAction Delete an action and its descendants
+	// (DELETE /projects/{project}/domains/{domain}/runs/{run}/actions/{action})
+	DeleteAction(ctx context.Context, request DeleteActionRequestObject) (DeleteActionResponseObject, error)
 	// GetAction One action
 	// (GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action})
 	GetAction(ctx context.Context, request GetActionRequestObject) (GetActionResponseObject, error)
@@ -2534,6 +3228,35 @@ func (sh *strictHandler) ListRuns(w http.ResponseWriter, r *http.Request, projec
 	}
 }
 
+// DeleteRun operation middleware
+func (sh *strictHandler) DeleteRun(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, params DeleteRunParams) {
+	var request DeleteRunRequestObject
+
+	request.Project = project
+	request.Domain = domain
+	request.Run = run
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteRun(ctx, request.(DeleteRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteRun")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteRunResponseObject); ok {
+		if err := validResponse.VisitDeleteRunResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // GetRun operation middleware
 func (sh *strictHandler) GetRun(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam) {
 	var request GetRunRequestObject
@@ -2583,6 +3306,36 @@ func (sh *strictHandler) ListRunActions(w http.ResponseWriter, r *http.Request, 
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListRunActionsResponseObject); ok {
 		if err := validResponse.VisitListRunActionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteAction operation middleware
+func (sh *strictHandler) DeleteAction(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params DeleteActionParams) {
+	var request DeleteActionRequestObject
+
+	request.Project = project
+	request.Domain = domain
+	request.Run = run
+	request.Action = action
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteAction(ctx, request.(DeleteActionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteAction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteActionResponseObject); ok {
+		if err := validResponse.VisitDeleteActionResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -24,6 +24,8 @@ type rule struct {
 // when one is missing, so a new route cannot go out unguarded.
 var rules = map[string]rule{
 	"enqueueAction":      {verb: auth.VerbWrite}, // and execute, for a task type that runs commands
+	"deleteAction":       {verb: auth.VerbWrite}, // and abort, with abort=true
+	"deleteRun":          {verb: auth.VerbWrite}, // and abort, with abort=true
 	"putActionStatus":    {verb: auth.VerbWrite},
 	"abortAction":        {verb: auth.VerbAbort},
 	"listRuns":           {verb: auth.VerbRead},
@@ -82,15 +84,11 @@ func (a *authorizer) middleware(f StrictHandlerFunc, operationID string) StrictH
 			return nil, auth.ErrUnauthenticated
 		}
 		if rl.verb != "" {
-			project, domain, taskType, ok := scopeOf(request)
+			project, domain, ok := scopeOf(request)
 			if !ok {
 				return nil, fmt.Errorf("operation %s names no project and domain to authorize", operationID)
 			}
-			verbs := []auth.Verb{rl.verb}
-			if operationID == "enqueueAction" && slices.Contains(a.executeTypes, taskType) {
-				verbs = append(verbs, auth.VerbExecute)
-			}
-			for _, v := range verbs {
+			for _, v := range append([]auth.Verb{rl.verb}, a.extraVerbs(request)...) {
 				if err := a.authz.Authorize(ctx, s, auth.Attributes{Verb: v, Project: project, Domain: domain}); err != nil {
 					return nil, err
 				}
@@ -100,33 +98,56 @@ func (a *authorizer) middleware(f StrictHandlerFunc, operationID string) StrictH
 	}
 }
 
-// scopeOf is the project and domain a request acts in (and, for an
-// enqueue, its task type).
-func scopeOf(request any) (project, domain, taskType string, ok bool) {
+// extraVerbs are what a request needs besides its operation's verb, by
+// what it asks for.
+func (a *authorizer) extraVerbs(request any) []auth.Verb {
+	switch q := request.(type) {
+	case EnqueueActionRequestObject:
+		if slices.Contains(a.executeTypes, q.Body.Action.Task.TaskTemplate.Type) {
+			return []auth.Verb{auth.VerbExecute}
+		}
+	case DeleteActionRequestObject:
+		if value(q.Params.Abort) {
+			return []auth.Verb{auth.VerbAbort}
+		}
+	case DeleteRunRequestObject:
+		if value(q.Params.Abort) {
+			return []auth.Verb{auth.VerbAbort}
+		}
+	}
+	return nil
+}
+
+// scopeOf is the project and domain a request acts in.
+func scopeOf(request any) (project, domain string, ok bool) {
 	switch q := request.(type) {
 	case EnqueueActionRequestObject:
 		run := q.Body.Action.ActionId.Run
-		return run.Project, run.Domain, q.Body.Action.Task.TaskTemplate.Type, true
+		return run.Project, run.Domain, true
 	case PutActionStatusRequestObject:
-		return q.Project, q.Domain, "", true
+		return q.Project, q.Domain, true
 	case AbortActionRequestObject:
-		return q.Project, q.Domain, "", true
+		return q.Project, q.Domain, true
+	case DeleteActionRequestObject:
+		return q.Project, q.Domain, true
+	case DeleteRunRequestObject:
+		return q.Project, q.Domain, true
 	case ListRunsRequestObject:
-		return q.Project, q.Domain, "", true
+		return q.Project, q.Domain, true
 	case GetRunRequestObject:
-		return q.Project, q.Domain, "", true
+		return q.Project, q.Domain, true
 	case ListRunActionsRequestObject:
-		return q.Project, q.Domain, "", true
+		return q.Project, q.Domain, true
 	case GetActionRequestObject:
-		return q.Project, q.Domain, "", true
+		return q.Project, q.Domain, true
 	case ListChildActionsRequestObject:
-		return q.Project, q.Domain, "", true
+		return q.Project, q.Domain, true
 	case StreamActionEventsRequestObject:
-		return q.Project, q.Domain, "", true
+		return q.Project, q.Domain, true
 	case StreamRunEventsRequestObject:
-		return q.Project, q.Domain, "", true
+		return q.Project, q.Domain, true
 	case StreamRunSummariesRequestObject:
-		return q.Project, q.Domain, "", true
+		return q.Project, q.Domain, true
 	}
-	return "", "", "", false
+	return "", "", false
 }

@@ -13,6 +13,7 @@ func actionOf(a *taskactions.Action) Action {
 	out := Action{
 		ActionId:         ActionIdentifier{Name: a.ID.Name, Run: RunIdentifier{Project: a.ID.Project, Domain: a.ID.Domain, Name: a.ID.Run}},
 		ParentActionName: optional(a.Parent),
+		ActionType:       ActionActionType(a.ActionType),
 		TaskType:         a.TaskType,
 		ShortName:        optional(a.ShortName),
 		Group:            optional(a.Group),
@@ -42,6 +43,9 @@ func actionOf(a *taskactions.Action) Action {
 	if e := a.ErrorState; e != nil {
 		out.ErrorState = &ErrorState{Code: e.Code, Kind: e.Kind, Message: e.Message}
 	}
+	if t := a.TaskTemplate; t != nil {
+		out.TaskTemplate = &TaskTemplateInfo{Encoding: TaskTemplateInfoEncoding(t.Encoding), Size: int64(t.Size)}
+	}
 	return out
 }
 
@@ -68,9 +72,14 @@ func summaryOf(s *runs.Summary) RunSummary {
 	return out
 }
 
+// encodeRunEvent is the data of a `run` stream event (RunEvent): the
+// summary, and whether the run is gone.
 func encodeRunEvent(e *runs.Event) []byte {
 	return e.Wire.Bytes(func() []byte {
-		b, _ := json.Marshal(summaryOf(&e.Summary))
+		b, _ := json.Marshal(struct {
+			RunSummary
+			Deleted bool `json:"deleted"`
+		}{summaryOf(&e.Summary), e.Deleted})
 		return b
 	})
 }

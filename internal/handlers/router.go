@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/cors"
 	"github.com/rs/zerolog"
 
@@ -68,6 +69,7 @@ func NewRouter(cfg Config) (http.Handler, error) {
 	r := chi.NewRouter()
 	r.Use(withRequestID(cfg.Log), recoverPanics, accessLog(cfg.Metrics))
 	r.Use(guards(cfg)...)
+	r.Use(middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -107,7 +109,7 @@ func apiRouter(cfg Config, v *validator) http.Handler {
 	r := chi.NewRouter()
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
-	r.Use(gate(cfg.Synced))
+	r.Use(gate(cfg.Synced), middleware.GetHead, markHead)
 	srv := &Server{mgr: cfg.Manager, runs: cfg.Runs, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, streams: newStreamSlots(cfg.MaxStreams)}
 	az := &authorizer{authz: cfg.Authorizer, executeTypes: cfg.ExecuteTaskTypes}
 	strict := NewStrictHandlerWithOptions(srv, []StrictMiddlewareFunc{az.middleware}, StrictHTTPServerOptions{

@@ -132,6 +132,24 @@ func (s *Server) AbortAction(ctx context.Context, req AbortActionRequestObject) 
 	return AbortAction202JSONResponse(actionOfObject(ta)), nil
 }
 
+// DeleteAction deletes an action; its descendants follow.
+func (s *Server) DeleteAction(ctx context.Context, req DeleteActionRequestObject) (DeleteActionResponseObject, error) {
+	id := actionID(req.Project, req.Domain, req.Run, req.Action)
+	if err := s.mgr.DeleteAction(ctx, id, value(req.Params.Abort)); err != nil {
+		return nil, err
+	}
+	return DeleteAction202Response{}, nil
+}
+
+// DeleteRun deletes every action of a run.
+func (s *Server) DeleteRun(ctx context.Context, req DeleteRunRequestObject) (DeleteRunResponseObject, error) {
+	run := taskactions.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}
+	if err := s.mgr.DeleteRun(ctx, run, value(req.Params.Abort)); err != nil {
+		return nil, err
+	}
+	return DeleteRun202Response{}, nil
+}
+
 // StreamActionEvents streams an action and its direct children.
 func (s *Server) StreamActionEvents(ctx context.Context, req StreamActionEventsRequestObject) (StreamActionEventsResponseObject, error) {
 	scope := taskactions.Scope{Run: taskactions.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}, Action: req.Action}
@@ -194,6 +212,13 @@ type stream[V any] struct {
 }
 
 func (st stream[V]) serve(w http.ResponseWriter) error {
+	if isHead(st.ctx) {
+		// What a GET would begin with, and nothing more.
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.WriteHeader(http.StatusOK)
+		return nil
+	}
 	if !st.s.streams.acquire() {
 		w.Header().Set("Retry-After", "5")
 		writeProblemCtx(st.ctx, w, errTooManyStreams)
@@ -216,3 +241,21 @@ type notFoundError struct{ what string }
 
 func (e *notFoundError) Error() string { return e.what + " not found" }
 func (e *notFoundError) Unwrap() error { return taskactions.ErrNotFound }
+
+type headKey struct{}
+
+// markHead notes a HEAD request in its context, for handlers whose answer
+// is not a body net/http can drop (a stream, which would never end).
+func markHead(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			r = r.WithContext(context.WithValue(r.Context(), headKey{}, true))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func isHead(ctx context.Context) bool {
+	head, _ := ctx.Value(headKey{}).(bool)
+	return head
+}

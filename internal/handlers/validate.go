@@ -43,9 +43,18 @@ func (v *validator) operation(r *http.Request) (path string, item *openapi3.Path
 	rc := chi.RouteContext(r.Context())
 	path = strings.TrimPrefix(rc.RoutePattern(), v.base)
 	if item = v.doc.Paths.Value(path); item != nil {
-		op = item.GetOperation(r.Method)
+		op = item.GetOperation(documentMethod(r))
 	}
 	return path, item, op
+}
+
+// documentMethod is the method whose operation serves r: HEAD is answered
+// like GET, without the body.
+func documentMethod(r *http.Request) string {
+	if r.Method == http.MethodHead {
+		return http.MethodGet
+	}
+	return r.Method
 }
 
 func (v *validator) middleware(next http.Handler) http.Handler {
@@ -69,7 +78,7 @@ func (v *validator) middleware(next http.Handler) http.Handler {
 		err := openapi3filter.ValidateRequest(r.Context(), &openapi3filter.RequestValidationInput{
 			Request:    r,
 			PathParams: params,
-			Route:      &routers.Route{Spec: v.doc, Path: path, PathItem: item, Method: r.Method, Operation: op},
+			Route:      &routers.Route{Spec: v.doc, Path: path, PathItem: item, Method: documentMethod(r), Operation: op},
 			Options:    &openapi3filter.Options{MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
 		})
 		if err != nil {

@@ -48,6 +48,8 @@ type Summary struct {
 // Event is a published summary change. It is shared by every subscriber.
 type Event struct {
 	Summary Summary
+	// Deleted: the run's last action was deleted; the run is gone.
+	Deleted bool
 	// Wire memoizes the stream encoding, so it is done once.
 	Wire journal.Encoded
 }
@@ -120,28 +122,42 @@ func (s *Service) apply(a Action) {
 	if !r.update(a) {
 		return
 	}
-	s.runs[id] = r
+	ev := &Event{Summary: r.summary(id)}
+	if len(r.actions) == 0 {
+		delete(s.runs, id)
+		ev.Deleted = true
+	} else {
+		s.runs[id] = r
+	}
 	s.seq++
 	s.journal.Publish(journal.Entry[*Event]{
-		Cursor: s.seq, Key: id.Run, Topics: []string{topic(a.Project, a.Domain)},
-		Value: &Event{Summary: r.summary(id)},
+		Cursor: s.seq, Key: id.Run, Topics: []string{topic(a.Project, a.Domain)}, Value: ev,
 	})
 }
 
-// update applies a to the run and reports whether anything changed.
+// update applies a to the run and reports whether anything changed. A
+// deleted action leaves the run.
 func (r *runState) update(a Action) bool {
 	st := r.actions[a.Name]
 	switch {
-	case st == nil:
-		if a.Deleted && a.Phase == "" {
+	case a.Deleted:
+		// Only the incarnation that was deleted goes: a late deletion of
+		// an old one must not take a new one along.
+		if st == nil || st.uid != a.UID {
 			return false
 		}
+		r.counts[st.phase]--
+		delete(r.actions, a.Name)
+		if r.root == st {
+			r.root, r.endedAt = nil, nil
+		}
+		return true
+	case st == nil:
 		st = &actionState{}
 		r.actions[a.Name] = st
 	case st.uid != a.UID:
-		// Another incarnation of the name. Only a newer, live one replaces it;
-		// a late deletion of the old one must not touch the new one.
-		if a.Deleted || a.CreatedAt.Before(st.createdAt) {
+		// Another incarnation of the name. Only a newer one replaces it.
+		if a.CreatedAt.Before(st.createdAt) {
 			return false
 		}
 		r.counts[st.phase]--

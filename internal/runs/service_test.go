@@ -182,6 +182,10 @@ func TestSummary(t *testing.T) {
 			rec(act("a0", running, 11)), rec(act("a1", running, 12)),
 			upd(deleted(incarnation(act("a1", succeeded, 40), "a1#2", 30))),
 		}, "RUNNING n=2 RUNNING:2 start=10 end=-", 2},
+		// A deleted action leaves the run at once.
+		{"deletion takes the action out", []note{
+			rec(act("a0", running, 11)), rec(act("a1", running, 12)), upd(deleted(act("a1", running, 13))),
+		}, "RUNNING n=1 RUNNING:1 start=10 end=-", 3},
 		{"newer incarnation replaces", []note{
 			rec(act("a0", running, 11)), rec(act("a1", failed, 14)),
 			rec(incarnation(act("a1", queued, 30), "a1#2", 30)),
@@ -462,5 +466,24 @@ func TestConcurrentNotifications(t *testing.T) {
 	want := fmt.Sprintf("RUNNING n=%d RUNNING:1 SUCCEEDED:%d start=10 end=-", n+1, n)
 	if got := get(t, s, run); got != want {
 		t.Errorf("summary %q\n   want %q", got, want)
+	}
+}
+
+// Deleting a run's last action deletes the run: Get no longer finds it, and
+// the stream says so.
+func TestRunGoesWithItsLastAction(t *testing.T) {
+	s := New(journal.Config{})
+	sub, _, _ := subscribe(t, s, proj, dom, nil)
+	notify(t, s, rec(act("a0", running, 11)), upd(deleted(act("a0", running, 12))))
+	if sum, ok := s.Get(run); ok {
+		t.Errorf("the run of a deleted action: %s", describe(sum))
+	}
+	// Pending events of one run coalesce: the reader gets the latest.
+	evs := drain(t, sub)
+	if len(evs) == 0 || !evs[len(evs)-1].Value.Deleted {
+		t.Errorf("events %v, want the run's deletion last", evs)
+	}
+	if got := s.List(proj, dom); len(got) != 0 {
+		t.Errorf("List after the deletion: %v", got)
 	}
 }

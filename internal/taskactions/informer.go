@@ -14,6 +14,8 @@ import (
 // Indexes of the informer cache.
 const (
 	indexID       = "id"       // project/domain/run/action
+	indexUID      = "uid"      // metadata.uid
+	indexOwner    = "owner"    // the UIDs of its owners
 	indexRun      = "run"      // project/domain/run
 	indexParent   = "parent"   // project/domain/run/parent
 	indexCacheKey = "cacheKey" // project/domain/cacheKey
@@ -31,6 +33,10 @@ func specParent(s *v1.TaskActionSpec) string {
 }
 
 var indexers = cache.Indexers{
+	indexUID: func(obj any) ([]string, error) {
+		return []string{string(obj.(*v1.TaskAction).UID)}, nil
+	},
+	indexOwner: ownerUIDs,
 	indexID: func(obj any) ([]string, error) {
 		s := &obj.(*v1.TaskAction).Spec
 		return []string{idIndexKey(s.Project, s.Domain, s.RunName, s.ActionName)}, nil

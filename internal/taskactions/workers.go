@@ -34,7 +34,8 @@ func (m *Manager) worker(ctx context.Context, q <-chan workItem, wg *sync.WaitGr
 }
 
 func (m *Manager) handleTaskActionEvent(ctx context.Context, notified map[uid]v1.Phase, item workItem) {
-	if shouldSkipTaskAction(item.ta) {
+	// A deletion always goes to the run service: the action leaves its run.
+	if item.eventType != watch.Deleted && shouldSkipTaskAction(item.ta) {
 		delete(notified, item.ta.UID)
 		return
 	}
@@ -59,6 +60,8 @@ func (m *Manager) notifyRunService(ctx context.Context, notified map[uid]v1.Phas
 	prev, seen := notified[ta.UID]
 	var err error
 	switch {
+	case eventType == watch.Deleted:
+		err = m.cfg.Notifier.UpdateActionStatus(ctx, a)
 	case !seen:
 		err = m.cfg.Notifier.RecordAction(ctx, a)
 	case prev != u.Phase:

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -49,6 +50,21 @@ func (e ActionEventActionType) Valid() bool {
 	case ActionEventActionTypeCondition:
 		return true
 	case ActionEventActionTypeTask:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ActionItemEventEvent.
+const (
+	ActionItemEventEventAction ActionItemEventEvent = "action"
+)
+
+// Valid indicates whether the value is a known member of the ActionItemEventEvent enum.
+func (e ActionItemEventEvent) Valid() bool {
+	switch e {
+	case ActionItemEventEventAction:
 		return true
 	default:
 		return false
@@ -190,6 +206,69 @@ func (e Phase) Valid() bool {
 	case UNSPECIFIED:
 		return true
 	case WAITINGFORRESOURCES:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResetEventReason.
+const (
+	CursorNotCovered ResetEventReason = "cursor-not-covered"
+	Lagged           ResetEventReason = "lagged"
+)
+
+// Valid indicates whether the value is a known member of the ResetEventReason enum.
+func (e ResetEventReason) Valid() bool {
+	switch e {
+	case CursorNotCovered:
+		return true
+	case Lagged:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResetStreamEventEvent.
+const (
+	Reset ResetStreamEventEvent = "reset"
+)
+
+// Valid indicates whether the value is a known member of the ResetStreamEventEvent enum.
+func (e ResetStreamEventEvent) Valid() bool {
+	switch e {
+	case Reset:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RunItemEventEvent.
+const (
+	Run RunItemEventEvent = "run"
+)
+
+// Valid indicates whether the value is a known member of the RunItemEventEvent enum.
+func (e RunItemEventEvent) Valid() bool {
+	switch e {
+	case Run:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SyncedStreamEventEvent.
+const (
+	Synced SyncedStreamEventEvent = "synced"
+)
+
+// Valid indicates whether the value is a known member of the SyncedStreamEventEvent enum.
+func (e SyncedStreamEventEvent) Valid() bool {
+	switch e {
+	case Synced:
 		return true
 	default:
 		return false
@@ -344,6 +423,17 @@ type ActionIdentifier struct {
 	Run  RunIdentifier `json:"run"`
 }
 
+// ActionItemEvent defines model for ActionItemEvent.
+type ActionItemEvent struct {
+	// Data The data of an `action` stream event.
+	Data  ActionEvent          `json:"data"`
+	Event ActionItemEventEvent `json:"event"`
+	Id    string               `json:"id"`
+}
+
+// ActionItemEventEvent defines model for ActionItemEvent.Event.
+type ActionItemEventEvent string
+
 // ActionList defines model for ActionList.
 type ActionList struct {
 	Items []Action `json:"items"`
@@ -374,6 +464,12 @@ type ActionStatus struct {
 	// RECOVERED: succeeded with the outputs of an earlier run. Terminal:
 	// SUCCEEDED, RECOVERED, FAILED, ABORTED, TIMED_OUT.
 	Phase Phase `json:"phase"`
+}
+
+// ActionStreamEvent One event of an action stream as an EventSource delivers it: its
+// name (`event`), its `id` (the cursor to resume from) and its `data`.
+type ActionStreamEvent struct {
+	union json.RawMessage
 }
 
 // CacheStatus defines model for CacheStatus.
@@ -489,6 +585,48 @@ type Problem struct {
 // ProjectName Example: flytesnacks
 type ProjectName = string
 
+// ResetEvent The data of a `reset` event: the server cannot resume from the
+// client's cursor; drop what you have, a snapshot and `synced` follow.
+type ResetEvent struct {
+	Reason ResetEventReason `json:"reason"`
+}
+
+// ResetEventReason defines model for ResetEvent.Reason.
+type ResetEventReason string
+
+// ResetStreamEvent defines model for ResetStreamEvent.
+type ResetStreamEvent struct {
+	// Data The data of a `reset` event: the server cannot resume from the
+	// client's cursor; drop what you have, a snapshot and `synced` follow.
+	Data  ResetEvent            `json:"data"`
+	Event ResetStreamEventEvent `json:"event"`
+	Id    string                `json:"id"`
+}
+
+// ResetStreamEventEvent defines model for ResetStreamEvent.Event.
+type ResetStreamEventEvent string
+
+// RunEvent The data of a `run` stream event.
+type RunEvent struct {
+	ActionCount int64 `json:"actionCount"`
+
+	// Deleted True when the run's last action was deleted; the run is gone.
+	Deleted bool `json:"deleted"`
+
+	// EndedAt Set once the root action is terminal.
+	EndedAt *time.Time `json:"endedAt,omitempty"`
+
+	// Phase Flyte's ActionPhase. PAUSED: a condition action waits for its signal.
+	// RECOVERED: succeeded with the outputs of an earlier run. Terminal:
+	// SUCCEEDED, RECOVERED, FAILED, ABORTED, TIMED_OUT.
+	Phase Phase `json:"phase"`
+
+	// PhaseCounts How many actions are in each phase; phases with none are absent.
+	PhaseCounts map[string]int64 `json:"phaseCounts"`
+	Run         RunIdentifier    `json:"run"`
+	StartedAt   time.Time        `json:"startedAt"`
+}
+
 // RunIdentifier defines model for RunIdentifier.
 type RunIdentifier struct {
 	// Domain Example: development
@@ -500,6 +638,17 @@ type RunIdentifier struct {
 	// Project Example: flytesnacks
 	Project ProjectName `json:"project"`
 }
+
+// RunItemEvent defines model for RunItemEvent.
+type RunItemEvent struct {
+	// Data The data of a `run` stream event.
+	Data  RunEvent          `json:"data"`
+	Event RunItemEventEvent `json:"event"`
+	Id    string            `json:"id"`
+}
+
+// RunItemEventEvent defines model for RunItemEvent.Event.
+type RunItemEventEvent string
 
 // RunList defines model for RunList.
 type RunList struct {
@@ -515,6 +664,11 @@ type RunSpec struct {
 	Envs          *StringMap `json:"envs,omitempty"`
 	Interruptible *bool      `json:"interruptible,omitempty"`
 	Labels        *StringMap `json:"labels,omitempty"`
+}
+
+// RunStreamEvent One event of a run-summary stream (see ActionStreamEvent).
+type RunStreamEvent struct {
+	union json.RawMessage
 }
 
 // RunSummary defines model for RunSummary.
@@ -551,6 +705,26 @@ type StatusRequest struct {
 
 // StringMap defines model for StringMap.
 type StringMap map[string]string
+
+// SyncedEvent The data of a `synced` event. After it, events are live.
+type SyncedEvent struct {
+	// Count How many events the replay or the snapshot had.
+	Count int64 `json:"count"`
+
+	// Resumed True when the stream resumed from the client's cursor; false after a snapshot.
+	Resumed bool `json:"resumed"`
+}
+
+// SyncedStreamEvent defines model for SyncedStreamEvent.
+type SyncedStreamEvent struct {
+	// Data The data of a `synced` event. After it, events are live.
+	Data  SyncedEvent            `json:"data"`
+	Event SyncedStreamEventEvent `json:"event"`
+	Id    string                 `json:"id"`
+}
+
+// SyncedStreamEventEvent defines model for SyncedStreamEvent.Event.
+type SyncedStreamEventEvent string
 
 // TaskMetadata defines model for TaskMetadata.
 type TaskMetadata struct {
@@ -601,6 +775,9 @@ type TaskTemplateInfoEncoding string
 // Verb defines model for Verb.
 type Verb string
 
+// AbortParam defines model for abortParam.
+type AbortParam = bool
+
 // ActionParam Example: a0
 type ActionParam = ActionName
 
@@ -626,6 +803,18 @@ type StreamRunSummariesParams struct {
 
 	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
 	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
+}
+
+// DeleteRunParams defines parameters for DeleteRun.
+type DeleteRunParams struct {
+	// Abort Abort what has not finished, then delete (the abort verb is needed too).
+	Abort *AbortParam `form:"abort,omitempty" json:"abort,omitempty"`
+}
+
+// DeleteActionParams defines parameters for DeleteAction.
+type DeleteActionParams struct {
+	// Abort Abort what has not finished, then delete (the abort verb is needed too).
+	Abort *AbortParam `form:"abort,omitempty" json:"abort,omitempty"`
 }
 
 // StreamActionEventsParams defines parameters for StreamActionEvents.
@@ -657,6 +846,280 @@ type PutActionStatusJSONRequestBody = StatusRequest
 
 // CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
 type CreateSessionJSONRequestBody = LoginRequest
+
+// AsActionItemEvent returns the union data inside the ActionStreamEvent as a ActionItemEvent
+func (t ActionStreamEvent) AsActionItemEvent() (ActionItemEvent, error) {
+	var body ActionItemEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromActionItemEvent overwrites any union data inside the ActionStreamEvent as the provided ActionItemEvent
+func (t *ActionStreamEvent) FromActionItemEvent(v ActionItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"action"}`))
+	t.union = b
+	return err
+}
+
+// MergeActionItemEvent performs a merge with any union data inside the ActionStreamEvent, using the provided ActionItemEvent
+func (t *ActionStreamEvent) MergeActionItemEvent(v ActionItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"action"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSyncedStreamEvent returns the union data inside the ActionStreamEvent as a SyncedStreamEvent
+func (t ActionStreamEvent) AsSyncedStreamEvent() (SyncedStreamEvent, error) {
+	var body SyncedStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSyncedStreamEvent overwrites any union data inside the ActionStreamEvent as the provided SyncedStreamEvent
+func (t *ActionStreamEvent) FromSyncedStreamEvent(v SyncedStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
+	t.union = b
+	return err
+}
+
+// MergeSyncedStreamEvent performs a merge with any union data inside the ActionStreamEvent, using the provided SyncedStreamEvent
+func (t *ActionStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsResetStreamEvent returns the union data inside the ActionStreamEvent as a ResetStreamEvent
+func (t ActionStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
+	var body ResetStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResetStreamEvent overwrites any union data inside the ActionStreamEvent as the provided ResetStreamEvent
+func (t *ActionStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	t.union = b
+	return err
+}
+
+// MergeResetStreamEvent performs a merge with any union data inside the ActionStreamEvent, using the provided ResetStreamEvent
+func (t *ActionStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ActionStreamEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t ActionStreamEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "action":
+		return t.AsActionItemEvent()
+	case "reset":
+		return t.AsResetStreamEvent()
+	case "synced":
+		return t.AsSyncedStreamEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t ActionStreamEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ActionStreamEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsRunItemEvent returns the union data inside the RunStreamEvent as a RunItemEvent
+func (t RunStreamEvent) AsRunItemEvent() (RunItemEvent, error) {
+	var body RunItemEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunItemEvent overwrites any union data inside the RunStreamEvent as the provided RunItemEvent
+func (t *RunStreamEvent) FromRunItemEvent(v RunItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"run"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunItemEvent performs a merge with any union data inside the RunStreamEvent, using the provided RunItemEvent
+func (t *RunStreamEvent) MergeRunItemEvent(v RunItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"run"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSyncedStreamEvent returns the union data inside the RunStreamEvent as a SyncedStreamEvent
+func (t RunStreamEvent) AsSyncedStreamEvent() (SyncedStreamEvent, error) {
+	var body SyncedStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSyncedStreamEvent overwrites any union data inside the RunStreamEvent as the provided SyncedStreamEvent
+func (t *RunStreamEvent) FromSyncedStreamEvent(v SyncedStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
+	t.union = b
+	return err
+}
+
+// MergeSyncedStreamEvent performs a merge with any union data inside the RunStreamEvent, using the provided SyncedStreamEvent
+func (t *RunStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsResetStreamEvent returns the union data inside the RunStreamEvent as a ResetStreamEvent
+func (t RunStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
+	var body ResetStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResetStreamEvent overwrites any union data inside the RunStreamEvent as the provided ResetStreamEvent
+func (t *RunStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	t.union = b
+	return err
+}
+
+// MergeResetStreamEvent performs a merge with any union data inside the RunStreamEvent, using the provided ResetStreamEvent
+func (t *RunStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t RunStreamEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t RunStreamEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "reset":
+		return t.AsResetStreamEvent()
+	case "run":
+		return t.AsRunItemEvent()
+	case "synced":
+		return t.AsSyncedStreamEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t RunStreamEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *RunStreamEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -764,7 +1227,8 @@ type ClientInterface interface {
 	// StreamRunSummaries Live stream of the run summaries of a project and domain
 	//
 	// Server-sent events like the action streams, with `run` events whose
-	// data is a RunSummary.
+	// data is a RunEvent (a summary, or a run whose last action was
+	// deleted).
 	//
 	// Corresponds with GET /projects/{project}/domains/{domain}/events (the `StreamRunSummaries` operationId).
 	StreamRunSummaries(ctx context.Context, project ProjectParam, domain DomainParam, params *StreamRunSummariesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -773,6 +1237,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /projects/{project}/domains/{domain}/runs (the `ListRuns` operationId).
 	ListRuns(ctx context.Context, project ProjectParam, domain DomainParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteRun Delete a run, every action of it
+	//
+	// 409 while any action of the run is unfinished, unless abort=true,
+	// which aborts them first. The deletion is recorded at once (202);
+	// the objects go in the background.
+	//
+	// Corresponds with DELETE /projects/{project}/domains/{domain}/runs/{run} (the `DeleteRun` operationId).
+	DeleteRun(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, params *DeleteRunParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetRun One run summary
 	//
@@ -783,6 +1256,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions (the `ListRunActions` operationId).
 	ListRunActions(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteAction Delete an action and its descendants
+	//
+	// 409 while any of them is unfinished, unless abort=true, which
+	// aborts them first. The deletion is recorded at once (202); the
+	// descendants go in the background.
+	//
+	// Corresponds with DELETE /projects/{project}/domains/{domain}/runs/{run}/actions/{action} (the `DeleteAction` operationId).
+	DeleteAction(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *DeleteActionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAction One action
 	//
@@ -950,7 +1432,8 @@ func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) 
 // StreamRunSummaries Live stream of the run summaries of a project and domain
 //
 // Server-sent events like the action streams, with `run` events whose
-// data is a RunSummary.
+// data is a RunEvent (a summary, or a run whose last action was
+// deleted).
 //
 // Corresponds with GET /projects/{project}/domains/{domain}/events (the `StreamRunSummaries` operationId).
 func (c *Client) StreamRunSummaries(ctx context.Context, project ProjectParam, domain DomainParam, params *StreamRunSummariesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -970,6 +1453,25 @@ func (c *Client) StreamRunSummaries(ctx context.Context, project ProjectParam, d
 // Corresponds with GET /projects/{project}/domains/{domain}/runs (the `ListRuns` operationId).
 func (c *Client) ListRuns(ctx context.Context, project ProjectParam, domain DomainParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListRunsRequest(c.Server, project, domain)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteRun Delete a run, every action of it
+//
+// 409 while any action of the run is unfinished, unless abort=true,
+// which aborts them first. The deletion is recorded at once (202);
+// the objects go in the background.
+//
+// Corresponds with DELETE /projects/{project}/domains/{domain}/runs/{run} (the `DeleteRun` operationId).
+func (c *Client) DeleteRun(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, params *DeleteRunParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteRunRequest(c.Server, project, domain, run, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1000,6 +1502,25 @@ func (c *Client) GetRun(ctx context.Context, project ProjectParam, domain Domain
 // Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions (the `ListRunActions` operationId).
 func (c *Client) ListRunActions(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListRunActionsRequest(c.Server, project, domain, run)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteAction Delete an action and its descendants
+//
+// 409 while any of them is unfinished, unless abort=true, which
+// aborts them first. The deletion is recorded at once (202); the
+// descendants go in the background.
+//
+// Corresponds with DELETE /projects/{project}/domains/{domain}/runs/{run}/actions/{action} (the `DeleteAction` operationId).
+func (c *Client) DeleteAction(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *DeleteActionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteActionRequest(c.Server, project, domain, run, action, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1424,6 +1945,81 @@ func NewListRunsRequest(server string, project ProjectParam, domain DomainParam)
 	return req, nil
 }
 
+// NewDeleteRunRequest constructs an http.Request for the DeleteRun method
+func NewDeleteRunRequest(server string, project ProjectParam, domain DomainParam, run RunParam, params *DeleteRunParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "domain", domain, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/domains/%s/runs/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Abort != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "abort", *params.Abort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetRunRequest constructs an http.Request for the GetRun method
 func NewGetRunRequest(server string, project ProjectParam, domain DomainParam, run RunParam) (*http.Request, error) {
 	var err error
@@ -1513,6 +2109,88 @@ func NewListRunActionsRequest(server string, project ProjectParam, domain Domain
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeleteActionRequest constructs an http.Request for the DeleteAction method
+func NewDeleteActionRequest(server string, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *DeleteActionParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "domain", domain, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam3 string
+
+	pathParam3, err = runtime.StyleParamWithOptions("simple", false, "action", action, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/domains/%s/runs/%s/actions/%s", pathParam0, pathParam1, pathParam2, pathParam3)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Abort != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "abort", *params.Abort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -2125,7 +2803,8 @@ type ClientWithResponsesInterface interface {
 	// StreamRunSummariesWithResponse Live stream of the run summaries of a project and domain
 	//
 	// Server-sent events like the action streams, with `run` events whose
-	// data is a RunSummary.
+	// data is a RunEvent (a summary, or a run whose last action was
+	// deleted).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -2138,6 +2817,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /projects/{project}/domains/{domain}/runs (the `ListRuns` operationId).
 	ListRunsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, reqEditors ...RequestEditorFn) (*ListRunsResponse, error)
+
+	// DeleteRunWithResponse Delete a run, every action of it
+	//
+	// 409 while any action of the run is unfinished, unless abort=true,
+	// which aborts them first. The deletion is recorded at once (202);
+	// the objects go in the background.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /projects/{project}/domains/{domain}/runs/{run} (the `DeleteRun` operationId).
+	DeleteRunWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, params *DeleteRunParams, reqEditors ...RequestEditorFn) (*DeleteRunResponse, error)
 
 	// GetRunWithResponse One run summary
 	//
@@ -2152,6 +2842,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions (the `ListRunActions` operationId).
 	ListRunActionsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, reqEditors ...RequestEditorFn) (*ListRunActionsResponse, error)
+
+	// DeleteActionWithResponse Delete an action and its descendants
+	//
+	// 409 while any of them is unfinished, unless abort=true, which
+	// aborts them first. The deletion is recorded at once (202); the
+	// descendants go in the background.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /projects/{project}/domains/{domain}/runs/{run}/actions/{action} (the `DeleteAction` operationId).
+	DeleteActionWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *DeleteActionParams, reqEditors ...RequestEditorFn) (*DeleteActionResponse, error)
 
 	// GetActionWithResponse One action
 	//
@@ -2454,6 +3155,47 @@ func (r ListRunsResponse) ContentType() string {
 	return ""
 }
 
+type DeleteRunResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DeleteRunResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteRunResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteRunResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteRunResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteRunResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetRunResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2544,6 +3286,47 @@ func (r ListRunActionsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListRunActionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteActionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DeleteActionResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteActionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteActionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteActionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteActionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -3027,7 +3810,8 @@ func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEdi
 // StreamRunSummariesWithResponse Live stream of the run summaries of a project and domain
 //
 // Server-sent events like the action streams, with `run` events whose
-// data is a RunSummary.
+// data is a RunEvent (a summary, or a run whose last action was
+// deleted).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -3051,6 +3835,23 @@ func (c *ClientWithResponses) ListRunsWithResponse(ctx context.Context, project 
 		return nil, err
 	}
 	return ParseListRunsResponse(rsp)
+}
+
+// DeleteRunWithResponse Delete a run, every action of it
+//
+// 409 while any action of the run is unfinished, unless abort=true,
+// which aborts them first. The deletion is recorded at once (202);
+// the objects go in the background.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /projects/{project}/domains/{domain}/runs/{run} (the `DeleteRun` operationId).
+func (c *ClientWithResponses) DeleteRunWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, params *DeleteRunParams, reqEditors ...RequestEditorFn) (*DeleteRunResponse, error) {
+	rsp, err := c.DeleteRun(ctx, project, domain, run, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteRunResponse(rsp)
 }
 
 // GetRunWithResponse One run summary
@@ -3077,6 +3878,23 @@ func (c *ClientWithResponses) ListRunActionsWithResponse(ctx context.Context, pr
 		return nil, err
 	}
 	return ParseListRunActionsResponse(rsp)
+}
+
+// DeleteActionWithResponse Delete an action and its descendants
+//
+// 409 while any of them is unfinished, unless abort=true, which
+// aborts them first. The deletion is recorded at once (202); the
+// descendants go in the background.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /projects/{project}/domains/{domain}/runs/{run}/actions/{action} (the `DeleteAction` operationId).
+func (c *ClientWithResponses) DeleteActionWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *DeleteActionParams, reqEditors ...RequestEditorFn) (*DeleteActionResponse, error) {
+	rsp, err := c.DeleteAction(ctx, project, domain, run, action, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteActionResponse(rsp)
 }
 
 // GetActionWithResponse One action
@@ -3391,6 +4209,35 @@ func ParseListRunsResponse(rsp *http.Response) (*ListRunsResponse, error) {
 	return response, nil
 }
 
+// ParseDeleteRunResponse parses an HTTP response from a DeleteRunWithResponse call
+func ParseDeleteRunResponse(rsp *http.Response) (*DeleteRunResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteRunResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetRunResponse parses an HTTP response from a GetRunWithResponse call
 func ParseGetRunResponse(rsp *http.Response) (*GetRunResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -3444,6 +4291,35 @@ func ParseListRunActionsResponse(rsp *http.Response) (*ListRunActionsResponse, e
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteActionResponse parses an HTTP response from a DeleteActionWithResponse call
+func ParseDeleteActionResponse(rsp *http.Response) (*DeleteActionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteActionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem

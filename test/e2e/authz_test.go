@@ -73,12 +73,15 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"stranger", "stranger-token-0123456789", nil},
 	}
 	// The admin sets the scene: a run, and per subject an action to report
-	// on and one to abort.
+	// on, one to abort, a finished one to delete, and a run to delete.
 	run := client.RunIdentifier{Project: "authz", Domain: "dev", Name: "r1"}
 	enqueue(t, s, run, "a0", "")
 	for _, sub := range subjects {
 		enqueue(t, s, run, "s-"+sub.name, "a0")
 		enqueue(t, s, run, "x-"+sub.name, "a0")
+		enqueue(t, s, run, "d-"+sub.name, "a0")
+		putStatus(t, s, run, "d-"+sub.name, 1, client.SUCCEEDED)
+		enqueue(t, s, client.RunIdentifier{Project: "authz", Domain: "dev", Name: "del-" + sub.name}, "a0", "")
 	}
 	A := "/projects/authz/domains/dev/runs/r1/actions"
 	enqueueOf := func(taskType string) func(string) (string, string, string) {
@@ -102,6 +105,12 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}},
 		"abortAction": {verbs: []string{"abort"}, ok: 202, request: func(sub string) (string, string, string) {
 			return "POST", A + "/x-" + sub + "/abort", `{"reason":"matrix"}`
+		}},
+		"deleteAction": {verbs: []string{"write"}, ok: 202, request: func(sub string) (string, string, string) {
+			return "DELETE", A + "/d-" + sub, ""
+		}},
+		"deleteRun": {verbs: []string{"write", "abort"}, ok: 202, request: func(sub string) (string, string, string) {
+			return "DELETE", "/projects/authz/domains/dev/runs/del-" + sub + "?abort=true", ""
 		}},
 		"listRuns":           {verbs: read, ok: 200, request: get("/projects/authz/domains/dev/runs")},
 		"getRun":             {verbs: read, ok: 200, request: get("/projects/authz/domains/dev/runs/r1")},

@@ -109,6 +109,7 @@ func TestBadInputs(t *testing.T) {
 		{"negative attempt", "PUT", a0 + "/status", "application/json", status(`{"attempt":-3,"status":{"phase":"RUNNING"}}`), 400, "/attempt"},
 		{"attempt as a string", "PUT", a0 + "/status", "application/json", status(`{"attempt":"1","status":{"phase":"RUNNING"}}`), 400, "/attempt"},
 		{"unknown phase", "PUT", a0 + "/status", "application/json", status(`{"attempt":1,"status":{"phase":"DANCING"}}`), 400, "/status/phase"},
+		{"phase UNSPECIFIED", "PUT", a0 + "/status", "application/json", status(`{"attempt":1,"status":{"phase":"UNSPECIFIED"}}`), 400, "/status/phase"},
 		{"unknown cache status", "PUT", a0 + "/status", "application/json", status(`{"attempt":1,"status":{"phase":"RUNNING","cacheStatus":"WARM"}}`), 400, "/status/cacheStatus"},
 		{"unknown error kind", "PUT", a0 + "/status", "application/json", status(`{"attempt":1,"status":{"phase":"FAILED","error":{"kind":"BOTH"}}}`), 400, "/status/error/kind"},
 		{"missing status", "PUT", a0 + "/status", "application/json", status(`{"attempt":1}`), 400, "/status"},

@@ -118,6 +118,7 @@ export function runsPage(main, { project, domain }, ui) {
     url: streams.runs(project, domain),
     event: 'run',
     key: (s) => s.run.name,
+    deleted: (s) => s.deleted === true, // the run's last action was deleted
     apply,
     onSynced: () => {
       loading.hidden = true;

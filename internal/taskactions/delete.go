@@ -1,0 +1,108 @@
+package taskactions
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "taskactions/api/v1"
+)
+
+// DeleteAction deletes an action; its descendants follow it through their
+// owner references (the cluster's garbage collector, or the Collector on
+// the embedded control plane), in the background. While any of them is
+// unfinished it is ErrConflict, unless abort is set: then the abort is
+// recorded on the action first (as AbortAction does), and what still runs
+// is stopped as it goes.
+func (m *Manager) DeleteAction(ctx context.Context, id ActionID, abort bool) error {
+	m.written.catchUp(ctx)
+	target, err := m.current(ctx, id, true)
+	if err != nil {
+		return err
+	}
+	if err := m.finishedOrAbort(ctx, append([]*v1.TaskAction{target}, m.descendants(id)...), abort, []ActionID{id}); err != nil {
+		return err
+	}
+	return m.deleteObject(ctx, target)
+}
+
+// DeleteRun deletes every action of a run: its roots, which the others
+// follow (see DeleteAction).
+func (m *Manager) DeleteRun(ctx context.Context, run RunID, abort bool) error {
+	tas, err := m.ListRunActions(ctx, run)
+	if err != nil {
+		return err
+	}
+	if len(tas) == 0 {
+		return fmt.Errorf("run %s/%s/%s: %w", run.Project, run.Domain, run.Run, ErrNotFound)
+	}
+	var roots []*v1.TaskAction
+	var rootIDs []ActionID
+	for _, ta := range tas {
+		if specParent(&ta.Spec) == "" {
+			roots, rootIDs = append(roots, ta), append(rootIDs, idOf(ta))
+		}
+	}
+	if err := m.finishedOrAbort(ctx, tas, abort, rootIDs); err != nil {
+		return err
+	}
+	for _, ta := range roots {
+		if err := m.deleteObject(ctx, ta); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finishedOrAbort checks that none of tas is unfinished; with abort, it
+// aborts the tops of the trees instead, which the aborter carries down.
+func (m *Manager) finishedOrAbort(ctx context.Context, tas []*v1.TaskAction, abort bool, tops []ActionID) error {
+	for _, ta := range tas {
+		if v1.PhaseOf(ta.Status.Conditions).Terminal() {
+			continue
+		}
+		if !abort {
+			return fmt.Errorf("action %s has not finished: abort it first, or delete with abort=true: %w", idOf(ta), ErrConflict)
+		}
+		for _, id := range tops {
+			if err := m.AbortAction(ctx, id, "deleted"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
+// descendants are the action's children, theirs, and so on, from the
+// cache.
+func (m *Manager) descendants(id ActionID) []*v1.TaskAction {
+	var out []*v1.TaskAction
+	queue := []ActionID{id}
+	for len(queue) > 0 && len(out) < maxDescendants {
+		p := queue[0]
+		queue = queue[1:]
+		kids, _ := m.byIndex(indexParent, parentIndexKey(p.Project, p.Domain, p.Run, p.Name))
+		for _, k := range kids {
+			out = append(out, k)
+			queue = append(queue, idOf(k))
+		}
+	}
+	return out
+}
+
+// maxDescendants bounds a walk down a tree that hand-edited specs may
+// have made cyclic.
+const maxDescendants = 1 << 20
+
+func (m *Manager) deleteObject(ctx context.Context, ta *v1.TaskAction) error {
+	err := m.client.FlyteV1().TaskActions(ta.Namespace).Delete(ctx, ta.Name, metav1.DeleteOptions{
+		Preconditions: &metav1.Preconditions{UID: &ta.UID},
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete %s/%s: %w", ta.Namespace, ta.Name, err)
+	}
+	return nil
+}

@@ -457,9 +457,7 @@ type ActionStatus struct {
 	Error       *ErrorInfo   `json:"error,omitempty"`
 	Message     *string      `json:"message,omitempty"`
 
-	// Phase Flyte's ActionPhase. PAUSED: a condition action waits for its signal.
-	// RECOVERED: succeeded with the outputs of an earlier run. Terminal:
-	// SUCCEEDED, RECOVERED, FAILED, ABORTED, TIMED_OUT.
+	// Phase Any phase but UNSPECIFIED, which no executor reports (400).
 	Phase Phase `json:"phase"`
 }
 

@@ -81,3 +81,8 @@ export function abortAction(p, d, r, a, reason) {
   const body = reason ? { reason } : {};
   return request('POST', `${pages.run(p, d, r)}/actions/${enc(a)}/abort`, body);
 }
+
+/** deleteRun deletes a finished run (every action of it). */
+export function deleteRun(p, d, r) {
+  return request('DELETE', pages.run(p, d, r), {});
+}

@@ -6,6 +6,7 @@ const form = document.getElementById('abort-form');
 const title = document.getElementById('abort-title');
 const desc = document.getElementById('abort-desc');
 const reason = document.getElementById('abort-reason');
+const reasonLabel = document.querySelector('label[for="abort-reason"]');
 const error = document.getElementById('abort-error');
 const confirmBtn = document.getElementById('abort-confirm');
 const cancelBtn = document.getElementById('abort-cancel');
@@ -55,6 +56,7 @@ function busy(on) {
  * @param {string} o.heading e.g. "Abort action a1?"
  * @param {string} o.text what will happen
  * @param {string} o.confirm label of the confirming button
+ * @param {boolean} [o.noReason] asks for no reason (a deletion)
  * @param {(reason: string) => Promise<any>} o.run does the abort; an error keeps the dialog open and is shown
  * @param {() => void} [o.done] after a successful abort
  */
@@ -64,11 +66,12 @@ export function confirmAbort(o) {
   desc.textContent = o.text;
   confirmBtn.textContent = o.confirm;
   reason.value = '';
+  for (const el of [reason, reasonLabel]) el.hidden = !!o.noReason;
   error.hidden = true;
   error.textContent = '';
   busy(false);
   dialog.showModal();
-  reason.focus();
+  (o.noReason ? confirmBtn : reason).focus();
 }
 
 const toastEl = document.getElementById('toast');

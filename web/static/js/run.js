@@ -2,7 +2,7 @@
 // run stream (`action` events carry Action + deleted), with a detail panel
 // for the selected action and abort.
 import { h, setAttr, setText } from './dom.js';
-import { abortAction, pages, streams } from './api.js';
+import { abortAction, deleteRun, pages, streams } from './api.js';
 import { LiveCollection } from './live.js';
 import {
   actionSpan, badge, compareNames, duration, fullTime, isTerminal, ms, phaseName,
@@ -25,12 +25,13 @@ export function runPage(main, { project, domain, run }, ui) {
   const count = h('span', { text: '0 actions' });
   const chips = h('div', { class: 'head-chips', role: 'group', 'aria-label': 'Actions per phase' });
   const abortRun = h('button', { type: 'button', class: 'btn danger', id: 'abort-run', disabled: true, text: 'Abort run' });
+  const deleteRunBtn = h('button', { type: 'button', class: 'btn danger', id: 'delete-run', hidden: true, text: 'Delete run' });
   main.append(h('div', { class: 'page-head' },
     h('div', null,
       h('p', { class: 'eyebrow', text: `${project} / ${domain} · run` }),
       h('h1', null, h('span', { class: 'mono', text: run }), runBadge),
       h('p', { class: 'meta' }, h('span', null, 'Started ', started), h('span', null, 'Duration ', runDur), count)),
-    h('div', { class: 'head-actions' }, abortRun)), chips);
+    h('div', { class: 'head-actions' }, abortRun, deleteRunBtn)), chips);
 
   // The tree and the detail panel.
   const treeEl = h('div', { class: 'tree', role: 'tree', id: 'tree', 'aria-labelledby': 'tree-title' });
@@ -60,6 +61,14 @@ export function runPage(main, { project, domain, run }, ui) {
     done: () => toast(`Abort requested for ${what} ${what === 'run' ? run : name}.`),
   });
   abortRun.addEventListener('click', () => tree.rootName && abort(tree.rootName, 'run'));
+  deleteRunBtn.addEventListener('click', () => confirmAbort({
+    heading: `Delete run ${run}?`,
+    text: `Every action of the run and its record here go. This cannot be undone.`,
+    confirm: 'Delete run',
+    noReason: true,
+    run: () => deleteRun(project, domain, run),
+    done: () => location.assign(pages.runs(project, domain)),
+  }));
 
   const panel = new DetailPanel(detail, {
     abort: (name) => abort(name, 'action'),
@@ -85,6 +94,9 @@ export function runPage(main, { project, domain, run }, ui) {
       setText(runDur, spanDuration(root.span));
     }
     abortRun.disabled = !root || isTerminal(root.a.phase);
+    // A finished run (every action finished) may be deleted.
+    const finished = tree.nodes.size > 0 && [...tree.counts.keys()].every(isTerminal);
+    deleteRunBtn.hidden = !finished;
     setAttr(abortRun, 'title', !root ? 'The run has no root action yet' : isTerminal(root.a.phase) ? 'The run has finished' : null);
     const n = tree.nodes.size;
     setText(count, `${n} action${n === 1 ? '' : 's'}`);

@@ -172,6 +172,11 @@ func TestFailingProcessRetriesThenFails(t *testing.T) {
 	if s.ErrorState == nil || s.ErrorState.Kind != v1.ErrorKindUser || s.ErrorState.Code != "7" {
 		t.Errorf("error state %+v, want USER with exit code 7", s.ErrorState)
 	}
+	// Retries go back to the queue, as Flyte records them: FAILED, a
+	// terminal phase, comes once, at the end.
+	if h := history(ta); h != "QUEUED INITIALIZING RUNNING QUEUED INITIALIZING RUNNING QUEUED INITIALIZING RUNNING FAILED" {
+		t.Errorf("history %q", h)
+	}
 	dir := filepath.Join(e.out, run.Project, run.Domain, run.Run, "p")
 	for a := 1; a <= 3; a++ {
 		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("stderr-%d.log", a)))

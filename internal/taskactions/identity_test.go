@@ -76,3 +76,25 @@ func TestCollidingNamesAreKeptApart(t *testing.T) {
 		t.Errorf("the second with another spec: %v, want ErrConflict", err)
 	}
 }
+
+// With a namespace template without placeholders (Flyte's one namespace),
+// every project shares it: the same run and action names in two projects
+// are two actions, each found by its id.
+func TestOneNamespaceForAllProjects(t *testing.T) {
+	m := newManager(t, nil, func(c *Config) { c.NamespaceTemplate = "shared" })
+	ctx := context.Background()
+	p := newRun().Project
+	a := ActionID{p + "-x", "dev", "r1", "a0"}
+	b := ActionID{p + "-y", "dev", "r1", "a0"}
+	ta := mustEnqueue(t, m, echoRequest(a, ""))
+	tb := mustEnqueue(t, m, echoRequest(b, ""))
+	if ta.Namespace != "shared" || tb.Namespace != "shared" || ta.Name == tb.Name {
+		t.Fatalf("objects %s/%s and %s/%s, want two in namespace shared", ta.Namespace, ta.Name, tb.Namespace, tb.Name)
+	}
+	for _, id := range []ActionID{a, b} {
+		got, err := m.GetTaskAction(ctx, id)
+		if err != nil || !id.matches(&got.Spec) {
+			t.Errorf("get %s: %v", id, err)
+		}
+	}
+}

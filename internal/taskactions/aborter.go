@@ -2,12 +2,9 @@ package taskactions
 
 import (
 	"context"
-	"errors"
-	"sync"
 
 	"github.com/rs/zerolog"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 
 	v1 "taskactions/api/v1"
 )
@@ -39,64 +36,24 @@ const maxAncestors = 1000
 
 // Run aborts until ctx ends. The manager must be watching.
 func (a *Aborter) Run(ctx context.Context) error {
-	// The queue holds each action key once: it is bounded by the actions.
-	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "aborter"})
-	add := func(obj any) {
-		if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
-			q.Add(key)
-		}
-	}
+	k := newKeyQueue("aborter", a.workers, a.log)
 	inf := a.m.Informer()
-	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+	return k.run(ctx, inf, cache.ResourceEventHandlerDetailedFuncs{
 		// At start only aborted actions have work; later, a new action
 		// may be the child of one.
 		AddFunc: func(obj any, initial bool) {
 			if !initial || abortRequested(obj.(*v1.TaskAction)) {
-				add(obj)
+				k.add(obj)
 			}
 		},
 		UpdateFunc: func(_, obj any) {
 			if abortRequested(obj.(*v1.TaskAction)) {
-				add(obj)
+				k.add(obj)
 			}
 		},
+	}, func(ctx context.Context, key string) error {
+		return a.reconcile(ctx, key, inf.GetStore(), k.q.Add)
 	})
-	if err != nil {
-		return err
-	}
-	var wg sync.WaitGroup
-	for range a.workers {
-		wg.Go(func() {
-			for a.next(ctx, q, inf.GetStore()) {
-			}
-		})
-	}
-	<-ctx.Done()
-	_ = inf.RemoveEventHandler(reg)
-	q.ShutDown()
-	wg.Wait()
-	return nil
-}
-
-func (a *Aborter) next(ctx context.Context, q workqueue.TypedRateLimitingInterface[string], store cache.Store) bool {
-	key, shutdown := q.Get()
-	if shutdown {
-		return false
-	}
-	defer q.Done(key)
-	err := a.reconcile(ctx, key, store, q.Add)
-	switch {
-	case err == nil || ctx.Err() != nil:
-		q.Forget(key)
-	case errors.Is(err, ErrTooLarge) || errors.Is(err, ErrNotFound):
-		a.log.Error().Err(err).Str("action", key).Msg("cannot abort this action")
-		q.Forget(key)
-	default:
-		a.log.Warn().Err(err).Str("action", key).Msg("abort failed; retrying")
-		q.AddRateLimited(key)
-	}
-	return true
 }
 
 // reconcile aborts the action under key if an ancestor (or itself) asks

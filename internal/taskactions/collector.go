@@ -2,12 +2,10 @@ package taskactions
 
 import (
 	"context"
-	"sync"
 
 	"github.com/rs/zerolog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 
 	v1 "taskactions/api/v1"
 )
@@ -35,15 +33,13 @@ func NewCollector(m *Manager, workers int, log zerolog.Logger) *Collector {
 
 // Run collects until ctx ends. The manager must be watching.
 func (c *Collector) Run(ctx context.Context) error {
-	// The queue holds each action key once: it is bounded by the actions.
-	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "collector"})
-	inf := c.m.Informer()
-	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	k := newKeyQueue("collector", c.workers, c.log)
+	idx := c.m.Informer().GetIndexer()
+	return k.run(ctx, c.m.Informer(), cache.ResourceEventHandlerFuncs{
 		// A new or restored child: is its owner there?
 		AddFunc: func(obj any) {
-			if ta := obj.(*v1.TaskAction); len(ta.OwnerReferences) > 0 {
-				q.Add(keyOf(ta.Namespace, ta.Name))
+			if len(obj.(*v1.TaskAction).OwnerReferences) > 0 {
+				k.add(obj)
 			}
 		},
 		// A deleted action: its children are next.
@@ -52,52 +48,19 @@ func (c *Collector) Run(ctx context.Context) error {
 				obj = tomb.Obj
 			}
 			if ta, ok := obj.(*v1.TaskAction); ok {
-				owned, _ := inf.GetIndexer().ByIndex(indexOwner, string(ta.UID))
+				owned, _ := idx.ByIndex(indexOwner, string(ta.UID))
 				for _, o := range owned {
-					child := o.(*v1.TaskAction)
-					q.Add(keyOf(child.Namespace, child.Name))
+					k.add(o)
 				}
 			}
 		},
-	})
-	if err != nil {
-		return err
-	}
-	var wg sync.WaitGroup
-	for range c.workers {
-		wg.Go(func() {
-			for c.next(ctx, q, inf.GetIndexer()) {
-			}
-		})
-	}
-	<-ctx.Done()
-	_ = inf.RemoveEventHandler(reg)
-	q.ShutDown()
-	wg.Wait()
-	return nil
-}
-
-func (c *Collector) next(ctx context.Context, q workqueue.TypedRateLimitingInterface[string], idx cache.Indexer) bool {
-	key, shutdown := q.Get()
-	if shutdown {
-		return false
-	}
-	defer q.Done(key)
-	obj, exists, err := idx.GetByKey(key)
-	if err == nil && exists && orphaned(obj.(*v1.TaskAction), idx) {
-		ta := obj.(*v1.TaskAction)
-		err = c.m.deleteObject(ctx, ta)
-		if err == nil {
-			c.log.Debug().Str("action", key).Msg("deleted with its owner")
+	}, func(ctx context.Context, key string) error {
+		obj, exists, err := idx.GetByKey(key)
+		if err != nil || !exists || !orphaned(obj.(*v1.TaskAction), idx) {
+			return err
 		}
-	}
-	if err != nil && ctx.Err() == nil {
-		c.log.Warn().Err(err).Str("action", key).Msg("collecting failed; retrying")
-		q.AddRateLimited(key)
-		return true
-	}
-	q.Forget(key)
-	return true
+		return c.m.deleteObject(ctx, obj.(*v1.TaskAction))
+	})
 }
 
 // orphaned: every owner the action names is gone (as the garbage

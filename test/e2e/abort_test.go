@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,32 +25,11 @@ func TestAbandonedAbortOfFiveThousandActions(t *testing.T) {
 	run := newRun()
 	enqueue(t, s, run, "a0", "")
 	const children = 5000
-	names := make(chan string, children)
-	for i := range children {
-		names <- fmt.Sprintf("c%d", i)
+	names := make([]string, children)
+	for i := range names {
+		names[i] = fmt.Sprintf("c%d", i)
 	}
-	close(names)
-	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	for range 16 {
-		wg.Go(func() {
-			for n := range names {
-				resp, err := s.api.EnqueueActionWithResponse(context.Background(), actionSpec(run, n, "a0", "external"))
-				if err == nil && resp.StatusCode() != http.StatusCreated {
-					err = fmt.Errorf("enqueue %s: HTTP %d %s", n, resp.StatusCode(), resp.Body)
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	enqueueMany(t, s, run, names, "a0", "external")
 
 	impatient := &http.Client{Timeout: time.Second, Transport: s.http.Transport}
 	url := fmt.Sprintf("%s/api/v1/projects/%s/domains/%s/runs/%s/actions/a0/abort", s.URL(), run.Project, run.Domain, run.Name)

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,38 +26,12 @@ func TestOneEventPerVisibleChange(t *testing.T) {
 	summaries := openStream(t, srv.http, fmt.Sprintf("%s/api/v1/projects/%s/domains/%s/events", srv.URL(), run.Project, run.Domain), "")
 	summaries.untilSynced(t)
 
-	enqueueEcho := func(name, parent string) error {
-		resp, err := srv.api.EnqueueActionWithResponse(context.Background(), actionSpec(run, name, parent, "echo"))
-		if err == nil && resp.StatusCode() != http.StatusCreated {
-			err = fmt.Errorf("enqueue %s: HTTP %d %s", name, resp.StatusCode(), resp.Body)
-		}
-		return err
-	}
-	if err := enqueueEcho("a0", ""); err != nil {
-		t.Fatal(err)
-	}
-	names := make(chan string, n)
+	enqueueMany(t, srv, run, []string{"a0"}, "", "echo")
+	names := make([]string, 0, n-1)
 	for i := 1; i < n; i++ {
-		names <- fmt.Sprintf("c%d", i)
+		names = append(names, fmt.Sprintf("c%d", i))
 	}
-	close(names)
-	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	for range 16 {
-		wg.Go(func() {
-			for name := range names {
-				if err := enqueueEcho(name, "a0"); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	enqueueMany(t, srv, run, names, "a0", "echo")
 
 	// Everything SUCCEEDED, and then a moment for the server's own
 	// writes that follow (finalizer, label) to come through, if they did.

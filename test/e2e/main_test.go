@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -129,3 +130,35 @@ func putStatus(t testing.TB, s *server, run client.RunIdentifier, action string,
 }
 
 var eventually = testenv.Eventually
+
+// enqueueMany enqueues actions of a task type, 16 at a time, reporting the
+// first failure from the test's goroutine.
+func enqueueMany(t testing.TB, s *server, run client.RunIdentifier, names []string, parent, taskType string) {
+	t.Helper()
+	work := make(chan string, len(names))
+	for _, n := range names {
+		work <- n
+	}
+	close(work)
+	errs := make(chan error, 16)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for n := range work {
+				resp, err := s.api.EnqueueActionWithResponse(context.Background(), actionSpec(run, n, parent, taskType))
+				if err == nil && resp.StatusCode() != http.StatusCreated {
+					err = fmt.Errorf("enqueue %s: HTTP %d %s", n, resp.StatusCode(), resp.Body)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}

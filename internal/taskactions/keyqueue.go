@@ -1,0 +1,76 @@
+package taskactions
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/rs/zerolog"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// keyQueue is the loop the manager's controllers (the aborter, the
+// collector) share: informer events put object keys in a workqueue, which
+// holds each key once (so it is bounded by the actions), and workers
+// reconcile them. A failed reconcile is retried with backoff, but not an
+// action that is gone or too large to change.
+type keyQueue struct {
+	name    string
+	workers int
+	log     zerolog.Logger
+	q       workqueue.TypedRateLimitingInterface[string]
+}
+
+func newKeyQueue(name string, workers int, log zerolog.Logger) *keyQueue {
+	return &keyQueue{name: name, workers: workers, log: log,
+		q: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: name})}
+}
+
+// add queues the key of an object.
+func (k *keyQueue) add(obj any) {
+	if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+		k.q.Add(key)
+	}
+}
+
+// run registers handler on inf and reconciles until ctx ends.
+func (k *keyQueue) run(ctx context.Context, inf cache.SharedIndexInformer, handler cache.ResourceEventHandler, reconcile func(context.Context, string) error) error {
+	reg, err := inf.AddEventHandler(handler)
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	for range k.workers {
+		wg.Go(func() {
+			for k.next(ctx, reconcile) {
+			}
+		})
+	}
+	<-ctx.Done()
+	_ = inf.RemoveEventHandler(reg)
+	k.q.ShutDown()
+	wg.Wait()
+	return nil
+}
+
+func (k *keyQueue) next(ctx context.Context, reconcile func(context.Context, string) error) bool {
+	key, shutdown := k.q.Get()
+	if shutdown {
+		return false
+	}
+	defer k.q.Done(key)
+	err := reconcile(ctx, key)
+	switch {
+	case err == nil || ctx.Err() != nil:
+		k.q.Forget(key)
+	case errors.Is(err, ErrTooLarge) || errors.Is(err, ErrNotFound):
+		k.log.Error().Err(err).Str("action", key).Msgf("%s: giving this action up", k.name)
+		k.q.Forget(key)
+	default:
+		k.log.Warn().Err(err).Str("action", key).Msgf("%s: retrying", k.name)
+		k.q.AddRateLimited(key)
+	}
+	return true
+}

@@ -159,7 +159,7 @@ func (a *App) listen() error {
 func (a *App) serve() {
 	starting := handlers.Starting(handlers.StartingConfig{
 		Authenticator: a.access.authn, Authorizer: a.access.authz,
-		AllowedHosts: handlers.NewHostAllowlist(a.access.hosts),
+		AllowedHosts: a.access.hosts,
 		SSE:          sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Done: a.streamsDone},
 		Ready:        a.apiReady,
 		API:          func() http.Handler { return *a.handler.Load() },
@@ -256,7 +256,7 @@ func (a *App) serveAPI(restCfg *rest.Config) error {
 		Authenticator: a.access.authn, Authorizer: a.access.authz,
 		Sessions: a.access.sessions, LoginCodes: a.access.login,
 		ExecuteTaskTypes: executeTaskTypes,
-		AllowedHosts:     handlers.NewHostAllowlist(a.access.hosts),
+		AllowedHosts:     a.access.hosts,
 		CORSOrigins:      a.cfg.CORSOrigins,
 		MaxStreams:       a.maxStreams,
 	})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"taskactions/internal/auth"
+	"taskactions/internal/handlers"
 	"taskactions/internal/secrets"
 )
 
@@ -34,16 +35,16 @@ const taskTokenTTL = 7 * 24 * time.Hour
 type access struct {
 	authn    auth.Authenticator
 	authz    auth.Authorizer
-	sessions *auth.Sessions   // nil with --auth=none
-	login    *auth.LoginCodes // nil with --auth=none
-	signer   *auth.Signer     // nil with --auth=none
-	hosts    []string         // what the Host guard allows
+	sessions *auth.Sessions         // nil with --auth=none
+	login    *auth.LoginCodes       // nil with --auth=none
+	signer   *auth.Signer           // nil with --auth=none
+	hosts    handlers.HostAllowlist // the names the Host guard allows
 }
 
 // newAccess reads the admin token and the signing key from the data dir
 // (creating them on the first start) and the tokens file, if any.
 func (a *App) newAccess() (*access, error) {
-	ac := &access{authz: auth.GrantAuthorizer{}, hosts: allowedHosts(a.cfg.Listen, a.cfg.AllowedHosts)}
+	ac := &access{authz: auth.GrantAuthorizer{}, hosts: handlers.NewHostAllowlist(allowedHosts(a.cfg.Listen, a.cfg.AllowedHosts))}
 	if a.cfg.Auth == AuthNone {
 		a.log.Warn().Str("listen", a.cfg.Listen).Msg("authentication is off (--auth=none): any process on this machine may use the API, the process plugin included")
 		ac.authn = auth.Open{}

@@ -53,7 +53,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 	}
 	if !slices.Contains(ta.Finalizers, v1.FinalizerPlugin) {
 		// From here on something may run: deletion must wait for cleanup.
-		out, err := c.mgr.UpdateMeta(ctx, idOf(ta), func(ta *v1.TaskAction) error {
+		out, err := c.mgr.UpdateMeta(ctx, taskactions.IDOf(ta), func(ta *v1.TaskAction) error {
 			if slices.Contains(ta.Finalizers, v1.FinalizerPlugin) {
 				return taskactions.ErrNoChange
 			}
@@ -292,7 +292,7 @@ func (c *Controller) finish(ctx context.Context, key string, ta *v1.TaskAction) 
 			c.attemptOver(ta)
 		}
 	}
-	out, err := c.mgr.UpdateMeta(ctx, idOf(ta), func(t *v1.TaskAction) error {
+	out, err := c.mgr.UpdateMeta(ctx, taskactions.IDOf(ta), func(t *v1.TaskAction) error {
 		i := slices.Index(t.Finalizers, v1.FinalizerPlugin)
 		if i < 0 {
 			return taskactions.ErrNoChange
@@ -315,7 +315,7 @@ func (c *Controller) finish(ctx context.Context, key string, ta *v1.TaskAction) 
 // the next round starts from there.
 func (c *Controller) write(ctx context.Context, key string, read *v1.TaskAction, mutate func(*v1.TaskAction)) error {
 	attempts, phase := read.Status.Attempts, v1.PhaseOf(read.Status.Conditions)
-	out, err := c.mgr.UpdateStatus(ctx, idOf(read), func(t *v1.TaskAction) error {
+	out, err := c.mgr.UpdateStatus(ctx, taskactions.IDOf(read), func(t *v1.TaskAction) error {
 		if t.Status.Attempts != attempts || v1.PhaseOf(t.Status.Conditions) != phase {
 			return errMoved
 		}
@@ -420,11 +420,6 @@ func parseTemplate(ta *v1.TaskAction) (plugins.Template, error) {
 		return t, fmt.Errorf("metadata.retries must not be negative")
 	}
 	return t, nil
-}
-
-func idOf(ta *v1.TaskAction) taskactions.ActionID {
-	s := &ta.Spec
-	return taskactions.ActionID{Project: s.Project, Domain: s.Domain, Run: s.RunName, Name: s.ActionName}
 }
 
 func rv(ta *v1.TaskAction) uint64 {

@@ -213,10 +213,7 @@ type stream[V any] struct {
 
 func (st stream[V]) serve(w http.ResponseWriter) error {
 	if isHead(st.ctx) {
-		// What a GET would begin with, and nothing more.
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-cache")
-		w.WriteHeader(http.StatusOK)
+		sse.WriteHead(w)
 		return nil
 	}
 	if !st.s.streams.acquire() {

@@ -50,7 +50,7 @@ func Starting(cfg StartingConfig) http.Handler {
 		BasePath + "/projects/{project}/domains/{domain}/runs/{run}/events",
 		BasePath + "/projects/{project}/domains/{domain}/runs/{run}/actions/{action}/events",
 	} {
-		r.Get(pattern, hold)
+		r.Method(http.MethodGet, pattern, hold)
 	}
 	r.NotFound(notReady)
 	r.MethodNotAllowed(notReady)
@@ -64,19 +64,13 @@ func notReady(w http.ResponseWriter, r *http.Request) {
 
 // holdStream authenticates and authorizes the stream as the API will (read
 // in its project and domain), then holds it until the API serves it.
-func holdStream(cfg StartingConfig) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		s, err := cfg.Authenticator.Authenticate(r)
-		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="taskactions"`)
-			writeProblem(w, r, err)
-			return
-		}
+func holdStream(cfg StartingConfig) http.Handler {
+	return requireSubject(cfg.Authenticator, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		attrs := auth.Attributes{Verb: auth.VerbRead, Project: chi.URLParam(r, "project"), Domain: chi.URLParam(r, "domain")}
-		if err := cfg.Authorizer.Authorize(r.Context(), s, attrs); err != nil {
+		if err := cfg.Authorizer.Authorize(r.Context(), auth.SubjectFrom(r.Context()), attrs); err != nil {
 			writeProblem(w, r, err)
 			return
 		}
 		sse.Hold(w, r, cfg.Ready, cfg.API, cfg.SSE, cfg.HoldStreams)
-	}
+	}))
 }

@@ -49,6 +49,13 @@ func Hold(w http.ResponseWriter, r *http.Request, ready <-chan struct{}, next fu
 	}
 }
 
+// WriteHead answers a HEAD request for a stream: the status and headers a
+// GET would begin with, and nothing more.
+func WriteHead(w http.ResponseWriter) {
+	setHeaders(w)
+	w.WriteHeader(http.StatusOK)
+}
+
 func setHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")

@@ -76,10 +76,10 @@ func (a *Aborter) reconcile(ctx context.Context, key string, store cache.Store, 
 		if reason == "" {
 			reason = DefaultAbortReason
 		}
-		return a.m.abortOne(ctx, idOf(ta), reason)
+		return a.m.abortOne(ctx, IDOf(ta), reason)
 	}
 	s := &ta.Spec
-	children, _ := a.m.byIndex(indexParent, parentIndexKey(s.Project, s.Domain, s.RunName, s.ActionName))
+	children, _ := a.m.byIndex(indexParent, idKey(s.Project, s.Domain, s.RunName, s.ActionName))
 	for _, c := range children {
 		add(keyOf(c.Namespace, c.Name))
 	}
@@ -105,9 +105,4 @@ func (a *Aborter) abortingAncestor(ta *v1.TaskAction) *v1.TaskAction {
 		ta = p
 	}
 	return nil
-}
-
-func idOf(ta *v1.TaskAction) ActionID {
-	s := &ta.Spec
-	return ActionID{Project: s.Project, Domain: s.Domain, Run: s.RunName, Name: s.ActionName}
 }

@@ -42,7 +42,7 @@ func (m *Manager) DeleteRun(ctx context.Context, run RunID, abort bool) error {
 	var rootIDs []ActionID
 	for _, ta := range tas {
 		if specParent(&ta.Spec) == "" {
-			roots, rootIDs = append(roots, ta), append(rootIDs, idOf(ta))
+			roots, rootIDs = append(roots, ta), append(rootIDs, IDOf(ta))
 		}
 	}
 	if err := m.finishedOrAbort(ctx, tas, abort, rootIDs); err != nil {
@@ -64,7 +64,7 @@ func (m *Manager) finishedOrAbort(ctx context.Context, tas []*v1.TaskAction, abo
 			continue
 		}
 		if !abort {
-			return fmt.Errorf("action %s has not finished: abort it first, or delete with abort=true: %w", idOf(ta), ErrConflict)
+			return fmt.Errorf("action %s has not finished: abort it first, or delete with abort=true: %w", IDOf(ta), ErrConflict)
 		}
 		for _, id := range tops {
 			if err := m.AbortAction(ctx, id, "deleted"); err != nil {
@@ -84,10 +84,10 @@ func (m *Manager) descendants(id ActionID) []*v1.TaskAction {
 	for len(queue) > 0 && len(out) < maxDescendants {
 		p := queue[0]
 		queue = queue[1:]
-		kids, _ := m.byIndex(indexParent, parentIndexKey(p.Project, p.Domain, p.Run, p.Name))
+		kids, _ := m.byIndex(indexParent, idKey(p.Project, p.Domain, p.Run, p.Name))
 		for _, k := range kids {
 			out = append(out, k)
-			queue = append(queue, idOf(k))
+			queue = append(queue, IDOf(k))
 		}
 	}
 	return out

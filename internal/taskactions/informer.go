@@ -21,10 +21,13 @@ const (
 	indexCacheKey = "cacheKey" // project/domain/cacheKey
 )
 
-func runIndexKey(p, d, r string) string       { return p + "/" + d + "/" + r }
-func parentIndexKey(p, d, r, a string) string { return p + "/" + d + "/" + r + "/" + a }
-func runTopic(p, d, r string) string          { return "run/" + runIndexKey(p, d, r) }
-func nodeTopic(p, d, r, a string) string      { return "node/" + parentIndexKey(p, d, r, a) }
+func runIndexKey(p, d, r string) string { return p + "/" + d + "/" + r }
+
+// idKey is an action's identity as an index key; the parent index is
+// keyed by the parent's.
+func idKey(p, d, r, a string) string     { return p + "/" + d + "/" + r + "/" + a }
+func runTopic(p, d, r string) string     { return "run/" + runIndexKey(p, d, r) }
+func nodeTopic(p, d, r, a string) string { return "node/" + idKey(p, d, r, a) }
 func specParent(s *v1.TaskActionSpec) string {
 	if s.ParentActionName == nil {
 		return ""
@@ -39,7 +42,7 @@ var indexers = cache.Indexers{
 	indexOwner: ownerUIDs,
 	indexID: func(obj any) ([]string, error) {
 		s := &obj.(*v1.TaskAction).Spec
-		return []string{idIndexKey(s.Project, s.Domain, s.RunName, s.ActionName)}, nil
+		return []string{idKey(s.Project, s.Domain, s.RunName, s.ActionName)}, nil
 	},
 	indexRun: func(obj any) ([]string, error) {
 		s := &obj.(*v1.TaskAction).Spec
@@ -48,7 +51,7 @@ var indexers = cache.Indexers{
 	indexParent: func(obj any) ([]string, error) {
 		s := &obj.(*v1.TaskAction).Spec
 		if p := specParent(s); p != "" {
-			return []string{parentIndexKey(s.Project, s.Domain, s.RunName, p)}, nil
+			return []string{idKey(s.Project, s.Domain, s.RunName, p)}, nil
 		}
 		return nil, nil
 	},
@@ -162,7 +165,7 @@ func (m *Manager) dispatchEvent(u *ActionUpdate, rv uint64) {
 func listKeys(s *v1.TaskActionSpec) []string {
 	keys := []string{indexRun + "|" + runIndexKey(s.Project, s.Domain, s.RunName)}
 	if p := specParent(s); p != "" {
-		keys = append(keys, indexParent+"|"+parentIndexKey(s.Project, s.Domain, s.RunName, p))
+		keys = append(keys, indexParent+"|"+idKey(s.Project, s.Domain, s.RunName, p))
 	}
 	if s.CacheKey != "" {
 		keys = append(keys, indexCacheKey+"|"+s.Project+"/"+s.Domain+"/"+s.CacheKey)

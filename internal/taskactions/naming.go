@@ -22,6 +22,12 @@ import (
 // identity> when another action holds it: the same name again on a
 // retry, so creation stays idempotent.
 
+// IDOf is the identity of an action: its spec's, never its object's name.
+func IDOf(ta *v1.TaskAction) ActionID {
+	s := &ta.Spec
+	return ActionID{Project: s.Project, Domain: s.Domain, Run: s.RunName, Name: s.ActionName}
+}
+
 // objectName is the natural object name of an action: <run>-<action>.
 func objectName(run, action string) string { return run + "-" + action }
 
@@ -32,17 +38,15 @@ func altName(id ActionID) string {
 	return fmt.Sprintf("%s-%s-%08x", id.Run, id.Name, h.Sum64()&0xffffffff)
 }
 
-func idIndexKey(p, d, r, a string) string { return p + "/" + d + "/" + r + "/" + a }
-
-// byID returns the cached object of an action, nil when there is none.
-// Should two objects claim one identity (written by others), the oldest
-// is the action.
-func (m *Manager) byID(id ActionID) (*v1.TaskAction, error) {
+// cached returns the cached object of an action; nil, nil when there is
+// none. Should two objects claim one identity (written by others), the
+// oldest is the action.
+func (m *Manager) cached(id ActionID) (*v1.TaskAction, error) {
 	inf := m.Informer()
 	if inf == nil {
 		return nil, fmt.Errorf("manager is not watching")
 	}
-	objs, err := inf.GetIndexer().ByIndex(indexID, idIndexKey(id.Project, id.Domain, id.Run, id.Name))
+	objs, err := inf.GetIndexer().ByIndex(indexID, idKey(id.Project, id.Domain, id.Run, id.Name))
 	if err != nil || len(objs) == 0 {
 		return nil, err
 	}

@@ -24,11 +24,6 @@ func (m *Manager) GetTaskAction(ctx context.Context, id ActionID) (*v1.TaskActio
 	return ta, nil
 }
 
-// cached looks an action up in the cache; nil, nil when absent.
-func (m *Manager) cached(id ActionID) (*v1.TaskAction, error) {
-	return m.byID(id)
-}
-
 // matches reports whether a spec is the action's: the spec, not a
 // computed name, decides identity and so access.
 func (id ActionID) matches(s *v1.TaskActionSpec) bool {
@@ -42,7 +37,7 @@ func (id ActionID) matches(s *v1.TaskActionSpec) bool {
 func (m *Manager) live(ctx context.Context, id ActionID) (*v1.TaskAction, error) {
 	type place struct{ ns, name string }
 	var places []place
-	if ta, _ := m.byID(id); ta != nil {
+	if ta, _ := m.cached(id); ta != nil {
 		places = append(places, place{ta.Namespace, ta.Name})
 	}
 	ns := m.Namespace(id.Project, id.Domain)
@@ -70,7 +65,7 @@ func (m *Manager) ListRunActions(ctx context.Context, run RunID) ([]*v1.TaskActi
 // cache's parent index, oldest first.
 func (m *Manager) ListChildActions(ctx context.Context, parent ActionID) ([]*v1.TaskAction, error) {
 	m.written.catchUp(ctx)
-	return m.byIndex(indexParent, parentIndexKey(parent.Project, parent.Domain, parent.Run, parent.Name))
+	return m.byIndex(indexParent, idKey(parent.Project, parent.Domain, parent.Run, parent.Name))
 }
 
 // ByCacheKey returns the actions of a project and domain that share a

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	v1 "taskactions/api/v1"
 )
 
 // reservedDomains own the labels and annotations this server writes
@@ -12,10 +14,6 @@ import (
 // set one could hide a run from the run service or pose as another run's
 // action, so none may be set through a run spec.
 var reservedDomains = []string{"flyte.org", "taskactions.io"}
-
-// reservedEnvPrefix names the variables the process plugin sets (the
-// action's identity, the API URL and token), which must always win.
-const reservedEnvPrefix = "TASKACTIONS_"
 
 // checkRequest refuses what the schema cannot express: reserved label and
 // annotation keys, and environment variable names a process cannot have or
@@ -61,20 +59,9 @@ func reservedKeys(path []string, m map[string]string) FieldErrors {
 func envKeys(path []string, m map[string]string) FieldErrors {
 	var errs FieldErrors
 	for _, k := range sortedKeys(m) {
-		detail := ""
-		switch {
-		case k == "":
-			detail = "an environment variable needs a name"
-		case strings.ContainsAny(k, "=\x00"):
-			detail = `an environment variable name cannot contain "=" or NUL`
-		case strings.HasPrefix(strings.ToUpper(k), reservedEnvPrefix):
-			detail = "names starting with " + reservedEnvPrefix + " are set by the server"
-		case strings.ContainsRune(m[k], 0):
-			detail = "an environment variable value cannot contain NUL"
-		default:
-			continue
+		if detail := v1.EnvVarProblem(k, m[k]); detail != "" {
+			errs = append(errs, FieldError{Path: slices.Concat(path, []string{k}), Detail: detail})
 		}
-		errs = append(errs, FieldError{Path: slices.Concat(path, []string{k}), Detail: detail})
 	}
 	return errs
 }

@@ -58,7 +58,7 @@ func (m *Manager) scopeActions(s Scope) []*v1.TaskAction {
 		tas, _ := m.byIndex(indexRun, runIndexKey(r.Project, r.Domain, r.Run))
 		return tas
 	}
-	children, _ := m.byIndex(indexParent, parentIndexKey(r.Project, r.Domain, r.Run, s.Action))
+	children, _ := m.byIndex(indexParent, idKey(r.Project, r.Domain, r.Run, s.Action))
 	if self, _ := m.cached(ActionID{r.Project, r.Domain, r.Run, s.Action}); self != nil {
 		return append([]*v1.TaskAction{self}, children...)
 	}

@@ -30,11 +30,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	v1 "taskactions/api/v1"
 	"taskactions/internal/executor/plugins"
 )
 
@@ -215,15 +215,14 @@ func (p *Plugin) status(pr *proc) plugins.Transition {
 }
 
 // env is the server's basics, then the run's env, then the container's,
-// then the action's identity, which always wins. The API refuses names
-// with "=" or the TASKACTIONS_ prefix; an object written another way may
-// still hold them, and they are dropped here: "TASKACTIONS_URL=x" would
-// otherwise read as TASKACTIONS_URL to some programs.
+// then the action's identity, which always wins. Variables the API would
+// refuse (v1.EnvVarProblem), which an object written another way may
+// still hold, are dropped.
 func (p *Plugin) env(tc *plugins.TaskContext) []string {
 	vars := map[string]string{}
 	for _, src := range []map[string]string{tc.Env, tc.Template.Container.Env} {
 		for k, v := range src {
-			if k != "" && !strings.ContainsAny(k, "=\x00") && !strings.ContainsRune(v, 0) && !strings.HasPrefix(strings.ToUpper(k), "TASKACTIONS_") {
+			if v1.EnvVarProblem(k, v) == "" {
 				vars[k] = v
 			}
 		}

@@ -96,6 +96,7 @@ func parseFlags(args []string) (cfg app.Config, logLevel, logFormat string, err 
 	fs.DurationVar(&cfg.SSEReplayAge, "sse-replay-age", cfg.SSEReplayAge, "how long events are kept for stream resumes")
 	fs.IntVar(&cfg.SSEMailbox, "sse-buffer", cfg.SSEMailbox, "distinct actions a slow stream may have pending before it is reset")
 	fs.StringVar(&cfg.ExecutorTaskTypes, "executor-task-types", cfg.ExecutorTaskTypes, `task types the built-in executor runs: auto ("*" on the embedded control plane, none against a cluster), "*" every type it has a plugin for, "" none, or a comma list`)
+	fs.StringVar(&cfg.StageController, "stage-controller", cfg.StageController, "run the Stage controller (refresh, conditions): auto = only on the embedded control plane, where no Kargo controller runs")
 	fs.StringVar(&cfg.ExecutorProcess, "executor-process", cfg.ExecutorProcess, "enable the process plugin (runs commands sent over HTTP): auto = only embedded on loopback")
 	fs.IntVar(&cfg.ExecutorWorkers, "executor-workers", cfg.ExecutorWorkers, "concurrent reconciles of the executor")
 	fs.IntVar(&cfg.MaxSystemFailures, "max-system-failures", cfg.MaxSystemFailures, "system failures after which an action fails permanently")

@@ -35,6 +35,9 @@ type Config struct {
 	ExecutorProcess   string // auto, true, false
 	ExecutorWorkers   int
 	MaxSystemFailures int
+	// StageController: auto (on the embedded control plane only, since
+	// Kargo's controller owns Stage statuses on a cluster), true or false.
+	StageController string
 	// LeaderElectionNamespace holds the executor's Lease on a cluster.
 	LeaderElectionNamespace string
 	ShutdownGracePeriod     time.Duration
@@ -71,6 +74,7 @@ func Defaults() Config {
 		SSEMailbox:              4096,
 		ExecutorTaskTypes:       "auto",
 		ExecutorProcess:         "auto",
+		StageController:         "auto",
 		ExecutorWorkers:         8,
 		MaxSystemFailures:       5,
 		LeaderElectionNamespace: "default",
@@ -97,6 +101,11 @@ func (c Config) Validate() error {
 	case "auto", "true", "false":
 	default:
 		return fmt.Errorf("--executor-process %q: want auto, true or false", c.ExecutorProcess)
+	}
+	switch c.StageController {
+	case "auto", "true", "false":
+	default:
+		return fmt.Errorf("--stage-controller %q: want auto, true or false", c.StageController)
 	}
 	if c.Workers < 1 || c.ExecutorWorkers < 1 || c.SSEReplayEvents < 1 || c.SSEMailbox < 1 {
 		return fmt.Errorf("worker counts and stream buffers must be at least 1")

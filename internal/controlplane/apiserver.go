@@ -103,6 +103,9 @@ func startAPIServer(cfg apiServerConfig) (*apiServer, error) {
 	gc.OpenAPIV3Config.Info.Title = "taskactions"
 	gc.Authentication.Authenticator = authenticatorfactory.NewFromTokens(map[string]*user.DefaultInfo{cfg.token: adminUser}, nil)
 	gc.Authorization.Authorizer = authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)
+	// Admission: no webhooks (they need Services); Kargo's Stage webhooks run
+	// in process instead (admission.go).
+	gc.AdmissionControl = newKargoAdmission()
 
 	config := &apiserver.Config{
 		GenericConfig: gc,

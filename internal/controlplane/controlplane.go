@@ -1,7 +1,7 @@
 // Package controlplane gives the rest of the program a Kubernetes API to
 // store TaskActions in: an embedded one (etcd and the apiextensions API
 // server in this process) or an external cluster. Either way it installs
-// the TaskAction CRD and hands out a *rest.Config.
+// the CRDs it serves (TaskAction, Stage) and hands out a *rest.Config.
 package controlplane
 
 import (
@@ -13,6 +13,8 @@ import (
 	"github.com/rs/zerolog"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"taskactions/config/crd"
 )
 
 // Config selects the control plane. With no Kubeconfig, no KUBECONFIG in
@@ -30,6 +32,7 @@ type ControlPlane struct {
 	rest     *rest.Config
 	embedded *embedded
 	source   string
+	kargo    bool
 }
 
 // Start brings the control plane up and returns once the TaskAction CRD is
@@ -61,13 +64,20 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 		cp.rest.QPS, cp.rest.Burst = 200, 400
 	}
 	t0 := time.Now()
-	if err := EnsureCRD(ctx, cp.rest); err != nil {
+	foreign, err := EnsureCRDs(ctx, cp.rest, CRD{YAML: crd.TaskActions}, CRD{YAML: crd.Stages, KeepForeign: true})
+	if err != nil {
 		_ = cp.Stop()
 		return nil, fmt.Errorf("control plane (%s): %w", cp.source, err)
 	}
-	cfg.Log.Info().Dur("took", time.Since(t0)).Msg("TaskAction CRD established")
+	cp.kargo = len(foreign) > 0
+	cfg.Log.Info().Dur("took", time.Since(t0)).Bool("kargoInstalled", cp.kargo).Msg("CRDs established")
 	return cp, nil
 }
+
+// KargoInstalled reports whether the cluster has Kargo's own Stage CRD,
+// which is then served as it is: Kargo's controller owns Stage statuses,
+// and a project is a namespace labelled as one.
+func (c *ControlPlane) KargoInstalled() bool { return c.kargo }
 
 // RESTConfig returns a copy of the client configuration.
 func (c *ControlPlane) RESTConfig() *rest.Config { return rest.CopyConfig(c.rest) }

@@ -13,29 +13,60 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
-	"taskactions/config/crd"
 )
 
-// EnsureCRD installs the TaskAction CRD, or updates it to this binary's
-// schema, and waits until the API server has established it.
-func EnsureCRD(ctx context.Context, cfg *rest.Config) error {
-	var want apiextensionsv1.CustomResourceDefinition
-	if err := yaml.UnmarshalStrict(crd.TaskActions, &want); err != nil {
-		return fmt.Errorf("decode embedded CRD: %w", err)
-	}
+// CRD is a CustomResourceDefinition this binary serves.
+type CRD struct {
+	YAML []byte
+	// KeepForeign leaves in place a definition of the same name that this
+	// binary did not install: Kargo's own Stage CRD on a cluster with Kargo
+	// is the one to serve, whatever version it is.
+	KeepForeign bool
+}
+
+// installedBy marks the CRDs this binary installed, so that it updates its
+// own and leaves others' alone.
+const installedBy = "taskactions.dev/installed-by"
+
+// EnsureCRDs installs each CRD (or updates it to this binary's schema) and
+// waits until the API server serves it. It reports which were kept as a
+// foreign installation found them.
+func EnsureCRDs(ctx context.Context, cfg *rest.Config, crds ...CRD) (foreign []string, err error) {
 	client, err := apiextensionsclient.NewForConfig(cfg)
 	if err != nil {
-		return fmt.Errorf("apiextensions client: %w", err)
+		return nil, fmt.Errorf("apiextensions client: %w", err)
 	}
+	for _, c := range crds {
+		var want apiextensionsv1.CustomResourceDefinition
+		if err := yaml.UnmarshalStrict(c.YAML, &want); err != nil {
+			return nil, fmt.Errorf("decode embedded CRD: %w", err)
+		}
+		kept, err := ensureCRD(ctx, client, &want, c.KeepForeign)
+		if err != nil {
+			return nil, err
+		}
+		if kept {
+			foreign = append(foreign, want.Name)
+		}
+	}
+	return foreign, nil
+}
+
+// ensureCRD installs one CRD and waits for it to be served.
+func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, want *apiextensionsv1.CustomResourceDefinition, keepForeign bool) (kept bool, err error) {
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
+	metav1.SetMetaDataAnnotation(&want.ObjectMeta, installedBy, "taskactions")
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		have, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
-			_, err = crds.Create(ctx, &want, metav1.CreateOptions{})
+			_, err = crds.Create(ctx, want, metav1.CreateOptions{})
+		case err == nil && keepForeign && have.Annotations[installedBy] == "":
+			kept = true
+			return true, nil
 		case err == nil:
 			want.ResourceVersion = have.ResourceVersion
-			_, err = crds.Update(ctx, &want, metav1.UpdateOptions{})
+			_, err = crds.Update(ctx, want, metav1.UpdateOptions{})
 		}
 		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
 			return false, nil // another replica got there first; read again
@@ -43,7 +74,7 @@ func EnsureCRD(ctx context.Context, cfg *rest.Config) error {
 		return err == nil, err
 	})
 	if err != nil {
-		return fmt.Errorf("install CRD %s: %w", want.Name, err)
+		return false, fmt.Errorf("install CRD %s: %w", want.Name, err)
 	}
 	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		have, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
@@ -53,20 +84,30 @@ func EnsureCRD(ctx context.Context, cfg *rest.Config) error {
 		return established(have), nil
 	})
 	if err != nil {
-		return fmt.Errorf("wait for CRD %s to be established: %w", want.Name, err)
+		return kept, fmt.Errorf("wait for CRD %s to be established: %w", want.Name, err)
 	}
 	// Established comes a moment before the resource is served; an informer
 	// listing in that moment backs off for a second. Wait for a list to work.
+	path := "/apis/" + want.Spec.Group + "/" + storageVersion(want) + "/" + want.Spec.Names.Plural
 	rc := client.ApiextensionsV1().RESTClient()
 	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		status := 0
-		rc.Get().AbsPath("/apis/flyte.org/v1/taskactions").Param("limit", "1").Do(ctx).StatusCode(&status)
+		rc.Get().AbsPath(path).Param("limit", "1").Do(ctx).StatusCode(&status)
 		return status == 200, nil
 	})
 	if err != nil {
-		return fmt.Errorf("wait for %s to be served: %w", want.Name, err)
+		return kept, fmt.Errorf("wait for %s to be served: %w", want.Name, err)
 	}
-	return nil
+	return kept, nil
+}
+
+func storageVersion(c *apiextensionsv1.CustomResourceDefinition) string {
+	for _, v := range c.Spec.Versions {
+		if v.Storage {
+			return v.Name
+		}
+	}
+	return c.Spec.Versions[0].Name
 }
 
 func established(c *apiextensionsv1.CustomResourceDefinition) bool {

@@ -28,9 +28,19 @@ import (
 	"taskactions/internal/taskactions"
 )
 
+// Actions is what the executor needs of the action manager: its cache to
+// work from, and status and metadata writes with the manager's rules.
+type Actions interface {
+	Informer() cache.SharedIndexInformer
+	ByCacheKey(project, domain, key string) ([]*v1.TaskAction, error)
+	UpdateStatus(ctx context.Context, id taskactions.ActionID, mutate func(*v1.TaskAction) error) (*v1.TaskAction, error)
+	UpdateMeta(ctx context.Context, id taskactions.ActionID, mutate func(*v1.TaskAction) error) (*v1.TaskAction, error)
+	SetPhase(ta *v1.TaskAction, p v1.Phase, reason, message string, force bool)
+}
+
 // Config holds the executor's dependencies and settings.
 type Config struct {
-	Manager *taskactions.Manager
+	Manager Actions
 	// TaskTypes is what the executor claims: "*" every type, "" none (the
 	// executor is off), or a comma-separated list. Unclaimed actions are
 	// left to an executor outside, reporting through PUT .../status.
@@ -84,7 +94,7 @@ func (tt TaskTypes) Any() bool { return tt.all || len(tt.types) > 0 }
 // Controller is the executor. Run it once.
 type Controller struct {
 	cfg     Config
-	mgr     *taskactions.Manager
+	mgr     Actions
 	queue   atomic.Pointer[workqueue.TypedRateLimitingInterface[string]]
 	types   TaskTypes
 	latency prometheus.Histogram

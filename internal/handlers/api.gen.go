@@ -11,7 +11,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
+
+	kargov1alpha1 "taskactions/api/kargo/v1alpha1"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/oapi-codegen/runtime"
@@ -106,19 +109,19 @@ func (e CacheStatus) Valid() bool {
 
 // Defines values for ConditionStatus.
 const (
-	False   ConditionStatus = "False"
-	True    ConditionStatus = "True"
-	Unknown ConditionStatus = "Unknown"
+	ConditionStatusFalse   ConditionStatus = "False"
+	ConditionStatusTrue    ConditionStatus = "True"
+	ConditionStatusUnknown ConditionStatus = "Unknown"
 )
 
 // Valid indicates whether the value is a known member of the ConditionStatus enum.
 func (e ConditionStatus) Valid() bool {
 	switch e {
-	case False:
+	case ConditionStatusFalse:
 		return true
-	case True:
+	case ConditionStatusTrue:
 		return true
-	case Unknown:
+	case ConditionStatusUnknown:
 		return true
 	default:
 		return false
@@ -158,6 +161,27 @@ func (e ErrorKind) Valid() bool {
 	case SYSTEM:
 		return true
 	case USER:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for KubeConditionStatus.
+const (
+	KubeConditionStatusFalse   KubeConditionStatus = "False"
+	KubeConditionStatusTrue    KubeConditionStatus = "True"
+	KubeConditionStatusUnknown KubeConditionStatus = "Unknown"
+)
+
+// Valid indicates whether the value is a known member of the KubeConditionStatus enum.
+func (e KubeConditionStatus) Valid() bool {
+	switch e {
+	case KubeConditionStatusFalse:
+		return true
+	case KubeConditionStatusTrue:
+		return true
+	case KubeConditionStatusUnknown:
 		return true
 	default:
 		return false
@@ -251,6 +275,21 @@ const (
 func (e RunItemEventEvent) Valid() bool {
 	switch e {
 	case Run:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StageItemEventEvent.
+const (
+	StageItemEventEventStage StageItemEventEvent = "stage"
+)
+
+// Valid indicates whether the value is a known member of the StageItemEventEvent enum.
+func (e StageItemEventEvent) Valid() bool {
+	switch e {
+	case StageItemEventEventStage:
 		return true
 	default:
 		return false
@@ -521,6 +560,27 @@ type ErrorState struct {
 	Message string `json:"message"`
 }
 
+// ExpressionVariable defines model for ExpressionVariable.
+type ExpressionVariable struct {
+	Name  *string `json:"name,omitempty"`
+	Value *string `json:"value,omitempty"`
+}
+
+// FreightRequest defines model for FreightRequest.
+type FreightRequest struct {
+	Origin *struct {
+		// Kind Example: Warehouse
+		Kind *string `json:"kind,omitempty"`
+		Name *string `json:"name,omitempty"`
+	} `json:"origin,omitempty"`
+	Sources *struct {
+		AvailabilityStrategy *string   `json:"availabilityStrategy,omitempty"`
+		Direct               *bool     `json:"direct,omitempty"`
+		RequiredSoakTime     *string   `json:"requiredSoakTime,omitempty"`
+		Stages               *[]string `json:"stages,omitempty"`
+	} `json:"sources,omitempty"`
+}
+
 // Grant defines model for Grant.
 type Grant struct {
 	// Domain A domain, or * for all.
@@ -542,9 +602,38 @@ type InvalidParam struct {
 	Pointer *string `json:"pointer,omitempty"`
 }
 
+// KubeCondition defines model for KubeCondition.
+type KubeCondition struct {
+	LastTransitionTime *time.Time           `json:"lastTransitionTime,omitempty"`
+	Message            *string              `json:"message,omitempty"`
+	ObservedGeneration *int64               `json:"observedGeneration,omitempty"`
+	Reason             *string              `json:"reason,omitempty"`
+	Status             *KubeConditionStatus `json:"status,omitempty"`
+	Type               *string              `json:"type,omitempty"`
+}
+
+// KubeConditionStatus defines model for KubeCondition.Status.
+type KubeConditionStatus string
+
 // LoginRequest defines model for LoginRequest.
 type LoginRequest struct {
 	Token string `json:"token"`
+}
+
+// ObjectMeta Kubernetes object metadata (the fields this API reads and writes).
+type ObjectMeta struct {
+	Annotations       *StringMap `json:"annotations,omitempty"`
+	CreationTimestamp *time.Time `json:"creationTimestamp,omitempty"`
+	DeletionTimestamp *time.Time `json:"deletionTimestamp,omitempty"`
+	Finalizers        *[]string  `json:"finalizers,omitempty"`
+	Generation        *int64     `json:"generation,omitempty"`
+	Labels            *StringMap `json:"labels,omitempty"`
+	Name              *string    `json:"name,omitempty"`
+
+	// Namespace The project.
+	Namespace       *string `json:"namespace,omitempty"`
+	ResourceVersion *string `json:"resourceVersion,omitempty"`
+	Uid             *string `json:"uid,omitempty"`
 }
 
 // Phase Flyte's ActionPhase. PAUSED: a condition action waits for its signal.
@@ -579,6 +668,24 @@ type Problem struct {
 
 // ProjectName Example: flytesnacks
 type ProjectName = string
+
+// PromotionStep defines model for PromotionStep.
+type PromotionStep struct {
+	As              *string                 `json:"as,omitempty"`
+	Config          *map[string]interface{} `json:"config,omitempty"`
+	ContinueOnError *bool                   `json:"continueOnError,omitempty"`
+	If              *string                 `json:"if,omitempty"`
+	Retry           *struct {
+		ErrorThreshold *int64  `json:"errorThreshold,omitempty"`
+		Timeout        *string `json:"timeout,omitempty"`
+	} `json:"retry,omitempty"`
+	Task *struct {
+		Kind *string `json:"kind,omitempty"`
+		Name *string `json:"name,omitempty"`
+	} `json:"task,omitempty"`
+	Uses *string               `json:"uses,omitempty"`
+	Vars *[]ExpressionVariable `json:"vars,omitempty"`
+}
 
 // ResetEvent The data of a `reset` event: the server cannot resume from the
 // client's cursor; drop what you have, a snapshot and `synced` follow.
@@ -692,6 +799,78 @@ type Session struct {
 	Subject string `json:"subject"`
 }
 
+// Stage A Kargo Stage (kargo.akuity.io/v1alpha1, the schema of Kargo
+// v1.6.3), as the Kubernetes API shows it. The CRD in config/crd is
+// the full schema; this one types what clients commonly read.
+type Stage = kargov1alpha1.Stage
+
+// StageEvent The data of a `stage` stream event.
+type StageEvent struct {
+	// ApiVersion Example: kargo.akuity.io/v1alpha1
+	ApiVersion *string `json:"apiVersion,omitempty"`
+
+	// Deleted True when the Stage was deleted.
+	Deleted bool `json:"deleted"`
+
+	// Kind Example: Stage
+	Kind *string `json:"kind,omitempty"`
+
+	// Metadata Kubernetes object metadata (the fields this API reads and writes).
+	Metadata *ObjectMeta  `json:"metadata,omitempty"`
+	Spec     StageSpec    `json:"spec"`
+	Status   *StageStatus `json:"status,omitempty"`
+}
+
+// StageItemEvent defines model for StageItemEvent.
+type StageItemEvent struct {
+	// Data The data of a `stage` stream event.
+	Data  StageEvent          `json:"data"`
+	Event StageItemEventEvent `json:"event"`
+	Id    string              `json:"id"`
+}
+
+// StageItemEventEvent defines model for StageItemEvent.Event.
+type StageItemEventEvent string
+
+// StageList defines model for StageList.
+type StageList struct {
+	Items []Stage `json:"items"`
+}
+
+// StageName Example: test
+type StageName = string
+
+// StageSpec defines model for StageSpec.
+type StageSpec struct {
+	PromotionTemplate *struct {
+		Spec *struct {
+			Steps *[]PromotionStep      `json:"steps,omitempty"`
+			Vars  *[]ExpressionVariable `json:"vars,omitempty"`
+		} `json:"spec,omitempty"`
+	} `json:"promotionTemplate,omitempty"`
+	RequestedFreight *[]FreightRequest       `json:"requestedFreight,omitempty"`
+	Shard            *string                 `json:"shard,omitempty"`
+	Vars             *[]ExpressionVariable   `json:"vars,omitempty"`
+	Verification     *map[string]interface{} `json:"verification,omitempty"`
+}
+
+// StageStatus defines model for StageStatus.
+type StageStatus struct {
+	Conditions         *[]KubeCondition          `json:"conditions,omitempty"`
+	CurrentPromotion   *map[string]interface{}   `json:"currentPromotion,omitempty"`
+	FreightHistory     *[]map[string]interface{} `json:"freightHistory,omitempty"`
+	FreightSummary     *string                   `json:"freightSummary,omitempty"`
+	Health             *map[string]interface{}   `json:"health,omitempty"`
+	LastHandledRefresh *string                   `json:"lastHandledRefresh,omitempty"`
+	LastPromotion      *map[string]interface{}   `json:"lastPromotion,omitempty"`
+	ObservedGeneration *int64                    `json:"observedGeneration,omitempty"`
+}
+
+// StageStreamEvent One event of a Stage stream (see ActionStreamEvent).
+type StageStreamEvent struct {
+	union json.RawMessage
+}
+
 // StatusRequest defines model for StatusRequest.
 type StatusRequest struct {
 	Attempt int32        `json:"attempt"`
@@ -791,6 +970,9 @@ type ProjectParam = ProjectName
 // RunParam Example: r1
 type RunParam = RunName
 
+// StageParam Example: test
+type StageParam = StageName
+
 // StreamRunSummariesParams defines parameters for StreamRunSummaries.
 type StreamRunSummariesParams struct {
 	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
@@ -830,6 +1012,29 @@ type StreamRunEventsParams struct {
 	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
 }
 
+// StreamProjectStagesParams defines parameters for StreamProjectStages.
+type StreamProjectStagesParams struct {
+	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
+	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
+
+	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
+	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
+}
+
+// StreamStageParams defines parameters for StreamStage.
+type StreamStageParams struct {
+	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
+	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
+
+	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
+	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
+}
+
+// RefreshStageParams defines parameters for RefreshStage.
+type RefreshStageParams struct {
+	Wait *bool `form:"wait,omitempty" json:"wait,omitempty"`
+}
+
 // EnqueueActionJSONRequestBody defines body for EnqueueAction for application/json ContentType.
 type EnqueueActionJSONRequestBody = EnqueueRequest
 
@@ -838,6 +1043,12 @@ type AbortActionJSONRequestBody = AbortRequest
 
 // PutActionStatusJSONRequestBody defines body for PutActionStatus for application/json ContentType.
 type PutActionStatusJSONRequestBody = StatusRequest
+
+// CreateStageJSONRequestBody defines body for CreateStage for application/json ContentType.
+type CreateStageJSONRequestBody = Stage
+
+// ReplaceStageJSONRequestBody defines body for ReplaceStage for application/json ContentType.
+type ReplaceStageJSONRequestBody = Stage
 
 // CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
 type CreateSessionJSONRequestBody = LoginRequest
@@ -1116,6 +1327,143 @@ func (t *RunStreamEvent) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsStageItemEvent returns the union data inside the StageStreamEvent as a StageItemEvent
+func (t StageStreamEvent) AsStageItemEvent() (StageItemEvent, error) {
+	var body StageItemEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStageItemEvent overwrites any union data inside the StageStreamEvent as the provided StageItemEvent
+func (t *StageStreamEvent) FromStageItemEvent(v StageItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"stage"}`))
+	t.union = b
+	return err
+}
+
+// MergeStageItemEvent performs a merge with any union data inside the StageStreamEvent, using the provided StageItemEvent
+func (t *StageStreamEvent) MergeStageItemEvent(v StageItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"stage"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSyncedStreamEvent returns the union data inside the StageStreamEvent as a SyncedStreamEvent
+func (t StageStreamEvent) AsSyncedStreamEvent() (SyncedStreamEvent, error) {
+	var body SyncedStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSyncedStreamEvent overwrites any union data inside the StageStreamEvent as the provided SyncedStreamEvent
+func (t *StageStreamEvent) FromSyncedStreamEvent(v SyncedStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
+	t.union = b
+	return err
+}
+
+// MergeSyncedStreamEvent performs a merge with any union data inside the StageStreamEvent, using the provided SyncedStreamEvent
+func (t *StageStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsResetStreamEvent returns the union data inside the StageStreamEvent as a ResetStreamEvent
+func (t StageStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
+	var body ResetStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResetStreamEvent overwrites any union data inside the StageStreamEvent as the provided ResetStreamEvent
+func (t *StageStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	t.union = b
+	return err
+}
+
+// MergeResetStreamEvent performs a merge with any union data inside the StageStreamEvent, using the provided ResetStreamEvent
+func (t *StageStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t StageStreamEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t StageStreamEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "reset":
+		return t.AsResetStreamEvent()
+	case "stage":
+		return t.AsStageItemEvent()
+	case "synced":
+		return t.AsSyncedStreamEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t StageStreamEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *StageStreamEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// EnqueueAction Enqueue an action
@@ -1160,6 +1508,30 @@ type ServerInterface interface {
 	// StreamRunEvents Live stream of every action of a run
 	// (GET /projects/{project}/domains/{domain}/runs/{run}/events)
 	StreamRunEvents(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, params StreamRunEventsParams)
+	// StreamProjectStages Live stream of every Stage of a project
+	// (GET /projects/{project}/stage-events)
+	StreamProjectStages(w http.ResponseWriter, r *http.Request, project ProjectParam, params StreamProjectStagesParams)
+	// ListStages Every Stage of a project, sorted by name
+	// (GET /projects/{project}/stages)
+	ListStages(w http.ResponseWriter, r *http.Request, project ProjectParam)
+	// CreateStage Create a Stage
+	// (POST /projects/{project}/stages)
+	CreateStage(w http.ResponseWriter, r *http.Request, project ProjectParam)
+	// DeleteStage Delete a Stage
+	// (DELETE /projects/{project}/stages/{stage})
+	DeleteStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam)
+	// GetStage One Stage
+	// (GET /projects/{project}/stages/{stage})
+	GetStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam)
+	// ReplaceStage Replace a Stage's metadata and spec
+	// (PUT /projects/{project}/stages/{stage})
+	ReplaceStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam)
+	// StreamStage Live stream of one Stage
+	// (GET /projects/{project}/stages/{stage}/events)
+	StreamStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam, params StreamStageParams)
+	// RefreshStage Ask the Stage controller to reconcile the Stage now
+	// (POST /projects/{project}/stages/{stage}/refresh)
+	RefreshStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam, params RefreshStageParams)
 	// DeleteSession Log out a browser (clears the session cookie)
 	// (DELETE /session)
 	DeleteSession(w http.ResponseWriter, r *http.Request)
@@ -1256,6 +1628,54 @@ func (_ Unimplemented) PutActionStatus(w http.ResponseWriter, r *http.Request, p
 // StreamRunEvents Live stream of every action of a run
 // (GET /projects/{project}/domains/{domain}/runs/{run}/events)
 func (_ Unimplemented) StreamRunEvents(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, params StreamRunEventsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// StreamProjectStages Live stream of every Stage of a project
+// (GET /projects/{project}/stage-events)
+func (_ Unimplemented) StreamProjectStages(w http.ResponseWriter, r *http.Request, project ProjectParam, params StreamProjectStagesParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListStages Every Stage of a project, sorted by name
+// (GET /projects/{project}/stages)
+func (_ Unimplemented) ListStages(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateStage Create a Stage
+// (POST /projects/{project}/stages)
+func (_ Unimplemented) CreateStage(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// DeleteStage Delete a Stage
+// (DELETE /projects/{project}/stages/{stage})
+func (_ Unimplemented) DeleteStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetStage One Stage
+// (GET /projects/{project}/stages/{stage})
+func (_ Unimplemented) GetStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ReplaceStage Replace a Stage's metadata and spec
+// (PUT /projects/{project}/stages/{stage})
+func (_ Unimplemented) ReplaceStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// StreamStage Live stream of one Stage
+// (GET /projects/{project}/stages/{stage}/events)
+func (_ Unimplemented) StreamStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam, params StreamStageParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RefreshStage Ask the Stage controller to reconcile the Stage now
+// (POST /projects/{project}/stages/{stage}/refresh)
+func (_ Unimplemented) RefreshStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam, params RefreshStageParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2021,6 +2441,349 @@ func (siw *ServerInterfaceWrapper) StreamRunEvents(w http.ResponseWriter, r *htt
 	handler.ServeHTTP(w, r)
 }
 
+// StreamProjectStages operation middleware
+func (siw *ServerInterfaceWrapper) StreamProjectStages(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params StreamProjectStagesParams
+
+	// ------------- Optional query parameter "lastEventId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "lastEventId", r.URL.Query(), &params.LastEventId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "lastEventId"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "lastEventId", Err: err})
+		}
+		return
+	}
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Last-Event-ID" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Last-Event-ID")]; found {
+		var LastEventID LastEventIdHeaderParam
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Last-Event-ID", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Last-Event-ID", valueList[0], &LastEventID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Last-Event-ID", Err: err})
+			return
+		}
+
+		params.LastEventID = &LastEventID
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.StreamProjectStages(w, r, project, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListStages operation middleware
+func (siw *ServerInterfaceWrapper) ListStages(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListStages(w, r, project)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateStage operation middleware
+func (siw *ServerInterfaceWrapper) CreateStage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateStage(w, r, project)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteStage operation middleware
+func (siw *ServerInterfaceWrapper) DeleteStage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "stage" -------------
+	var stage StageParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "stage", chi.URLParam(r, "stage"), &stage, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "stage", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteStage(w, r, project, stage)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetStage operation middleware
+func (siw *ServerInterfaceWrapper) GetStage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "stage" -------------
+	var stage StageParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "stage", chi.URLParam(r, "stage"), &stage, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "stage", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetStage(w, r, project, stage)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ReplaceStage operation middleware
+func (siw *ServerInterfaceWrapper) ReplaceStage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "stage" -------------
+	var stage StageParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "stage", chi.URLParam(r, "stage"), &stage, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "stage", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ReplaceStage(w, r, project, stage)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// StreamStage operation middleware
+func (siw *ServerInterfaceWrapper) StreamStage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "stage" -------------
+	var stage StageParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "stage", chi.URLParam(r, "stage"), &stage, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "stage", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params StreamStageParams
+
+	// ------------- Optional query parameter "lastEventId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "lastEventId", r.URL.Query(), &params.LastEventId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "lastEventId"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "lastEventId", Err: err})
+		}
+		return
+	}
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Last-Event-ID" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Last-Event-ID")]; found {
+		var LastEventID LastEventIdHeaderParam
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Last-Event-ID", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Last-Event-ID", valueList[0], &LastEventID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Last-Event-ID", Err: err})
+			return
+		}
+
+		params.LastEventID = &LastEventID
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.StreamStage(w, r, project, stage, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RefreshStage operation middleware
+func (siw *ServerInterfaceWrapper) RefreshStage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "stage" -------------
+	var stage StageParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "stage", chi.URLParam(r, "stage"), &stage, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "stage", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RefreshStageParams
+
+	// ------------- Optional query parameter "wait" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "wait", r.URL.Query(), &params.Wait, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "wait"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "wait", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RefreshStage(w, r, project, stage, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // DeleteSession operation middleware
 func (siw *ServerInterfaceWrapper) DeleteSession(w http.ResponseWriter, r *http.Request) {
 
@@ -2225,6 +2988,30 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/projects/{project}/domains/{domain}/events", wrapper.StreamRunSummaries)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/stages", wrapper.ListStages)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/projects/{project}/stages", wrapper.CreateStage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/projects/{project}/stages/{stage}", wrapper.DeleteStage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/stages/{stage}", wrapper.GetStage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/projects/{project}/stages/{stage}", wrapper.ReplaceStage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/projects/{project}/stages/{stage}/refresh", wrapper.RefreshStage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/stage-events", wrapper.StreamProjectStages)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/stages/{stage}/events", wrapper.StreamStage)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/openapi.yaml", wrapper.GetOpenAPI)
 	})
 
@@ -2238,6 +3025,12 @@ type ActionStreamTexteventStreamResponse struct {
 }
 
 type ProblemApplicationProblemPlusJSONResponse Problem
+
+type StageStreamTexteventStreamResponse struct {
+	Body io.Reader
+
+	ContentLength int64
+}
 
 type EnqueueActionRequestObject struct {
 	Body *EnqueueActionJSONRequestBody
@@ -2895,6 +3688,380 @@ func (response StreamRunEventsdefaultApplicationProblemPlusJSONResponse) VisitSt
 	return err
 }
 
+type StreamProjectStagesRequestObject struct {
+	Project ProjectParam `json:"project"`
+	Params  StreamProjectStagesParams
+}
+
+type StreamProjectStagesResponseObject interface {
+	VisitStreamProjectStagesResponse(w http.ResponseWriter) error
+}
+
+type StreamProjectStages200TexteventStreamResponse struct {
+	StageStreamTexteventStreamResponse
+}
+
+func (response StreamProjectStages200TexteventStreamResponse) VisitStreamProjectStagesResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type StreamProjectStagesdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response StreamProjectStagesdefaultApplicationProblemPlusJSONResponse) VisitStreamProjectStagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListStagesRequestObject struct {
+	Project ProjectParam `json:"project"`
+}
+
+type ListStagesResponseObject interface {
+	VisitListStagesResponse(w http.ResponseWriter) error
+}
+
+type ListStages200JSONResponse StageList
+
+func (response ListStages200JSONResponse) VisitListStagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListStagesdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response ListStagesdefaultApplicationProblemPlusJSONResponse) VisitListStagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateStageRequestObject struct {
+	Project  ProjectParam `json:"project"`
+	JSONBody *CreateStageJSONRequestBody
+	Body     io.Reader
+}
+
+type CreateStageResponseObject interface {
+	VisitCreateStageResponse(w http.ResponseWriter) error
+}
+
+type CreateStage201JSONResponse Stage
+
+func (response CreateStage201JSONResponse) VisitCreateStageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateStagedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response CreateStagedefaultApplicationProblemPlusJSONResponse) VisitCreateStageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteStageRequestObject struct {
+	Project ProjectParam `json:"project"`
+	Stage   StageParam   `json:"stage"`
+}
+
+type DeleteStageResponseObject interface {
+	VisitDeleteStageResponse(w http.ResponseWriter) error
+}
+
+type DeleteStage204Response struct {
+}
+
+func (response DeleteStage204Response) VisitDeleteStageResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteStagedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response DeleteStagedefaultApplicationProblemPlusJSONResponse) VisitDeleteStageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetStageRequestObject struct {
+	Project ProjectParam `json:"project"`
+	Stage   StageParam   `json:"stage"`
+}
+
+type GetStageResponseObject interface {
+	VisitGetStageResponse(w http.ResponseWriter) error
+}
+
+type GetStage200JSONResponse Stage
+
+func (response GetStage200JSONResponse) VisitGetStageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetStagedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response GetStagedefaultApplicationProblemPlusJSONResponse) VisitGetStageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplaceStageRequestObject struct {
+	Project  ProjectParam `json:"project"`
+	Stage    StageParam   `json:"stage"`
+	JSONBody *ReplaceStageJSONRequestBody
+	Body     io.Reader
+}
+
+type ReplaceStageResponseObject interface {
+	VisitReplaceStageResponse(w http.ResponseWriter) error
+}
+
+type ReplaceStage200JSONResponse Stage
+
+func (response ReplaceStage200JSONResponse) VisitReplaceStageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplaceStagedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response ReplaceStagedefaultApplicationProblemPlusJSONResponse) VisitReplaceStageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamStageRequestObject struct {
+	Project ProjectParam `json:"project"`
+	Stage   StageParam   `json:"stage"`
+	Params  StreamStageParams
+}
+
+type StreamStageResponseObject interface {
+	VisitStreamStageResponse(w http.ResponseWriter) error
+}
+
+type StreamStage200TexteventStreamResponse struct {
+	StageStreamTexteventStreamResponse
+}
+
+func (response StreamStage200TexteventStreamResponse) VisitStreamStageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type StreamStagedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response StreamStagedefaultApplicationProblemPlusJSONResponse) VisitStreamStageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RefreshStageRequestObject struct {
+	Project ProjectParam `json:"project"`
+	Stage   StageParam   `json:"stage"`
+	Params  RefreshStageParams
+}
+
+type RefreshStageResponseObject interface {
+	VisitRefreshStageResponse(w http.ResponseWriter) error
+}
+
+type RefreshStage200JSONResponse Stage
+
+func (response RefreshStage200JSONResponse) VisitRefreshStageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RefreshStagedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response RefreshStagedefaultApplicationProblemPlusJSONResponse) VisitRefreshStageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteSessionRequestObject struct {
 }
 
@@ -3066,6 +4233,30 @@ type StrictServerInterface interface {
 	// StreamRunEvents Live stream of every action of a run
 	// (GET /projects/{project}/domains/{domain}/runs/{run}/events)
 	StreamRunEvents(ctx context.Context, request StreamRunEventsRequestObject) (StreamRunEventsResponseObject, error)
+	// StreamProjectStages Live stream of every Stage of a project
+	// (GET /projects/{project}/stage-events)
+	StreamProjectStages(ctx context.Context, request StreamProjectStagesRequestObject) (StreamProjectStagesResponseObject, error)
+	// ListStages Every Stage of a project, sorted by name
+	// (GET /projects/{project}/stages)
+	ListStages(ctx context.Context, request ListStagesRequestObject) (ListStagesResponseObject, error)
+	// CreateStage Create a Stage
+	// (POST /projects/{project}/stages)
+	CreateStage(ctx context.Context, request CreateStageRequestObject) (CreateStageResponseObject, error)
+	// DeleteStage Delete a Stage
+	// (DELETE /projects/{project}/stages/{stage})
+	DeleteStage(ctx context.Context, request DeleteStageRequestObject) (DeleteStageResponseObject, error)
+	// GetStage One Stage
+	// (GET /projects/{project}/stages/{stage})
+	GetStage(ctx context.Context, request GetStageRequestObject) (GetStageResponseObject, error)
+	// ReplaceStage Replace a Stage's metadata and spec
+	// (PUT /projects/{project}/stages/{stage})
+	ReplaceStage(ctx context.Context, request ReplaceStageRequestObject) (ReplaceStageResponseObject, error)
+	// StreamStage Live stream of one Stage
+	// (GET /projects/{project}/stages/{stage}/events)
+	StreamStage(ctx context.Context, request StreamStageRequestObject) (StreamStageResponseObject, error)
+	// RefreshStage Ask the Stage controller to reconcile the Stage now
+	// (POST /projects/{project}/stages/{stage}/refresh)
+	RefreshStage(ctx context.Context, request RefreshStageRequestObject) (RefreshStageResponseObject, error)
 	// DeleteSession Log out a browser (clears the session cookie)
 	// (DELETE /session)
 	DeleteSession(ctx context.Context, request DeleteSessionRequestObject) (DeleteSessionResponseObject, error)
@@ -3526,6 +4717,248 @@ func (sh *strictHandler) StreamRunEvents(w http.ResponseWriter, r *http.Request,
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(StreamRunEventsResponseObject); ok {
 		if err := validResponse.VisitStreamRunEventsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// StreamProjectStages operation middleware
+func (sh *strictHandler) StreamProjectStages(w http.ResponseWriter, r *http.Request, project ProjectParam, params StreamProjectStagesParams) {
+	var request StreamProjectStagesRequestObject
+
+	request.Project = project
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.StreamProjectStages(ctx, request.(StreamProjectStagesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StreamProjectStages")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(StreamProjectStagesResponseObject); ok {
+		if err := validResponse.VisitStreamProjectStagesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListStages operation middleware
+func (sh *strictHandler) ListStages(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	var request ListStagesRequestObject
+
+	request.Project = project
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListStages(ctx, request.(ListStagesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListStages")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListStagesResponseObject); ok {
+		if err := validResponse.VisitListStagesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateStage operation middleware
+func (sh *strictHandler) CreateStage(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	var request CreateStageRequestObject
+
+	request.Project = project
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+
+		var body CreateStageJSONRequestBody
+		if err := runtime.BindJSONBody(r, &body); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+		request.JSONBody = &body
+
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/yaml") {
+		request.Body = r.Body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateStage(ctx, request.(CreateStageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateStage")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateStageResponseObject); ok {
+		if err := validResponse.VisitCreateStageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteStage operation middleware
+func (sh *strictHandler) DeleteStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam) {
+	var request DeleteStageRequestObject
+
+	request.Project = project
+	request.Stage = stage
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteStage(ctx, request.(DeleteStageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteStage")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteStageResponseObject); ok {
+		if err := validResponse.VisitDeleteStageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetStage operation middleware
+func (sh *strictHandler) GetStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam) {
+	var request GetStageRequestObject
+
+	request.Project = project
+	request.Stage = stage
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetStage(ctx, request.(GetStageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetStage")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetStageResponseObject); ok {
+		if err := validResponse.VisitGetStageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ReplaceStage operation middleware
+func (sh *strictHandler) ReplaceStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam) {
+	var request ReplaceStageRequestObject
+
+	request.Project = project
+	request.Stage = stage
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+
+		var body ReplaceStageJSONRequestBody
+		if err := runtime.BindJSONBody(r, &body); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+		request.JSONBody = &body
+
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/yaml") {
+		request.Body = r.Body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ReplaceStage(ctx, request.(ReplaceStageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ReplaceStage")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ReplaceStageResponseObject); ok {
+		if err := validResponse.VisitReplaceStageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// StreamStage operation middleware
+func (sh *strictHandler) StreamStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam, params StreamStageParams) {
+	var request StreamStageRequestObject
+
+	request.Project = project
+	request.Stage = stage
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.StreamStage(ctx, request.(StreamStageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StreamStage")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(StreamStageResponseObject); ok {
+		if err := validResponse.VisitStreamStageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RefreshStage operation middleware
+func (sh *strictHandler) RefreshStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam, params RefreshStageParams) {
+	var request RefreshStageRequestObject
+
+	request.Project = project
+	request.Stage = stage
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RefreshStage(ctx, request.(RefreshStageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RefreshStage")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RefreshStageResponseObject); ok {
+		if err := validResponse.VisitRefreshStageResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

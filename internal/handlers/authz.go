@@ -36,10 +36,19 @@ var rules = map[string]rule{
 	"streamActionEvents": {verb: auth.VerbRead},
 	"streamRunEvents":    {verb: auth.VerbRead},
 	"streamRunSummaries": {verb: auth.VerbRead},
-	"getSession":         {},
-	"createSession":      {public: true},
-	"deleteSession":      {public: true},
-	"getOpenAPI":         {public: true},
+	// Stages belong to a project, not a domain: their grants need domain *.
+	"listStages":          {verb: auth.VerbRead},
+	"getStage":            {verb: auth.VerbRead},
+	"streamProjectStages": {verb: auth.VerbRead},
+	"streamStage":         {verb: auth.VerbRead},
+	"createStage":         {verb: auth.VerbWrite},
+	"replaceStage":        {verb: auth.VerbWrite},
+	"deleteStage":         {verb: auth.VerbWrite},
+	"refreshStage":        {verb: auth.VerbWrite},
+	"getSession":          {},
+	"createSession":       {public: true},
+	"deleteSession":       {public: true},
+	"getOpenAPI":          {public: true},
 }
 
 // checkRules verifies that rules and the document agree on every operation.
@@ -148,6 +157,22 @@ func scopeOf(request any) (project, domain string, ok bool) {
 		return q.Project, q.Domain, true
 	case StreamRunSummariesRequestObject:
 		return q.Project, q.Domain, true
+	case ListStagesRequestObject:
+		return q.Project, "", true
+	case GetStageRequestObject:
+		return q.Project, "", true
+	case StreamProjectStagesRequestObject:
+		return q.Project, "", true
+	case StreamStageRequestObject:
+		return q.Project, "", true
+	case CreateStageRequestObject:
+		return q.Project, "", true
+	case ReplaceStageRequestObject:
+		return q.Project, "", true
+	case DeleteStageRequestObject:
+		return q.Project, "", true
+	case RefreshStageRequestObject:
+		return q.Project, "", true
 	}
 	return "", "", false
 }

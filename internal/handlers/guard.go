@@ -123,8 +123,10 @@ func requireJSON(next http.Handler) http.Handler {
 }
 
 func checkMediaType(ct string) error {
+	// YAML, which Stage writes accept, needs a CORS preflight like JSON:
+	// no form or simple request of a foreign page can send it.
 	mt, params, err := mime.ParseMediaType(ct)
-	if err != nil || mt != "application/json" {
+	if err != nil || (mt != "application/json" && mt != "application/yaml") {
 		return fmt.Errorf("%w (got %q)", errUnsupportedMediaType, ct)
 	}
 	for k, v := range params {

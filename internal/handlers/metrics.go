@@ -24,6 +24,16 @@ type Gauges struct {
 	QueueDepth      func() int
 	EventsPublished func() int64
 	EventsHandled   func() int64
+	// Caches are the pipelines of every resource kind.
+	Caches []CacheStats
+}
+
+// CacheStats is what metrics read of one kind's pipeline.
+type CacheStats interface {
+	Name() string
+	Objects() int
+	Published() int64
+	HasSynced() bool
 }
 
 // NewMetrics registers the server's metrics.
@@ -41,7 +51,7 @@ func NewMetrics(g Gauges) *Metrics {
 			Name: "taskactions_sse_open_streams", Help: "Open server-sent-event streams by kind.",
 		}, []string{"kind"}),
 	}
-	for _, kind := range []string{"action", "run", "runs"} {
+	for _, kind := range []string{"action", "run", "runs", "stages"} {
 		m.streams.WithLabelValues(kind) // present at zero before the first stream
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.streams,
@@ -61,7 +71,40 @@ func NewMetrics(g Gauges) *Metrics {
 			Name: "taskactions_manager_events_handled_total", Help: "TaskAction events the manager's workers finished (run service notifications).",
 		}, func() float64 { return float64(g.EventsHandled()) }))
 	}
+	if len(g.Caches) > 0 {
+		m.reg.MustRegister(cacheCollector(g.Caches))
+	}
 	return m
+}
+
+// cacheCollector reports each kind's pipeline, labelled by kind.
+type cacheCollector []CacheStats
+
+var (
+	cacheObjectsDesc = prometheus.NewDesc("taskactions_cache_objects",
+		"Objects in the informer cache, by kind.", []string{"kind"}, nil)
+	cachePublishedDesc = prometheus.NewDesc("taskactions_cache_events_published_total",
+		"Events published to stream subscribers, by kind.", []string{"kind"}, nil)
+	cacheSyncedDesc = prometheus.NewDesc("taskactions_cache_synced",
+		"1 once the kind's cache is synced.", []string{"kind"}, nil)
+)
+
+func (c cacheCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- cacheObjectsDesc
+	ch <- cachePublishedDesc
+	ch <- cacheSyncedDesc
+}
+
+func (c cacheCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, k := range c {
+		synced := 0.0
+		if k.HasSynced() {
+			synced = 1
+		}
+		ch <- prometheus.MustNewConstMetric(cacheObjectsDesc, prometheus.GaugeValue, float64(k.Objects()), k.Name())
+		ch <- prometheus.MustNewConstMetric(cachePublishedDesc, prometheus.CounterValue, float64(k.Published()), k.Name())
+		ch <- prometheus.MustNewConstMetric(cacheSyncedDesc, prometheus.GaugeValue, synced, k.Name())
+	}
 }
 
 // Registry lets other components (the executor) register their metrics.

@@ -9,13 +9,14 @@ import (
 	"github.com/rs/zerolog"
 
 	"taskactions/internal/auth"
+	"taskactions/internal/stages"
 	"taskactions/internal/taskactions"
 )
 
 // Errors of the HTTP layer itself. Like the manager's, they become a status
 // code in problemFor and nowhere else.
 var (
-	errUnsupportedMediaType = errors.New("the request body must be application/json")
+	errUnsupportedMediaType = errors.New("the request body must be application/json (or application/yaml, where an operation accepts it)")
 	errNotReady             = errors.New("the server is starting: its cache is not synced yet")
 	errRouteNotFound        = errors.New("no such route")
 	errMethodNotAllowed     = errors.New("method not allowed on this route")
@@ -80,6 +81,8 @@ func problemFor(err error) Problem {
 		return problem(http.StatusForbidden, err.Error())
 	case errors.Is(err, errUnsupportedMediaType):
 		return problem(http.StatusUnsupportedMediaType, err.Error())
+	case errors.Is(err, stages.ErrRefreshNotHandled):
+		return problem(http.StatusGatewayTimeout, err.Error())
 	case errors.Is(err, errNotReady), errors.Is(err, errTooManyStreams):
 		return problem(http.StatusServiceUnavailable, err.Error())
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

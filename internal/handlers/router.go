@@ -15,6 +15,7 @@ import (
 	"taskactions/api"
 	"taskactions/internal/auth"
 	"taskactions/internal/runs"
+	"taskactions/internal/stages"
 	"taskactions/internal/sse"
 	"taskactions/internal/taskactions"
 )
@@ -25,6 +26,7 @@ const BasePath = "/api/v1"
 // Config holds the router's dependencies.
 type Config struct {
 	Manager *taskactions.Manager
+	Stages  *stages.Manager
 	Runs    *runs.Service
 	SSE     sse.Config
 	Metrics *Metrics
@@ -110,7 +112,7 @@ func apiRouter(cfg Config, v *validator) http.Handler {
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
 	r.Use(gate(cfg.Synced), middleware.GetHead, markHead)
-	srv := &Server{mgr: cfg.Manager, runs: cfg.Runs, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, streams: newStreamSlots(cfg.MaxStreams)}
+	srv := &Server{mgr: cfg.Manager, stages: cfg.Stages, runs: cfg.Runs, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, streams: newStreamSlots(cfg.MaxStreams)}
 	az := &authorizer{authz: cfg.Authorizer, executeTypes: cfg.ExecuteTaskTypes}
 	strict := NewStrictHandlerWithOptions(srv, []StrictMiddlewareFunc{az.middleware}, StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(w, r, badRequest{err}) },

@@ -15,12 +15,14 @@ import (
 	"taskactions/internal/journal"
 	"taskactions/internal/runs"
 	"taskactions/internal/sse"
+	"taskactions/internal/stages"
 	"taskactions/internal/taskactions"
 )
 
 // Server implements StrictServerInterface.
 type Server struct {
 	mgr      *taskactions.Manager
+	stages   *stages.Manager
 	runs     *runs.Service
 	sse      sse.Config
 	metrics  *Metrics

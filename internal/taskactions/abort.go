@@ -31,7 +31,7 @@ func (m *Manager) AbortAction(ctx context.Context, id ActionID, reason string) e
 	if reason == "" {
 		reason = DefaultAbortReason
 	}
-	m.written.catchUp(ctx)
+	m.actions.CatchUp(ctx)
 	cur, err := m.current(ctx, id, true)
 	if err != nil {
 		return err
@@ -51,7 +51,7 @@ func (m *Manager) AbortAction(ctx context.Context, id ActionID, reason string) e
 		case err != nil:
 			return fmt.Errorf("record the abort of %s: %w", id, err)
 		}
-		m.written.wrote(resourceVersion(out))
+		m.actions.Wrote(out)
 		reason = out.Annotations[v1.AnnotationAbortReason]
 	}
 	return m.abortOne(ctx, id, reason)

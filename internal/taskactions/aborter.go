@@ -1,6 +1,8 @@
 package taskactions
 
 import (
+	"taskactions/internal/pipeline"
+
 	"context"
 
 	"github.com/rs/zerolog"
@@ -36,23 +38,23 @@ const maxAncestors = 1000
 
 // Run aborts until ctx ends. The manager must be watching.
 func (a *Aborter) Run(ctx context.Context) error {
-	k := newKeyQueue("aborter", a.workers, a.log)
+	k := pipeline.NewKeyQueue("aborter", a.workers, a.log)
 	inf := a.m.Informer()
-	return k.run(ctx, inf, cache.ResourceEventHandlerDetailedFuncs{
+	return k.Run(ctx, inf, cache.ResourceEventHandlerDetailedFuncs{
 		// At start only aborted actions have work; later, a new action
 		// may be the child of one.
 		AddFunc: func(obj any, initial bool) {
 			if !initial || abortRequested(obj.(*v1.TaskAction)) {
-				k.add(obj)
+				k.Add(obj)
 			}
 		},
 		UpdateFunc: func(_, obj any) {
 			if abortRequested(obj.(*v1.TaskAction)) {
-				k.add(obj)
+				k.Add(obj)
 			}
 		},
 	}, func(ctx context.Context, key string) error {
-		return a.reconcile(ctx, key, inf.GetStore(), k.q.Add)
+		return a.reconcile(ctx, key, inf.GetStore(), k.AddKey)
 	})
 }
 

@@ -1,6 +1,8 @@
 package taskactions
 
 import (
+	"taskactions/internal/pipeline"
+
 	"context"
 
 	"github.com/rs/zerolog"
@@ -33,13 +35,13 @@ func NewCollector(m *Manager, workers int, log zerolog.Logger) *Collector {
 
 // Run collects until ctx ends. The manager must be watching.
 func (c *Collector) Run(ctx context.Context) error {
-	k := newKeyQueue("collector", c.workers, c.log)
+	k := pipeline.NewKeyQueue("collector", c.workers, c.log)
 	idx := c.m.Informer().GetIndexer()
-	return k.run(ctx, c.m.Informer(), cache.ResourceEventHandlerFuncs{
+	return k.Run(ctx, c.m.Informer(), cache.ResourceEventHandlerFuncs{
 		// A new or restored child: is its owner there?
 		AddFunc: func(obj any) {
 			if len(obj.(*v1.TaskAction).OwnerReferences) > 0 {
-				k.add(obj)
+				k.Add(obj)
 			}
 		},
 		// A deleted action: its children are next.
@@ -50,7 +52,7 @@ func (c *Collector) Run(ctx context.Context) error {
 			if ta, ok := obj.(*v1.TaskAction); ok {
 				owned, _ := idx.ByIndex(indexOwner, string(ta.UID))
 				for _, o := range owned {
-					k.add(o)
+					k.Add(o)
 				}
 			}
 		},

@@ -17,7 +17,7 @@ import (
 // recorded on the action first (as AbortAction does), and what still runs
 // is stopped as it goes.
 func (m *Manager) DeleteAction(ctx context.Context, id ActionID, abort bool) error {
-	m.written.catchUp(ctx)
+	m.actions.CatchUp(ctx)
 	target, err := m.current(ctx, id, true)
 	if err != nil {
 		return err

@@ -91,7 +91,7 @@ func (m *Manager) Enqueue(ctx context.Context, req EnqueueRequest) (ta *v1.TaskA
 	case err != nil:
 		release()
 	case created:
-		m.written.wrote(resourceVersion(out))
+		m.actions.Wrote(out)
 		return out, true, nil
 	default:
 		return m.existing(req.ID, out, want)
@@ -132,7 +132,7 @@ func (m *Manager) parentOf(ctx context.Context, req EnqueueRequest) (*v1.TaskAct
 	if err == nil && p == nil {
 		// Created by this server a moment ago? Wait for the cache, then
 		// ask the API server.
-		m.written.catchUp(ctx)
+		m.actions.CatchUp(ctx)
 		if p, err = m.cached(pid); err == nil && p == nil {
 			p, err = m.live(ctx, pid)
 		}

@@ -2,18 +2,18 @@
 // of TaskAction objects and the event pipeline that feeds streams and the
 // run service. It knows nothing of HTTP.
 //
-// One shared informer watches all TaskActions. Its handler runs on one
-// goroutine and sees events in resource-version order; it publishes each
-// event to the journal (which serves stream subscribers and their resumes,
-// in that global order) and hands it to a pool of workers, sharded by an
-// FNV hash of the object key so each object's events are handled in order.
-// The workers notify the run service and mark terminal statuses recorded.
+// TaskActions flow through the generic pipeline (package pipeline): one
+// shared informer, the run and parent lists, each action's view encoded
+// once, the journal that serves streams. What is TaskAction's own is here:
+// identity and indexes, writes and their rules, and the pool of workers
+// that the pipeline hands each event to, sharded by an FNV hash of the
+// object key so each object's events are handled in order. The workers
+// notify the run service and mark terminal statuses recorded.
 package taskactions
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"hash/fnv"
 	"strings"
 	"sync"
@@ -25,9 +25,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	v1 "taskactions/api/v1"
 	"taskactions/internal/journal"
 	"taskactions/internal/kube/clientset/versioned"
-	flyteinformers "taskactions/internal/kube/informers/externalversions"
+	"taskactions/internal/pipeline"
 	"taskactions/internal/runs"
 )
 
@@ -67,35 +68,26 @@ type Config struct {
 type Manager struct {
 	cfg     Config
 	client  versioned.Interface
-	journal *journal.Journal[*ActionUpdate]
-	written rvWaiter // lets reads wait for this server's own writes
-	lists   *listCache
-	views   *viewCache
+	actions *pipeline.Cache[*v1.TaskAction, *ActionUpdate]
 	owners  *namespaceOwners
 	nsKnown sync.Map
 	// noNamespaces: the API serves no Namespace objects (another server's
 	// embedded control plane), so there are none to create.
 	noNamespaces atomic.Bool
 
-	published atomic.Int64 // events published to subscribers
-	handled   atomic.Int64 // events the workers finished
+	handled atomic.Int64 // events the workers finished
 
-	// Set by StartWatching, cleared by StopWatching.
-	mu       sync.Mutex
-	running  *watchState
-	informer cache.SharedIndexInformer
+	// The workers of one StartWatching..StopWatching lifetime.
+	mu      sync.Mutex
+	running atomic.Pointer[workers]
 }
 
-// watchState is one StartWatching..StopWatching lifetime.
-type watchState struct {
-	ctx      context.Context
-	cancel   context.CancelFunc
-	factory  flyteinformers.SharedInformerFactory
-	handler  cache.ResourceEventHandlerRegistration
-	queues   []chan workItem
-	workers  sync.WaitGroup
-	synced   chan struct{}
-	informer cache.SharedIndexInformer
+// workers is the pool of one StartWatching..StopWatching lifetime.
+type workers struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	queues []chan workItem
+	wg     sync.WaitGroup
 }
 
 // New returns a manager; StartWatching starts it.
@@ -115,14 +107,9 @@ func New(cfg Config) *Manager {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Manager{
-		cfg:     cfg,
-		client:  cfg.Client,
-		journal: journal.New[*ActionUpdate](cfg.Journal),
-		lists:   newListCache(),
-		views:   newViewCache(),
-		owners:  newNamespaceOwners(),
-	}
+	m := &Manager{cfg: cfg, client: cfg.Client, owners: newNamespaceOwners()}
+	m.actions = pipeline.New(m.kind(), cfg.Log)
+	return m
 }
 
 // Namespace returns the namespace of a project and domain.
@@ -131,118 +118,89 @@ func (m *Manager) Namespace(project, domain string) string {
 }
 
 // HasSynced reports whether the cache holds every TaskAction.
-func (m *Manager) HasSynced() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.running == nil {
-		return false
-	}
-	select {
-	case <-m.running.synced:
-		return true
-	default:
-		return false
-	}
-}
+func (m *Manager) HasSynced() bool { return m.actions.HasSynced() }
 
 // Synced is closed once the cache is synced (nil before StartWatching).
-func (m *Manager) Synced() <-chan struct{} {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.running == nil {
-		return nil
-	}
-	return m.running.synced
-}
+func (m *Manager) Synced() <-chan struct{} { return m.actions.Synced() }
+
+// Cache is the TaskAction pipeline, for what is generic over kinds
+// (metrics, readiness).
+func (m *Manager) Cache() *pipeline.Cache[*v1.TaskAction, *ActionUpdate] { return m.actions }
 
 // QueueDepth is the number of events waiting for a worker.
 func (m *Manager) QueueDepth() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.running == nil {
+	w := m.running.Load()
+	if w == nil {
 		return 0
 	}
 	n := 0
-	for _, q := range m.running.queues {
+	for _, q := range w.queues {
 		n += len(q)
 	}
 	return n
 }
 
 // EventsPublished counts informer events published to subscribers.
-func (m *Manager) EventsPublished() int64 { return m.published.Load() }
+func (m *Manager) EventsPublished() int64 { return m.actions.Published() }
 
 // EventsHandled counts informer events the workers have finished with.
 func (m *Manager) EventsHandled() int64 { return m.handled.Load() }
 
 // Informer is the shared TaskAction informer, for controllers that build
 // on the manager's cache (the executor). Valid after StartWatching.
-func (m *Manager) Informer() cache.SharedIndexInformer {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.informer
-}
+func (m *Manager) Informer() cache.SharedIndexInformer { return m.actions.Informer() }
 
 // Journal exposes cursor formatting for the stream layer.
-func (m *Manager) Journal() *journal.Journal[*ActionUpdate] { return m.journal }
+func (m *Manager) Journal() *journal.Journal[*ActionUpdate] { return m.actions.Journal() }
 
-// StartWatching starts the informer and the workers and returns once the
+// StartWatching starts the workers and the pipeline and returns once the
 // cache is synced. The run service is told about every action not already
 // marked terminal-recorded.
 func (m *Manager) StartWatching(ctx context.Context) error {
 	m.mu.Lock()
-	if m.running != nil {
-		m.mu.Unlock()
+	defer m.mu.Unlock()
+	if m.running.Load() != nil {
 		return errors.New("already watching")
 	}
-	wctx, cancel := context.WithCancel(context.Background())
-	w := &watchState{ctx: wctx, cancel: cancel, synced: make(chan struct{})}
-	if err := m.setupInformer(w); err != nil {
-		m.mu.Unlock()
-		cancel()
+	w := m.startWorkers()
+	if err := m.actions.Start(ctx); err != nil {
+		m.stopWorkers(w)
 		return err
 	}
-	m.running, m.informer = w, w.informer
-	for i := range w.queues {
-		w.workers.Add(1)
-		go m.worker(w.ctx, w.queues[i], &w.workers)
-	}
-	m.mu.Unlock()
-
-	w.factory.Start(wctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), w.handler.HasSynced) {
-		m.StopWatching()
-		return fmt.Errorf("wait for TaskAction cache: %w", context.Cause(ctx))
-	}
-	// Everything after the list's resource version will come through the
-	// handler, in order: the journal covers resumes from there on.
-	rv := parseRV(w.informer.LastSyncResourceVersion())
-	m.journal.SetFloor(rv)
-	m.written.advance(rv)
-	close(w.synced)
-	m.cfg.Log.Info().Uint64("resourceVersion", rv).Int("actions", len(w.informer.GetStore().ListKeys())).Msg("TaskAction cache synced")
 	return nil
 }
 
-// StopWatching stops the informer and the workers and waits for them.
+// StopWatching stops the pipeline and the workers and waits for them.
 func (m *Manager) StopWatching() {
 	m.mu.Lock()
-	w := m.running
-	m.running, m.informer = nil, nil
-	m.mu.Unlock()
+	defer m.mu.Unlock()
+	w := m.running.Load()
 	if w == nil {
 		return
 	}
-	_ = w.informer.RemoveEventHandler(w.handler)
+	m.actions.Stop()
+	m.stopWorkers(w)
+	m.owners.forget()
+}
+
+func (m *Manager) startWorkers() *workers {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &workers{ctx: ctx, cancel: cancel, queues: make([]chan workItem, m.cfg.Workers)}
+	for i := range w.queues {
+		w.queues[i] = make(chan workItem, m.cfg.WorkerQueue)
+		w.wg.Go(func() { m.worker(ctx, w.queues[i]) })
+	}
+	m.running.Store(w)
+	return w
+}
+
+func (m *Manager) stopWorkers(w *workers) {
+	m.running.Store(nil)
 	w.cancel()
-	w.factory.Shutdown()
 	for _, q := range w.queues {
 		close(q)
 	}
-	w.workers.Wait()
-	m.lists.forget()
-	m.views.forget()
-	m.owners.forget()
+	w.wg.Wait()
 }
 
 func shardOf(key string, n int) int {

@@ -13,7 +13,7 @@ import (
 // GetTaskAction returns one action from the cache. The result is shared
 // with the cache: do not modify it.
 func (m *Manager) GetTaskAction(ctx context.Context, id ActionID) (*v1.TaskAction, error) {
-	m.written.catchUp(ctx)
+	m.actions.CatchUp(ctx)
 	ta, err := m.cached(id)
 	if err != nil {
 		return nil, err
@@ -57,14 +57,14 @@ func (m *Manager) live(ctx context.Context, id ActionID) (*v1.TaskAction, error)
 // ListRunActions returns every action of a run, from the cache's run
 // index, oldest first.
 func (m *Manager) ListRunActions(ctx context.Context, run RunID) ([]*v1.TaskAction, error) {
-	m.written.catchUp(ctx)
+	m.actions.CatchUp(ctx)
 	return m.byIndex(indexRun, runIndexKey(run.Project, run.Domain, run.Run))
 }
 
 // ListChildActions returns the direct children of an action, from the
 // cache's parent index, oldest first.
 func (m *Manager) ListChildActions(ctx context.Context, parent ActionID) ([]*v1.TaskAction, error) {
-	m.written.catchUp(ctx)
+	m.actions.CatchUp(ctx)
 	return m.byIndex(indexParent, idKey(parent.Project, parent.Domain, parent.Run, parent.Name))
 }
 
@@ -75,35 +75,10 @@ func (m *Manager) ByCacheKey(project, domain, key string) ([]*v1.TaskAction, err
 }
 
 // AllTaskActions returns every cached action (to restore the run service).
-func (m *Manager) AllTaskActions() []*v1.TaskAction {
-	inf := m.Informer()
-	if inf == nil {
-		return nil
-	}
-	objs := inf.GetStore().List()
-	out := make([]*v1.TaskAction, len(objs))
-	for i, o := range objs {
-		out[i] = o.(*v1.TaskAction)
-	}
-	return out
-}
+func (m *Manager) AllTaskActions() []*v1.TaskAction { return m.actions.All() }
 
 func (m *Manager) byIndex(index, key string) ([]*v1.TaskAction, error) {
-	inf := m.Informer()
-	if inf == nil {
-		return nil, fmt.Errorf("manager is not watching")
-	}
-	return m.lists.get(index+"|"+key, func() ([]*v1.TaskAction, error) {
-		objs, err := inf.GetIndexer().ByIndex(index, key)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]*v1.TaskAction, len(objs))
-		for i, o := range objs {
-			out[i] = o.(*v1.TaskAction)
-		}
-		return out, nil
-	})
+	return m.actions.List(index, key)
 }
 
 func (id ActionID) String() string {

@@ -69,7 +69,7 @@ func (m *Manager) update(ctx context.Context, id ActionID, mutate func(*v1.TaskA
 		}
 		return nil, err
 	}
-	m.written.wrote(resourceVersion(out))
+	m.actions.Wrote(out)
 	return out, nil
 }
 

@@ -36,17 +36,7 @@ type Start = journal.Start[*ActionUpdate]
 // cache. It opens no Kubernetes watch: the shared informer feeds every
 // subscription. Close the subscription (or Unsubscribe) when done.
 func (m *Manager) Subscribe(ctx context.Context, scope Scope, after *uint64) (sub *Subscription, start Start, snapshot []*ActionUpdate) {
-	m.written.catchUp(ctx)
-	sub, start = m.journal.Subscribe(scope.topic(), after, func() uint64 {
-		tas := m.scopeActions(scope)
-		var top uint64
-		snapshot = m.Views(tas)
-		for _, ta := range tas {
-			top = max(top, resourceVersion(ta))
-		}
-		return top
-	})
-	return sub, start, snapshot
+	return m.actions.Subscribe(ctx, scope.topic(), after, func() []*v1.TaskAction { return m.scopeActions(scope) })
 }
 
 // Unsubscribe closes a subscription.
@@ -63,8 +53,4 @@ func (m *Manager) scopeActions(s Scope) []*v1.TaskAction {
 		return append([]*v1.TaskAction{self}, children...)
 	}
 	return children
-}
-
-func journalEntry(u *ActionUpdate, rv uint64, topics []string) journal.Entry[*ActionUpdate] {
-	return journal.Entry[*ActionUpdate]{Cursor: rv, Key: u.ID.String(), Topics: topics, Value: u}
 }

@@ -2,7 +2,6 @@ package taskactions
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,8 +23,7 @@ type workItem struct {
 // worker handles the events of the objects hashed to its queue, in order.
 // What it has told the run service lives in its own map: no other worker
 // sees these objects, so no lock is needed.
-func (m *Manager) worker(ctx context.Context, q <-chan workItem, wg *sync.WaitGroup) {
-	defer wg.Done()
+func (m *Manager) worker(ctx context.Context, q <-chan workItem) {
 	notified := map[uid]v1.Phase{}
 	for item := range q {
 		m.handleTaskActionEvent(ctx, notified, item)

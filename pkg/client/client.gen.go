@@ -17,6 +17,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	kargov1alpha1 "taskactions/api/kargo/v1alpha1"
+
 	"github.com/oapi-codegen/runtime"
 )
 
@@ -109,19 +111,19 @@ func (e CacheStatus) Valid() bool {
 
 // Defines values for ConditionStatus.
 const (
-	False   ConditionStatus = "False"
-	True    ConditionStatus = "True"
-	Unknown ConditionStatus = "Unknown"
+	ConditionStatusFalse   ConditionStatus = "False"
+	ConditionStatusTrue    ConditionStatus = "True"
+	ConditionStatusUnknown ConditionStatus = "Unknown"
 )
 
 // Valid indicates whether the value is a known member of the ConditionStatus enum.
 func (e ConditionStatus) Valid() bool {
 	switch e {
-	case False:
+	case ConditionStatusFalse:
 		return true
-	case True:
+	case ConditionStatusTrue:
 		return true
-	case Unknown:
+	case ConditionStatusUnknown:
 		return true
 	default:
 		return false
@@ -161,6 +163,27 @@ func (e ErrorKind) Valid() bool {
 	case SYSTEM:
 		return true
 	case USER:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for KubeConditionStatus.
+const (
+	KubeConditionStatusFalse   KubeConditionStatus = "False"
+	KubeConditionStatusTrue    KubeConditionStatus = "True"
+	KubeConditionStatusUnknown KubeConditionStatus = "Unknown"
+)
+
+// Valid indicates whether the value is a known member of the KubeConditionStatus enum.
+func (e KubeConditionStatus) Valid() bool {
+	switch e {
+	case KubeConditionStatusFalse:
+		return true
+	case KubeConditionStatusTrue:
+		return true
+	case KubeConditionStatusUnknown:
 		return true
 	default:
 		return false
@@ -254,6 +277,21 @@ const (
 func (e RunItemEventEvent) Valid() bool {
 	switch e {
 	case Run:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StageItemEventEvent.
+const (
+	StageItemEventEventStage StageItemEventEvent = "stage"
+)
+
+// Valid indicates whether the value is a known member of the StageItemEventEvent enum.
+func (e StageItemEventEvent) Valid() bool {
+	switch e {
+	case StageItemEventEventStage:
 		return true
 	default:
 		return false
@@ -524,6 +562,27 @@ type ErrorState struct {
 	Message string `json:"message"`
 }
 
+// ExpressionVariable defines model for ExpressionVariable.
+type ExpressionVariable struct {
+	Name  *string `json:"name,omitempty"`
+	Value *string `json:"value,omitempty"`
+}
+
+// FreightRequest defines model for FreightRequest.
+type FreightRequest struct {
+	Origin *struct {
+		// Kind Example: Warehouse
+		Kind *string `json:"kind,omitempty"`
+		Name *string `json:"name,omitempty"`
+	} `json:"origin,omitempty"`
+	Sources *struct {
+		AvailabilityStrategy *string   `json:"availabilityStrategy,omitempty"`
+		Direct               *bool     `json:"direct,omitempty"`
+		RequiredSoakTime     *string   `json:"requiredSoakTime,omitempty"`
+		Stages               *[]string `json:"stages,omitempty"`
+	} `json:"sources,omitempty"`
+}
+
 // Grant defines model for Grant.
 type Grant struct {
 	// Domain A domain, or * for all.
@@ -545,9 +604,38 @@ type InvalidParam struct {
 	Pointer *string `json:"pointer,omitempty"`
 }
 
+// KubeCondition defines model for KubeCondition.
+type KubeCondition struct {
+	LastTransitionTime *time.Time           `json:"lastTransitionTime,omitempty"`
+	Message            *string              `json:"message,omitempty"`
+	ObservedGeneration *int64               `json:"observedGeneration,omitempty"`
+	Reason             *string              `json:"reason,omitempty"`
+	Status             *KubeConditionStatus `json:"status,omitempty"`
+	Type               *string              `json:"type,omitempty"`
+}
+
+// KubeConditionStatus defines model for KubeCondition.Status.
+type KubeConditionStatus string
+
 // LoginRequest defines model for LoginRequest.
 type LoginRequest struct {
 	Token string `json:"token"`
+}
+
+// ObjectMeta Kubernetes object metadata (the fields this API reads and writes).
+type ObjectMeta struct {
+	Annotations       *StringMap `json:"annotations,omitempty"`
+	CreationTimestamp *time.Time `json:"creationTimestamp,omitempty"`
+	DeletionTimestamp *time.Time `json:"deletionTimestamp,omitempty"`
+	Finalizers        *[]string  `json:"finalizers,omitempty"`
+	Generation        *int64     `json:"generation,omitempty"`
+	Labels            *StringMap `json:"labels,omitempty"`
+	Name              *string    `json:"name,omitempty"`
+
+	// Namespace The project.
+	Namespace       *string `json:"namespace,omitempty"`
+	ResourceVersion *string `json:"resourceVersion,omitempty"`
+	Uid             *string `json:"uid,omitempty"`
 }
 
 // Phase Flyte's ActionPhase. PAUSED: a condition action waits for its signal.
@@ -582,6 +670,24 @@ type Problem struct {
 
 // ProjectName Example: flytesnacks
 type ProjectName = string
+
+// PromotionStep defines model for PromotionStep.
+type PromotionStep struct {
+	As              *string                 `json:"as,omitempty"`
+	Config          *map[string]interface{} `json:"config,omitempty"`
+	ContinueOnError *bool                   `json:"continueOnError,omitempty"`
+	If              *string                 `json:"if,omitempty"`
+	Retry           *struct {
+		ErrorThreshold *int64  `json:"errorThreshold,omitempty"`
+		Timeout        *string `json:"timeout,omitempty"`
+	} `json:"retry,omitempty"`
+	Task *struct {
+		Kind *string `json:"kind,omitempty"`
+		Name *string `json:"name,omitempty"`
+	} `json:"task,omitempty"`
+	Uses *string               `json:"uses,omitempty"`
+	Vars *[]ExpressionVariable `json:"vars,omitempty"`
+}
 
 // ResetEvent The data of a `reset` event: the server cannot resume from the
 // client's cursor; drop what you have, a snapshot and `synced` follow.
@@ -695,6 +801,78 @@ type Session struct {
 	Subject string `json:"subject"`
 }
 
+// Stage A Kargo Stage (kargo.akuity.io/v1alpha1, the schema of Kargo
+// v1.6.3), as the Kubernetes API shows it. The CRD in config/crd is
+// the full schema; this one types what clients commonly read.
+type Stage = kargov1alpha1.Stage
+
+// StageEvent The data of a `stage` stream event.
+type StageEvent struct {
+	// ApiVersion Example: kargo.akuity.io/v1alpha1
+	ApiVersion *string `json:"apiVersion,omitempty"`
+
+	// Deleted True when the Stage was deleted.
+	Deleted bool `json:"deleted"`
+
+	// Kind Example: Stage
+	Kind *string `json:"kind,omitempty"`
+
+	// Metadata Kubernetes object metadata (the fields this API reads and writes).
+	Metadata *ObjectMeta  `json:"metadata,omitempty"`
+	Spec     StageSpec    `json:"spec"`
+	Status   *StageStatus `json:"status,omitempty"`
+}
+
+// StageItemEvent defines model for StageItemEvent.
+type StageItemEvent struct {
+	// Data The data of a `stage` stream event.
+	Data  StageEvent          `json:"data"`
+	Event StageItemEventEvent `json:"event"`
+	Id    string              `json:"id"`
+}
+
+// StageItemEventEvent defines model for StageItemEvent.Event.
+type StageItemEventEvent string
+
+// StageList defines model for StageList.
+type StageList struct {
+	Items []Stage `json:"items"`
+}
+
+// StageName Example: test
+type StageName = string
+
+// StageSpec defines model for StageSpec.
+type StageSpec struct {
+	PromotionTemplate *struct {
+		Spec *struct {
+			Steps *[]PromotionStep      `json:"steps,omitempty"`
+			Vars  *[]ExpressionVariable `json:"vars,omitempty"`
+		} `json:"spec,omitempty"`
+	} `json:"promotionTemplate,omitempty"`
+	RequestedFreight *[]FreightRequest       `json:"requestedFreight,omitempty"`
+	Shard            *string                 `json:"shard,omitempty"`
+	Vars             *[]ExpressionVariable   `json:"vars,omitempty"`
+	Verification     *map[string]interface{} `json:"verification,omitempty"`
+}
+
+// StageStatus defines model for StageStatus.
+type StageStatus struct {
+	Conditions         *[]KubeCondition          `json:"conditions,omitempty"`
+	CurrentPromotion   *map[string]interface{}   `json:"currentPromotion,omitempty"`
+	FreightHistory     *[]map[string]interface{} `json:"freightHistory,omitempty"`
+	FreightSummary     *string                   `json:"freightSummary,omitempty"`
+	Health             *map[string]interface{}   `json:"health,omitempty"`
+	LastHandledRefresh *string                   `json:"lastHandledRefresh,omitempty"`
+	LastPromotion      *map[string]interface{}   `json:"lastPromotion,omitempty"`
+	ObservedGeneration *int64                    `json:"observedGeneration,omitempty"`
+}
+
+// StageStreamEvent One event of a Stage stream (see ActionStreamEvent).
+type StageStreamEvent struct {
+	union json.RawMessage
+}
+
 // StatusRequest defines model for StatusRequest.
 type StatusRequest struct {
 	Attempt int32        `json:"attempt"`
@@ -794,6 +972,9 @@ type ProjectParam = ProjectName
 // RunParam Example: r1
 type RunParam = RunName
 
+// StageParam Example: test
+type StageParam = StageName
+
 // StreamRunSummariesParams defines parameters for StreamRunSummaries.
 type StreamRunSummariesParams struct {
 	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
@@ -833,6 +1014,29 @@ type StreamRunEventsParams struct {
 	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
 }
 
+// StreamProjectStagesParams defines parameters for StreamProjectStages.
+type StreamProjectStagesParams struct {
+	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
+	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
+
+	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
+	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
+}
+
+// StreamStageParams defines parameters for StreamStage.
+type StreamStageParams struct {
+	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
+	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
+
+	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
+	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
+}
+
+// RefreshStageParams defines parameters for RefreshStage.
+type RefreshStageParams struct {
+	Wait *bool `form:"wait,omitempty" json:"wait,omitempty"`
+}
+
 // EnqueueActionJSONRequestBody defines body for EnqueueAction for application/json ContentType.
 type EnqueueActionJSONRequestBody = EnqueueRequest
 
@@ -841,6 +1045,12 @@ type AbortActionJSONRequestBody = AbortRequest
 
 // PutActionStatusJSONRequestBody defines body for PutActionStatus for application/json ContentType.
 type PutActionStatusJSONRequestBody = StatusRequest
+
+// CreateStageJSONRequestBody defines body for CreateStage for application/json ContentType.
+type CreateStageJSONRequestBody = Stage
+
+// ReplaceStageJSONRequestBody defines body for ReplaceStage for application/json ContentType.
+type ReplaceStageJSONRequestBody = Stage
 
 // CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
 type CreateSessionJSONRequestBody = LoginRequest
@@ -1119,6 +1329,143 @@ func (t *RunStreamEvent) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsStageItemEvent returns the union data inside the StageStreamEvent as a StageItemEvent
+func (t StageStreamEvent) AsStageItemEvent() (StageItemEvent, error) {
+	var body StageItemEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStageItemEvent overwrites any union data inside the StageStreamEvent as the provided StageItemEvent
+func (t *StageStreamEvent) FromStageItemEvent(v StageItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"stage"}`))
+	t.union = b
+	return err
+}
+
+// MergeStageItemEvent performs a merge with any union data inside the StageStreamEvent, using the provided StageItemEvent
+func (t *StageStreamEvent) MergeStageItemEvent(v StageItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"stage"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSyncedStreamEvent returns the union data inside the StageStreamEvent as a SyncedStreamEvent
+func (t StageStreamEvent) AsSyncedStreamEvent() (SyncedStreamEvent, error) {
+	var body SyncedStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSyncedStreamEvent overwrites any union data inside the StageStreamEvent as the provided SyncedStreamEvent
+func (t *StageStreamEvent) FromSyncedStreamEvent(v SyncedStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
+	t.union = b
+	return err
+}
+
+// MergeSyncedStreamEvent performs a merge with any union data inside the StageStreamEvent, using the provided SyncedStreamEvent
+func (t *StageStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsResetStreamEvent returns the union data inside the StageStreamEvent as a ResetStreamEvent
+func (t StageStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
+	var body ResetStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResetStreamEvent overwrites any union data inside the StageStreamEvent as the provided ResetStreamEvent
+func (t *StageStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	t.union = b
+	return err
+}
+
+// MergeResetStreamEvent performs a merge with any union data inside the StageStreamEvent, using the provided ResetStreamEvent
+func (t *StageStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t StageStreamEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t StageStreamEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "reset":
+		return t.AsResetStreamEvent()
+	case "stage":
+		return t.AsStageItemEvent()
+	case "synced":
+		return t.AsSyncedStreamEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t StageStreamEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *StageStreamEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
 
@@ -1334,6 +1681,95 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/events (the `StreamRunEvents` operationId).
 	StreamRunEvents(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, params *StreamRunEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StreamProjectStages Live stream of every Stage of a project
+	//
+	// Server-sent events with the contract of the action streams: one
+	// `stage` event per current Stage, `synced`, then live `stage`
+	// events; ids to resume from; `reset` when a resume is impossible.
+	//
+	// Corresponds with GET /projects/{project}/stage-events (the `StreamProjectStages` operationId).
+	StreamProjectStages(ctx context.Context, project ProjectParam, params *StreamProjectStagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListStages Every Stage of a project, sorted by name
+	//
+	// Corresponds with GET /projects/{project}/stages (the `ListStages` operationId).
+	ListStages(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateStageWithBody Create a Stage
+	//
+	// The body is a Stage as Kargo's documentation writes it, in JSON or
+	// (Content-Type application/yaml) YAML. metadata.namespace, if given,
+	// must be the project. Kargo's validation applies, with its messages,
+	// as field errors with JSON pointers; the shard label follows
+	// spec.shard. Unknown fields are pruned, as the API server prunes them.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /projects/{project}/stages (the `CreateStage` operationId).
+	CreateStageWithBody(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateStage Create a Stage
+	//
+	// The body is a Stage as Kargo's documentation writes it, in JSON or
+	// (Content-Type application/yaml) YAML. metadata.namespace, if given,
+	// must be the project. Kargo's validation applies, with its messages,
+	// as field errors with JSON pointers; the shard label follows
+	// spec.shard. Unknown fields are pruned, as the API server prunes them.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /projects/{project}/stages (the `CreateStage` operationId).
+	CreateStage(ctx context.Context, project ProjectParam, body CreateStageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteStage Delete a Stage
+	//
+	// Corresponds with DELETE /projects/{project}/stages/{stage} (the `DeleteStage` operationId).
+	DeleteStage(ctx context.Context, project ProjectParam, stage StageParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetStage One Stage
+	//
+	// Corresponds with GET /projects/{project}/stages/{stage} (the `GetStage` operationId).
+	GetStage(ctx context.Context, project ProjectParam, stage StageParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReplaceStageWithBody Replace a Stage's metadata and spec
+	//
+	// metadata.resourceVersion is required: it is the version the change
+	// was made from, and a Stage changed since is 409 (read it again),
+	// never a silent overwrite. The status is the controller's and is
+	// left as it is. JSON or YAML, as for create.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /projects/{project}/stages/{stage} (the `ReplaceStage` operationId).
+	ReplaceStageWithBody(ctx context.Context, project ProjectParam, stage StageParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReplaceStage Replace a Stage's metadata and spec
+	//
+	// metadata.resourceVersion is required: it is the version the change
+	// was made from, and a Stage changed since is 409 (read it again),
+	// never a silent overwrite. The status is the controller's and is
+	// left as it is. JSON or YAML, as for create.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /projects/{project}/stages/{stage} (the `ReplaceStage` operationId).
+	ReplaceStage(ctx context.Context, project ProjectParam, stage StageParam, body ReplaceStageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StreamStage Live stream of one Stage
+	//
+	// Corresponds with GET /projects/{project}/stages/{stage}/events (the `StreamStage` operationId).
+	StreamStage(ctx context.Context, project ProjectParam, stage StageParam, params *StreamStageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RefreshStage Ask the Stage controller to reconcile the Stage now
+	//
+	// Sets the annotation kargo.akuity.io/refresh to the current time.
+	// With wait=true the answer comes once the controller has handled it
+	// (status.lastHandledRefresh equals the annotation), or 504 after 30
+	// seconds.
+	//
+	// Corresponds with POST /projects/{project}/stages/{stage}/refresh (the `RefreshStage` operationId).
+	RefreshStage(ctx context.Context, project ProjectParam, stage StageParam, params *RefreshStageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteSession Log out a browser (clears the session cookie)
 	//
@@ -1670,6 +2106,195 @@ func (c *Client) PutActionStatus(ctx context.Context, project ProjectParam, doma
 // Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/events (the `StreamRunEvents` operationId).
 func (c *Client) StreamRunEvents(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, params *StreamRunEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStreamRunEventsRequest(c.Server, project, domain, run, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamProjectStages Live stream of every Stage of a project
+//
+// Server-sent events with the contract of the action streams: one
+// `stage` event per current Stage, `synced`, then live `stage`
+// events; ids to resume from; `reset` when a resume is impossible.
+//
+// Corresponds with GET /projects/{project}/stage-events (the `StreamProjectStages` operationId).
+func (c *Client) StreamProjectStages(ctx context.Context, project ProjectParam, params *StreamProjectStagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamProjectStagesRequest(c.Server, project, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListStages Every Stage of a project, sorted by name
+//
+// Corresponds with GET /projects/{project}/stages (the `ListStages` operationId).
+func (c *Client) ListStages(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListStagesRequest(c.Server, project)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateStageWithBody Create a Stage
+//
+// The body is a Stage as Kargo's documentation writes it, in JSON or
+// (Content-Type application/yaml) YAML. metadata.namespace, if given,
+// must be the project. Kargo's validation applies, with its messages,
+// as field errors with JSON pointers; the shard label follows
+// spec.shard. Unknown fields are pruned, as the API server prunes them.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /projects/{project}/stages (the `CreateStage` operationId).
+func (c *Client) CreateStageWithBody(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateStageRequestWithBody(c.Server, project, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateStage Create a Stage
+//
+// The body is a Stage as Kargo's documentation writes it, in JSON or
+// (Content-Type application/yaml) YAML. metadata.namespace, if given,
+// must be the project. Kargo's validation applies, with its messages,
+// as field errors with JSON pointers; the shard label follows
+// spec.shard. Unknown fields are pruned, as the API server prunes them.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /projects/{project}/stages (the `CreateStage` operationId).
+func (c *Client) CreateStage(ctx context.Context, project ProjectParam, body CreateStageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateStageRequest(c.Server, project, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteStage Delete a Stage
+//
+// Corresponds with DELETE /projects/{project}/stages/{stage} (the `DeleteStage` operationId).
+func (c *Client) DeleteStage(ctx context.Context, project ProjectParam, stage StageParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteStageRequest(c.Server, project, stage)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetStage One Stage
+//
+// Corresponds with GET /projects/{project}/stages/{stage} (the `GetStage` operationId).
+func (c *Client) GetStage(ctx context.Context, project ProjectParam, stage StageParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetStageRequest(c.Server, project, stage)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReplaceStageWithBody Replace a Stage's metadata and spec
+//
+// metadata.resourceVersion is required: it is the version the change
+// was made from, and a Stage changed since is 409 (read it again),
+// never a silent overwrite. The status is the controller's and is
+// left as it is. JSON or YAML, as for create.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /projects/{project}/stages/{stage} (the `ReplaceStage` operationId).
+func (c *Client) ReplaceStageWithBody(ctx context.Context, project ProjectParam, stage StageParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplaceStageRequestWithBody(c.Server, project, stage, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReplaceStage Replace a Stage's metadata and spec
+//
+// metadata.resourceVersion is required: it is the version the change
+// was made from, and a Stage changed since is 409 (read it again),
+// never a silent overwrite. The status is the controller's and is
+// left as it is. JSON or YAML, as for create.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /projects/{project}/stages/{stage} (the `ReplaceStage` operationId).
+func (c *Client) ReplaceStage(ctx context.Context, project ProjectParam, stage StageParam, body ReplaceStageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplaceStageRequest(c.Server, project, stage, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamStage Live stream of one Stage
+//
+// Corresponds with GET /projects/{project}/stages/{stage}/events (the `StreamStage` operationId).
+func (c *Client) StreamStage(ctx context.Context, project ProjectParam, stage StageParam, params *StreamStageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamStageRequest(c.Server, project, stage, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RefreshStage Ask the Stage controller to reconcile the Stage now
+//
+// Sets the annotation kargo.akuity.io/refresh to the current time.
+// With wait=true the answer comes once the controller has handled it
+// (status.lastHandledRefresh equals the annotation), or 504 after 30
+// seconds.
+//
+// Corresponds with POST /projects/{project}/stages/{stage}/refresh (the `RefreshStage` operationId).
+func (c *Client) RefreshStage(ctx context.Context, project ProjectParam, stage StageParam, params *RefreshStageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRefreshStageRequest(c.Server, project, stage, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2629,6 +3254,450 @@ func NewStreamRunEventsRequest(server string, project ProjectParam, domain Domai
 	return req, nil
 }
 
+// NewStreamProjectStagesRequest constructs an http.Request for the StreamProjectStages method
+func NewStreamProjectStagesRequest(server string, project ProjectParam, params *StreamProjectStagesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/stage-events", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.LastEventId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastEventId", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListStagesRequest constructs an http.Request for the ListStages method
+func NewListStagesRequest(server string, project ProjectParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/stages", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateStageRequest calls the generic CreateStage builder with application/json body
+func NewCreateStageRequest(server string, project ProjectParam, body CreateStageJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateStageRequestWithBody(server, project, "application/json", bodyReader)
+}
+
+// NewCreateStageRequestWithBody constructs an http.Request for the CreateStage method, with any body, and a specified content type
+func NewCreateStageRequestWithBody(server string, project ProjectParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/stages", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteStageRequest constructs an http.Request for the DeleteStage method
+func NewDeleteStageRequest(server string, project ProjectParam, stage StageParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "stage", stage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/stages/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetStageRequest constructs an http.Request for the GetStage method
+func NewGetStageRequest(server string, project ProjectParam, stage StageParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "stage", stage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/stages/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewReplaceStageRequest calls the generic ReplaceStage builder with application/json body
+func NewReplaceStageRequest(server string, project ProjectParam, stage StageParam, body ReplaceStageJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewReplaceStageRequestWithBody(server, project, stage, "application/json", bodyReader)
+}
+
+// NewReplaceStageRequestWithBody constructs an http.Request for the ReplaceStage method, with any body, and a specified content type
+func NewReplaceStageRequestWithBody(server string, project ProjectParam, stage StageParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "stage", stage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/stages/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewStreamStageRequest constructs an http.Request for the StreamStage method
+func NewStreamStageRequest(server string, project ProjectParam, stage StageParam, params *StreamStageParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "stage", stage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/stages/%s/events", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.LastEventId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastEventId", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRefreshStageRequest constructs an http.Request for the RefreshStage method
+func NewRefreshStageRequest(server string, project ProjectParam, stage StageParam, params *RefreshStageParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "stage", stage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/stages/%s/refresh", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Wait != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "wait", *params.Wait, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewDeleteSessionRequest constructs an http.Request for the DeleteSession method
 func NewDeleteSessionRequest(server string) (*http.Request, error) {
 	var err error
@@ -2930,6 +3999,107 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/events (the `StreamRunEvents` operationId).
 	StreamRunEventsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, params *StreamRunEventsParams, reqEditors ...RequestEditorFn) (*StreamRunEventsResponse, error)
+
+	// StreamProjectStagesWithResponse Live stream of every Stage of a project
+	//
+	// Server-sent events with the contract of the action streams: one
+	// `stage` event per current Stage, `synced`, then live `stage`
+	// events; ids to resume from; `reset` when a resume is impossible.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /projects/{project}/stage-events (the `StreamProjectStages` operationId).
+	StreamProjectStagesWithResponse(ctx context.Context, project ProjectParam, params *StreamProjectStagesParams, reqEditors ...RequestEditorFn) (*StreamProjectStagesResponse, error)
+
+	// ListStagesWithResponse Every Stage of a project, sorted by name
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /projects/{project}/stages (the `ListStages` operationId).
+	ListStagesWithResponse(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*ListStagesResponse, error)
+
+	// CreateStageWithBodyWithResponse Create a Stage
+	//
+	// The body is a Stage as Kargo's documentation writes it, in JSON or
+	// (Content-Type application/yaml) YAML. metadata.namespace, if given,
+	// must be the project. Kargo's validation applies, with its messages,
+	// as field errors with JSON pointers; the shard label follows
+	// spec.shard. Unknown fields are pruned, as the API server prunes them.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/stages (the `CreateStage` operationId).
+	CreateStageWithBodyWithResponse(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateStageResponse, error)
+
+	// CreateStageWithResponse Create a Stage
+	//
+	// The body is a Stage as Kargo's documentation writes it, in JSON or
+	// (Content-Type application/yaml) YAML. metadata.namespace, if given,
+	// must be the project. Kargo's validation applies, with its messages,
+	// as field errors with JSON pointers; the shard label follows
+	// spec.shard. Unknown fields are pruned, as the API server prunes them.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/stages (the `CreateStage` operationId).
+	CreateStageWithResponse(ctx context.Context, project ProjectParam, body CreateStageJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateStageResponse, error)
+
+	// DeleteStageWithResponse Delete a Stage
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /projects/{project}/stages/{stage} (the `DeleteStage` operationId).
+	DeleteStageWithResponse(ctx context.Context, project ProjectParam, stage StageParam, reqEditors ...RequestEditorFn) (*DeleteStageResponse, error)
+
+	// GetStageWithResponse One Stage
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /projects/{project}/stages/{stage} (the `GetStage` operationId).
+	GetStageWithResponse(ctx context.Context, project ProjectParam, stage StageParam, reqEditors ...RequestEditorFn) (*GetStageResponse, error)
+
+	// ReplaceStageWithBodyWithResponse Replace a Stage's metadata and spec
+	//
+	// metadata.resourceVersion is required: it is the version the change
+	// was made from, and a Stage changed since is 409 (read it again),
+	// never a silent overwrite. The status is the controller's and is
+	// left as it is. JSON or YAML, as for create.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /projects/{project}/stages/{stage} (the `ReplaceStage` operationId).
+	ReplaceStageWithBodyWithResponse(ctx context.Context, project ProjectParam, stage StageParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplaceStageResponse, error)
+
+	// ReplaceStageWithResponse Replace a Stage's metadata and spec
+	//
+	// metadata.resourceVersion is required: it is the version the change
+	// was made from, and a Stage changed since is 409 (read it again),
+	// never a silent overwrite. The status is the controller's and is
+	// left as it is. JSON or YAML, as for create.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /projects/{project}/stages/{stage} (the `ReplaceStage` operationId).
+	ReplaceStageWithResponse(ctx context.Context, project ProjectParam, stage StageParam, body ReplaceStageJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceStageResponse, error)
+
+	// StreamStageWithResponse Live stream of one Stage
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /projects/{project}/stages/{stage}/events (the `StreamStage` operationId).
+	StreamStageWithResponse(ctx context.Context, project ProjectParam, stage StageParam, params *StreamStageParams, reqEditors ...RequestEditorFn) (*StreamStageResponse, error)
+
+	// RefreshStageWithResponse Ask the Stage controller to reconcile the Stage now
+	//
+	// Sets the annotation kargo.akuity.io/refresh to the current time.
+	// With wait=true the answer comes once the controller has handled it
+	// (status.lastHandledRefresh equals the annotation), or 504 after 30
+	// seconds.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/stages/{stage}/refresh (the `RefreshStage` operationId).
+	RefreshStageWithResponse(ctx context.Context, project ProjectParam, stage StageParam, params *RefreshStageParams, reqEditors ...RequestEditorFn) (*RefreshStageResponse, error)
 
 	// DeleteSessionWithResponse Log out a browser (clears the session cookie)
 	//
@@ -3605,6 +4775,369 @@ func (r StreamRunEventsResponse) ContentType() string {
 	return ""
 }
 
+type StreamProjectStagesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r StreamProjectStagesResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamProjectStagesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamProjectStagesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamProjectStagesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamProjectStagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListStagesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StageList
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListStagesResponse) GetJSON200() *StageList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListStagesResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListStagesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListStagesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListStagesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListStagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateStageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Stage
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateStageResponse) GetJSON201() *Stage {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CreateStageResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateStageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateStageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateStageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateStageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteStageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DeleteStageResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteStageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteStageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteStageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteStageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetStageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Stage
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetStageResponse) GetJSON200() *Stage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetStageResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetStageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetStageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetStageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetStageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ReplaceStageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Stage
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReplaceStageResponse) GetJSON200() *Stage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ReplaceStageResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ReplaceStageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReplaceStageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReplaceStageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReplaceStageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type StreamStageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r StreamStageResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamStageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamStageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamStageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamStageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RefreshStageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Stage
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RefreshStageResponse) GetJSON200() *Stage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r RefreshStageResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RefreshStageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RefreshStageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RefreshStageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RefreshStageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // DeleteSessionResponse204Headers the declared response headers of an HTTP 204 response for DeleteSession
 type DeleteSessionResponse204Headers struct {
 	SetCookie *string
@@ -4020,6 +5553,167 @@ func (c *ClientWithResponses) StreamRunEventsWithResponse(ctx context.Context, p
 		return nil, err
 	}
 	return ParseStreamRunEventsResponse(rsp)
+}
+
+// StreamProjectStagesWithResponse Live stream of every Stage of a project
+//
+// Server-sent events with the contract of the action streams: one
+// `stage` event per current Stage, `synced`, then live `stage`
+// events; ids to resume from; `reset` when a resume is impossible.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /projects/{project}/stage-events (the `StreamProjectStages` operationId).
+func (c *ClientWithResponses) StreamProjectStagesWithResponse(ctx context.Context, project ProjectParam, params *StreamProjectStagesParams, reqEditors ...RequestEditorFn) (*StreamProjectStagesResponse, error) {
+	rsp, err := c.StreamProjectStages(ctx, project, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamProjectStagesResponse(rsp)
+}
+
+// ListStagesWithResponse Every Stage of a project, sorted by name
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /projects/{project}/stages (the `ListStages` operationId).
+func (c *ClientWithResponses) ListStagesWithResponse(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*ListStagesResponse, error) {
+	rsp, err := c.ListStages(ctx, project, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListStagesResponse(rsp)
+}
+
+// CreateStageWithBodyWithResponse Create a Stage
+//
+// The body is a Stage as Kargo's documentation writes it, in JSON or
+// (Content-Type application/yaml) YAML. metadata.namespace, if given,
+// must be the project. Kargo's validation applies, with its messages,
+// as field errors with JSON pointers; the shard label follows
+// spec.shard. Unknown fields are pruned, as the API server prunes them.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/stages (the `CreateStage` operationId).
+func (c *ClientWithResponses) CreateStageWithBodyWithResponse(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateStageResponse, error) {
+	rsp, err := c.CreateStageWithBody(ctx, project, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateStageResponse(rsp)
+}
+
+// CreateStageWithResponse Create a Stage
+//
+// The body is a Stage as Kargo's documentation writes it, in JSON or
+// (Content-Type application/yaml) YAML. metadata.namespace, if given,
+// must be the project. Kargo's validation applies, with its messages,
+// as field errors with JSON pointers; the shard label follows
+// spec.shard. Unknown fields are pruned, as the API server prunes them.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/stages (the `CreateStage` operationId).
+func (c *ClientWithResponses) CreateStageWithResponse(ctx context.Context, project ProjectParam, body CreateStageJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateStageResponse, error) {
+	rsp, err := c.CreateStage(ctx, project, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateStageResponse(rsp)
+}
+
+// DeleteStageWithResponse Delete a Stage
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /projects/{project}/stages/{stage} (the `DeleteStage` operationId).
+func (c *ClientWithResponses) DeleteStageWithResponse(ctx context.Context, project ProjectParam, stage StageParam, reqEditors ...RequestEditorFn) (*DeleteStageResponse, error) {
+	rsp, err := c.DeleteStage(ctx, project, stage, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteStageResponse(rsp)
+}
+
+// GetStageWithResponse One Stage
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /projects/{project}/stages/{stage} (the `GetStage` operationId).
+func (c *ClientWithResponses) GetStageWithResponse(ctx context.Context, project ProjectParam, stage StageParam, reqEditors ...RequestEditorFn) (*GetStageResponse, error) {
+	rsp, err := c.GetStage(ctx, project, stage, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetStageResponse(rsp)
+}
+
+// ReplaceStageWithBodyWithResponse Replace a Stage's metadata and spec
+//
+// metadata.resourceVersion is required: it is the version the change
+// was made from, and a Stage changed since is 409 (read it again),
+// never a silent overwrite. The status is the controller's and is
+// left as it is. JSON or YAML, as for create.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /projects/{project}/stages/{stage} (the `ReplaceStage` operationId).
+func (c *ClientWithResponses) ReplaceStageWithBodyWithResponse(ctx context.Context, project ProjectParam, stage StageParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplaceStageResponse, error) {
+	rsp, err := c.ReplaceStageWithBody(ctx, project, stage, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReplaceStageResponse(rsp)
+}
+
+// ReplaceStageWithResponse Replace a Stage's metadata and spec
+//
+// metadata.resourceVersion is required: it is the version the change
+// was made from, and a Stage changed since is 409 (read it again),
+// never a silent overwrite. The status is the controller's and is
+// left as it is. JSON or YAML, as for create.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /projects/{project}/stages/{stage} (the `ReplaceStage` operationId).
+func (c *ClientWithResponses) ReplaceStageWithResponse(ctx context.Context, project ProjectParam, stage StageParam, body ReplaceStageJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceStageResponse, error) {
+	rsp, err := c.ReplaceStage(ctx, project, stage, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReplaceStageResponse(rsp)
+}
+
+// StreamStageWithResponse Live stream of one Stage
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /projects/{project}/stages/{stage}/events (the `StreamStage` operationId).
+func (c *ClientWithResponses) StreamStageWithResponse(ctx context.Context, project ProjectParam, stage StageParam, params *StreamStageParams, reqEditors ...RequestEditorFn) (*StreamStageResponse, error) {
+	rsp, err := c.StreamStage(ctx, project, stage, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamStageResponse(rsp)
+}
+
+// RefreshStageWithResponse Ask the Stage controller to reconcile the Stage now
+//
+// Sets the annotation kargo.akuity.io/refresh to the current time.
+// With wait=true the answer comes once the controller has handled it
+// (status.lastHandledRefresh equals the annotation), or 504 after 30
+// seconds.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/stages/{stage}/refresh (the `RefreshStage` operationId).
+func (c *ClientWithResponses) RefreshStageWithResponse(ctx context.Context, project ProjectParam, stage StageParam, params *RefreshStageParams, reqEditors ...RequestEditorFn) (*RefreshStageResponse, error) {
+	rsp, err := c.RefreshStage(ctx, project, stage, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRefreshStageResponse(rsp)
 }
 
 // DeleteSessionWithResponse Log out a browser (clears the session cookie)
@@ -4503,6 +6197,252 @@ func ParseStreamRunEventsResponse(rsp *http.Response) (*StreamRunEventsResponse,
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseStreamProjectStagesResponse parses an HTTP response from a StreamProjectStagesWithResponse call
+func ParseStreamProjectStagesResponse(rsp *http.Response) (*StreamProjectStagesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamProjectStagesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListStagesResponse parses an HTTP response from a ListStagesWithResponse call
+func ParseListStagesResponse(rsp *http.Response) (*ListStagesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListStagesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StageList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateStageResponse parses an HTTP response from a CreateStageWithResponse call
+func ParseCreateStageResponse(rsp *http.Response) (*CreateStageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateStageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Stage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteStageResponse parses an HTTP response from a DeleteStageWithResponse call
+func ParseDeleteStageResponse(rsp *http.Response) (*DeleteStageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteStageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetStageResponse parses an HTTP response from a GetStageWithResponse call
+func ParseGetStageResponse(rsp *http.Response) (*GetStageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetStageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Stage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseReplaceStageResponse parses an HTTP response from a ReplaceStageWithResponse call
+func ParseReplaceStageResponse(rsp *http.Response) (*ReplaceStageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReplaceStageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Stage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseStreamStageResponse parses an HTTP response from a StreamStageWithResponse call
+func ParseStreamStageResponse(rsp *http.Response) (*StreamStageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamStageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRefreshStageResponse parses an HTTP response from a RefreshStageWithResponse call
+func ParseRefreshStageResponse(rsp *http.Response) (*RefreshStageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RefreshStageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Stage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {

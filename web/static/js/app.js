@@ -3,12 +3,16 @@
 //   /                                    pick a project and domain
 //   /projects/{p}/domains/{d}            the runs, live
 //   /projects/{p}/domains/{d}/runs/{r}   one run's action tree, live
+//   /projects/{p}/stages                 a project's Kargo Stages as a pipeline, live
+//   /projects/{p}/stages/{s}             one Stage: conditions, spec, refresh, delete
 import { h, clear } from './dom.js';
 import { MAX, pages, validName, session, logout } from './api.js';
 import { loginPage } from './login.js';
 import { homePage } from './home.js';
 import { runsPage } from './runs.js';
 import { runPage } from './run.js';
+import { stagesPage, validProject, validStageName } from './stages.js';
+import { stagePage } from './stage.js';
 
 const main = document.getElementById('main');
 const crumbs = document.getElementById('crumbs');
@@ -65,6 +69,17 @@ function route() {
   }
   if (!parts) return notFound('This address is not valid.');
   if (parts.length === 0) return homePage(main, ui);
+  if (parts[0] === 'projects' && parts[2] === 'stages' && (parts.length === 3 || parts.length === 4)) {
+    const [project, stage] = [parts[1], parts[3]];
+    if (!validProject(project)) {
+      return notFound(`“${project}” is not a valid project name: use lower-case letters, digits and “-” (starting and ending with a letter or digit), at most ${MAX.project} characters.`);
+    }
+    if (stage === undefined) return stagesPage(main, { project }, ui);
+    if (!validStageName(stage)) {
+      return notFound(`“${stage}” is not a valid stage name: use lower-case letters, digits, “-” and “.”, at most 253 characters.`);
+    }
+    return stagePage(main, { project, stage }, ui);
+  }
   if (parts[0] !== 'projects' || parts[2] !== 'domains' || (parts.length !== 4 && !(parts.length === 6 && parts[4] === 'runs'))) {
     return notFound(`There is no page at ${location.pathname}.`);
   }

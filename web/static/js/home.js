@@ -2,6 +2,7 @@
 import { h } from './dom.js';
 import { MAX, pages, validName } from './api.js';
 import * as store from './store.js';
+import { stagePages } from './stages.js';
 
 export function homePage(main, ui) {
   ui.setTitle('');
@@ -40,6 +41,29 @@ export function homePage(main, ui) {
     location.assign(pages.runs(p, d));
   });
 
+  // A project's Kargo Stages: a project is all they need.
+  const stagesProject = field('stages-project', 'Kargo project', MAX.project, last && last.project, 'kargo-demo');
+  const stagesError = h('p', { class: 'form-error', role: 'alert', hidden: true });
+  const stagesForm = h('form', { class: 'pick stages-pick', novalidate: true, 'aria-labelledby': 'stages-title' },
+    h('h2', { id: 'stages-title', text: 'Kargo stages' }),
+    h('p', { class: 'muted', text: 'See a project’s Stages as a pipeline, with their phase, health and Freight, live.' }),
+    h('div', { class: 'fields stages-fields' }, stagesProject.el,
+      h('button', { type: 'submit', class: 'btn', text: 'Open stages' })),
+    stagesError);
+  stagesForm.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const p = stagesProject.input.value.trim();
+    const ok = validName(p, MAX.project);
+    stagesProject.input.setAttribute('aria-invalid', String(!ok));
+    if (!ok) {
+      stagesError.textContent = 'Enter a valid project: lower-case letters, digits and “-”, starting and ending with a letter or digit.';
+      stagesError.hidden = false;
+      stagesProject.input.focus();
+      return;
+    }
+    location.assign(stagePages.list(p));
+  });
+
   const recent = store.recent();
   main.append(
     h('section', { class: 'panel narrow home' },
@@ -48,6 +72,7 @@ export function homePage(main, ui) {
       form,
       recent.length ? h('nav', { class: 'recent', 'aria-labelledby': 'recent-title' },
         h('h2', { id: 'recent-title', text: 'Recent' }),
-        h('ul', null, recent.map((x) => h('li', null, h('a', { href: pages.runs(x.project, x.domain), text: `${x.project} / ${x.domain}` }))))) : null));
+        h('ul', null, recent.map((x) => h('li', null, h('a', { href: pages.runs(x.project, x.domain), text: `${x.project} / ${x.domain}` }))))) : null,
+      stagesForm));
   project.input.focus();
 }

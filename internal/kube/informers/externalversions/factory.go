@@ -13,6 +13,7 @@ import (
 	versioned "taskactions/internal/kube/clientset/versioned"
 	api "taskactions/internal/kube/informers/externalversions/api"
 	internalinterfaces "taskactions/internal/kube/informers/externalversions/internalinterfaces"
+	kargo "taskactions/internal/kube/informers/externalversions/kargo"
 	time "time"
 
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -314,8 +315,13 @@ type SharedInformerFactory interface {
 	InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer
 
 	Flyte() api.Interface
+	Kargo() kargo.Interface
 }
 
 func (f *sharedInformerFactory) Flyte() api.Interface {
 	return api.New(f, f.namespace, f.tweakListOptions)
+}
+
+func (f *sharedInformerFactory) Kargo() kargo.Interface {
+	return kargo.New(f, f.namespace, f.tweakListOptions)
 }

@@ -8,6 +8,7 @@ package externalversions
 
 import (
 	fmt "fmt"
+	v1alpha1 "taskactions/api/kargo/v1alpha1"
 	v1 "taskactions/api/v1"
 
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -43,6 +44,10 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 	// Group=flyte.org, Version=v1
 	case v1.SchemeGroupVersion.WithResource("taskactions"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Flyte().V1().TaskActions().Informer()}, nil
+
+		// Group=kargo.akuity.io, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithResource("stages"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Kargo().V1alpha1().Stages().Informer()}, nil
 
 	}
 

@@ -7,6 +7,7 @@ Copyright The taskactions Authors.
 package scheme
 
 import (
+	kargov1alpha1 "taskactions/api/kargo/v1alpha1"
 	flytev1 "taskactions/api/v1"
 
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +22,7 @@ var Codecs = serializer.NewCodecFactory(Scheme)
 var ParameterCodec = runtime.NewParameterCodec(Scheme)
 var localSchemeBuilder = runtime.SchemeBuilder{
 	flytev1.AddToScheme,
+	kargov1alpha1.AddToScheme,
 }
 
 // AddToScheme adds all types of this clientset into the given scheme. This allows composition

@@ -1,4 +1,4 @@
-package taskactions
+package pipeline
 
 import (
 	"context"

@@ -1,0 +1,18 @@
+package v1alpha1
+
+// Label keys and the finalizer Kargo uses (Kargo api/v1alpha1/labels.go).
+const (
+	// LabelKeyShard assigns a Stage to a controller shard. The defaulting
+	// webhook keeps it equal to spec.shard.
+	LabelKeyShard = "kargo.akuity.io/shard"
+	// LabelKeyProject marks a namespace as a Kargo project (value "true").
+	LabelKeyProject = "kargo.akuity.io/project"
+	// LabelKeyAlias is a Freight's alias.
+	LabelKeyAlias = "kargo.akuity.io/alias"
+
+	// LabelValueTrue is the value of boolean labels.
+	LabelValueTrue = "true"
+
+	// FinalizerName is the finalizer the Stage controller puts on Stages.
+	FinalizerName = "kargo.akuity.io/finalizer"
+)

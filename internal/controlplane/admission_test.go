@@ -1,0 +1,288 @@
+package controlplane
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	kargov1alpha1 "taskactions/api/kargo/v1alpha1"
+	"taskactions/config/crd"
+	"taskactions/internal/kargo"
+)
+
+const stageNamespace = "kargo-demo"
+
+// stages installs the Stage CRD (if it is not yet) and returns a dynamic
+// client for Stages in stageNamespace.
+func stages(t *testing.T) dynamic.ResourceInterface {
+	t.Helper()
+	cfg := shared.RESTConfig()
+	if err := installStageCRD(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	dc, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dc.Resource(kargov1alpha1.SchemeGroupVersion.WithResource(kargov1alpha1.StagePlural)).Namespace(stageNamespace)
+}
+
+// installStageCRD creates the Stage CRD if it is missing and waits until
+// Stages are served (the control plane installs only TaskAction's).
+func installStageCRD(ctx context.Context, cfg *rest.Config) error {
+	var want apiextensionsv1.CustomResourceDefinition
+	if err := yaml.UnmarshalStrict(crd.Stages, &want); err != nil {
+		return err
+	}
+	client, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	crds := client.ApiextensionsV1().CustomResourceDefinitions()
+	if _, err := crds.Create(ctx, &want, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	rc := client.ApiextensionsV1().RESTClient()
+	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		have, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		var ok bool
+		for _, c := range have.Status.Conditions {
+			ok = ok || c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue
+		}
+		if !ok {
+			return false, nil
+		}
+		status := 0
+		rc.Get().AbsPath("/apis/kargo.akuity.io/v1alpha1/stages").Param("limit", "1").Do(ctx).StatusCode(&status)
+		return status == 200, nil
+	})
+}
+
+func decodeStage(t *testing.T, doc []byte) *unstructured.Unstructured {
+	t.Helper()
+	var m map[string]any
+	if err := yaml.Unmarshal(doc, &m); err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetNamespace(stageNamespace)
+	return u
+}
+
+const reservedAliasStage = `
+apiVersion: kargo.akuity.io/v1alpha1
+kind: Stage
+metadata:
+  name: reserved
+spec:
+  requestedFreight:
+  - origin: {kind: Warehouse, name: kargo-demo}
+    sources: {direct: true}
+  promotionTemplate:
+    spec:
+      steps:
+      - uses: git-clone
+        as: step-1
+`
+
+func TestStageAdmissionRejectsReservedAlias(t *testing.T) {
+	_, err := stages(t).Create(t.Context(), decodeStage(t, []byte(reservedAliasStage)), metav1.CreateOptions{})
+	var se *apierrors.StatusError
+	if !errors.As(err, &se) || se.ErrStatus.Code != 422 || !apierrors.IsInvalid(err) {
+		t.Fatalf("create with a reserved alias: got %v, want 422 Invalid", err)
+	}
+	const want = `spec.promotionTemplate.spec.steps[0].as: Invalid value: "step-1": step alias is reserved`
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not contain %q", err, want)
+	}
+	d := se.ErrStatus.Details
+	if d == nil || d.Group != "kargo.akuity.io" || d.Kind != "Stage" || d.Name != "reserved" ||
+		len(d.Causes) != 1 || d.Causes[0].Field != "spec.promotionTemplate.spec.steps[0].as" {
+		t.Errorf("details: %+v", d)
+	}
+}
+
+const shardStage = `
+apiVersion: kargo.akuity.io/v1alpha1
+kind: Stage
+metadata:
+  name: sharded
+  labels:
+    team: blue
+spec:
+  shard: east
+  requestedFreight:
+  - origin: {kind: Warehouse, name: kargo-demo}
+    sources: {direct: true}
+  promotionTemplate:
+    spec:
+      steps:
+      - uses: git-clone
+`
+
+func TestStageAdmissionDefaultsShardLabel(t *testing.T) {
+	ctx := t.Context()
+	sc := stages(t)
+	created, err := sc.Create(ctx, decodeStage(t, []byte(shardStage)), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	t.Cleanup(func() { _ = sc.Delete(context.Background(), "sharded", metav1.DeleteOptions{}) })
+	if got := created.GetLabels(); got[kargov1alpha1.LabelKeyShard] != "east" || got["team"] != "blue" {
+		t.Fatalf("labels after create: %v", got)
+	}
+
+	// Clearing spec.shard removes the label, even when the update sets it.
+	unstructured.RemoveNestedField(created.Object, "spec", "shard")
+	created.SetLabels(map[string]string{"team": "blue", kargov1alpha1.LabelKeyShard: "stale"})
+	updated, err := sc.Update(ctx, created, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("update: %v", err)
+	}
+	if got := updated.GetLabels(); len(got) != 1 || got["team"] != "blue" {
+		t.Errorf("labels after clearing spec.shard: %v", got)
+	}
+
+	// An update is validated too.
+	steps, _, _ := unstructured.NestedSlice(updated.Object, "spec", "promotionTemplate", "spec", "steps")
+	steps = append(steps, map[string]any{"uses": "git-commit", "as": "task-3"})
+	if err := unstructured.SetNestedSlice(updated.Object, steps, "spec", "promotionTemplate", "spec", "steps"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = sc.Update(ctx, updated, metav1.UpdateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "steps[1].as: Invalid value: \"task-3\": step alias is reserved") {
+		t.Errorf("update with a reserved alias: got %v, want Invalid", err)
+	}
+
+	// The status subresource is not admitted as a Stage write.
+	if err := unstructured.SetNestedField(updated.Object, "0/1 Fulfilled", "status", "freightSummary"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("update status: %v", err)
+	}
+}
+
+// fixture is one document of test/e2e/testdata/stages.
+type fixture struct {
+	file, expect, field string
+	doc                 []byte
+}
+
+func readFixtures(t *testing.T) []fixture {
+	t.Helper()
+	dir := filepath.Join("..", "..", "test", "e2e", "testdata", "stages")
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("fixtures in %s: %v", dir, err)
+	}
+	var out []fixture
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var expect, fieldPath string
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		for sc.Scan() {
+			line := sc.Text()
+			if v, ok := strings.CutPrefix(line, "# expect: "); ok {
+				expect = v
+			}
+			if v, ok := strings.CutPrefix(line, "# field: "); ok {
+				fieldPath = v
+			}
+		}
+		for _, doc := range bytes.Split(b, []byte("\n---\n")) {
+			out = append(out, fixture{file: filepath.Base(f), expect: expect, field: fieldPath, doc: doc})
+		}
+	}
+	return out
+}
+
+// TestStageFixturesAgreeWithAPIServer sends every fixture through the API
+// server (CRD schema, CEL rules and the admission plugin) and through
+// kargo.ValidateStage: both must reject the invalid ones with the expected
+// message on the expected field, and accept the valid ones.
+func TestStageFixturesAgreeWithAPIServer(t *testing.T) {
+	ctx := t.Context()
+	sc := stages(t)
+	for _, fx := range readFixtures(t) {
+		t.Run(fx.file, func(t *testing.T) {
+			u := decodeStage(t, fx.doc)
+			var typed kargov1alpha1.Stage
+			if err := yaml.Unmarshal(fx.doc, &typed); err != nil {
+				t.Fatalf("decode as Stage: %v", err)
+			}
+			errs := kargo.ValidateStage(&typed)
+			_, err := sc.Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+
+			if fx.expect == "" {
+				if err != nil {
+					t.Errorf("API server rejected a valid Stage: %v", err)
+				}
+				if len(errs) > 0 {
+					t.Errorf("ValidateStage rejected a valid Stage: %v", errs.ToAggregate())
+				}
+				return
+			}
+			if !apierrors.IsInvalid(err) {
+				t.Fatalf("API server: got %v, want Invalid", err)
+			}
+			if !strings.Contains(err.Error(), fx.expect) {
+				t.Errorf("API server error %q does not contain %q", err, fx.expect)
+			}
+			if !hasCause(err, fx.field) {
+				t.Errorf("API server error has no cause on %s: %+v", fx.field, err.(*apierrors.StatusError).ErrStatus.Details)
+			}
+			var found bool
+			for _, e := range errs {
+				if e.Field != fx.field || !strings.Contains(e.Error(), fx.expect) {
+					continue
+				}
+				found = true
+				// The whole field error reads as the API server's, except a
+				// duration's value: a typed Stage holds time.Duration, which
+				// prints "-1h" as "-1h0m0s".
+				if !strings.Contains(err.Error(), e.Error()) && !strings.Contains(fx.file, "soak-time") {
+					t.Errorf("ValidateStage says %q, the API server %q", e.Error(), err)
+				}
+			}
+			if !found {
+				t.Errorf("ValidateStage: no error on %s containing %q in %v", fx.field, fx.expect, errs.ToAggregate())
+			}
+		})
+	}
+}
+
+func hasCause(err error, fieldPath string) bool {
+	var se *apierrors.StatusError
+	if !errors.As(err, &se) || se.ErrStatus.Details == nil {
+		return false
+	}
+	for _, c := range se.ErrStatus.Details.Causes {
+		if c.Field == fieldPath {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,190 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"sigs.k8s.io/yaml"
+
+	kargo "taskactions/api/kargo/v1alpha1"
+	"taskactions/internal/sse"
+	"taskactions/internal/stages"
+)
+
+// The Stage operations: each translates HTTP to a call of the Stage
+// manager. Stages are Kubernetes objects and are served as such.
+
+// ListStages lists a project's Stages, sorted by name.
+func (s *Server) ListStages(ctx context.Context, req ListStagesRequestObject) (ListStagesResponseObject, error) {
+	us, err := s.stages.List(ctx, req.Project)
+	if err != nil {
+		return nil, err
+	}
+	return stageList(us), nil
+}
+
+// GetStage returns one Stage.
+func (s *Server) GetStage(ctx context.Context, req GetStageRequestObject) (GetStageResponseObject, error) {
+	u, err := s.stages.Get(ctx, req.Project, req.Stage)
+	if err != nil {
+		return nil, err
+	}
+	return stageResponse{u, http.StatusOK}, nil
+}
+
+// CreateStage creates a Stage from a JSON or YAML body.
+func (s *Server) CreateStage(ctx context.Context, req CreateStageRequestObject) (CreateStageResponseObject, error) {
+	st, err := stageBody(req.JSONBody, req.Body)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.stages.Create(ctx, req.Project, st)
+	if err != nil {
+		return nil, err
+	}
+	return stageResponse{u, http.StatusCreated}, nil
+}
+
+// ReplaceStage replaces a Stage, from the resource version in the body.
+func (s *Server) ReplaceStage(ctx context.Context, req ReplaceStageRequestObject) (ReplaceStageResponseObject, error) {
+	st, err := stageBody(req.JSONBody, req.Body)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.stages.Replace(ctx, req.Project, req.Stage, st)
+	if err != nil {
+		return nil, err
+	}
+	return stageResponse{u, http.StatusOK}, nil
+}
+
+// DeleteStage deletes a Stage.
+func (s *Server) DeleteStage(ctx context.Context, req DeleteStageRequestObject) (DeleteStageResponseObject, error) {
+	if err := s.stages.Delete(ctx, req.Project, req.Stage); err != nil {
+		return nil, err
+	}
+	return DeleteStage204Response{}, nil
+}
+
+// RefreshStage asks for a reconciliation, and with wait=true waits for it.
+func (s *Server) RefreshStage(ctx context.Context, req RefreshStageRequestObject) (RefreshStageResponseObject, error) {
+	u, err := s.stages.Refresh(ctx, req.Project, req.Stage, value(req.Params.Wait))
+	if err != nil {
+		return nil, err
+	}
+	return stageResponse{u, http.StatusOK}, nil
+}
+
+// StreamProjectStages streams a project's Stages.
+func (s *Server) StreamProjectStages(ctx context.Context, req StreamProjectStagesRequestObject) (StreamProjectStagesResponseObject, error) {
+	return s.stageStream(ctx, req.Project, "", lastEventID(req.Params.LastEventID, req.Params.LastEventId))
+}
+
+// StreamStage streams one Stage.
+func (s *Server) StreamStage(ctx context.Context, req StreamStageRequestObject) (StreamStageResponseObject, error) {
+	return s.stageStream(ctx, req.Project, req.Stage, lastEventID(req.Params.LastEventID, req.Params.LastEventId))
+}
+
+func (s *Server) stageStream(ctx context.Context, project, name, lastID string) (stream[*stages.Update], error) {
+	// The project is checked before the stream opens, so that a bad one is
+	// a problem response, not a stream that ends at once.
+	if err := s.stages.CheckProject(ctx, project); err != nil {
+		return stream[*stages.Update]{}, err
+	}
+	src := sse.Source[*stages.Update]{
+		Event: "stage",
+		Open: func(ctx context.Context, after *uint64) (*stages.Subscription, stages.Start, []*stages.Update) {
+			return s.stages.Subscribe(ctx, project, name, after)
+		},
+		Encode:  encodeStageEvent,
+		Cursors: s.stages.Journal(),
+	}
+	return stream[*stages.Update]{ctx: ctx, kind: "stages", lastID: lastID, src: src, s: s}, nil
+}
+
+func (st stream[V]) VisitStreamProjectStagesResponse(w http.ResponseWriter) error { return st.serve(w) }
+func (st stream[V]) VisitStreamStageResponse(w http.ResponseWriter) error         { return st.serve(w) }
+
+// stageBody is the Stage of a request: decoded by the generated code from
+// JSON, or here from YAML (sigs.k8s.io/yaml, as kubectl reads it).
+func stageBody(jsonBody *kargo.Stage, body io.Reader) (*kargo.Stage, error) {
+	if jsonBody != nil {
+		return jsonBody, nil
+	}
+	b, err := io.ReadAll(body)
+	if err != nil {
+		return nil, badRequest{fmt.Errorf("read the body: %w", err)}
+	}
+	var st kargo.Stage
+	if err := yaml.Unmarshal(b, &st); err != nil {
+		return nil, badRequest{fmt.Errorf("the body is not a Stage in YAML: %w", err)}
+	}
+	return &st, nil
+}
+
+// stageJSON is the Stage object of an update, encoded once.
+func stageJSON(u *stages.Update) []byte {
+	return u.JSON.Bytes(func() []byte {
+		b, _ := json.Marshal(u.Stage)
+		return b
+	})
+}
+
+// encodeStageEvent is the data of a `stage` event: the object plus
+// `deleted`, encoded once however many streams carry it.
+func encodeStageEvent(u *stages.Update) []byte {
+	return u.Wire.Bytes(func() []byte {
+		b := slices.Clip(stageJSON(u))
+		return append(append(b[:len(b)-1], `,"deleted":`...), strconv.FormatBool(u.Deleted)+"}"...)
+	})
+}
+
+// stageResponse writes one Stage from its memoized encoding.
+type stageResponse struct {
+	u      *stages.Update
+	status int
+}
+
+func (r stageResponse) write(w http.ResponseWriter) error {
+	b := stageJSON(r.u)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(r.status)
+	_, err := w.Write(append(slices.Clip(b), '\n'))
+	return err
+}
+
+func (r stageResponse) VisitGetStageResponse(w http.ResponseWriter) error     { return r.write(w) }
+func (r stageResponse) VisitCreateStageResponse(w http.ResponseWriter) error  { return r.write(w) }
+func (r stageResponse) VisitReplaceStageResponse(w http.ResponseWriter) error { return r.write(w) }
+func (r stageResponse) VisitRefreshStageResponse(w http.ResponseWriter) error { return r.write(w) }
+
+// stageList is a 200 StageList written from the memoized encodings.
+type stageList []*stages.Update
+
+func (l stageList) VisitListStagesResponse(w http.ResponseWriter) error {
+	size := len(`{"items":[]}`) + 1
+	for _, u := range l {
+		size += len(stageJSON(u)) + 1
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	buf.WriteString(`{"items":[`)
+	for i, u := range l {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(stageJSON(u))
+	}
+	buf.WriteString("]}\n")
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(http.StatusOK)
+	_, err := buf.WriteTo(w)
+	return err
+}

@@ -1,0 +1,290 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rs/zerolog"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"taskactions/internal/journal"
+)
+
+// Cache is one kind's pipeline: informer, lists, views, journal. It is
+// safe for concurrent use after New; Start and Stop bound its lifetime,
+// and it may be started again after Stop.
+type Cache[T Object, V any] struct {
+	kind      Kind[T, V]
+	log       zerolog.Logger
+	journal   *journal.Journal[V]
+	written   rvWaiter // lets reads wait for this server's own writes
+	lists     *listCache[T]
+	views     *viewCache[T, V]
+	published atomic.Int64
+
+	mu  sync.Mutex
+	run *running // set by Start, cleared by Stop
+}
+
+// running is one Start..Stop lifetime.
+type running struct {
+	cancel   context.CancelFunc
+	done     chan struct{}
+	informer cache.SharedIndexInformer
+	handler  cache.ResourceEventHandlerRegistration
+	synced   chan struct{}
+}
+
+// New returns a stopped cache of the kind.
+func New[T Object, V any](kind Kind[T, V], log zerolog.Logger) *Cache[T, V] {
+	if kind.Topics == nil {
+		kind.Topics = func(T, V) []string { return nil }
+	}
+	return &Cache[T, V]{
+		kind:    kind,
+		log:     log.With().Str("kind", kind.Name).Logger(),
+		journal: journal.New[V](kind.Journal),
+		lists:   newListCache(kind.Lists, kind.Compare, kind.Sort),
+		views:   newViewCache(kind.View),
+	}
+}
+
+// Name is the kind's name.
+func (c *Cache[T, V]) Name() string { return c.kind.Name }
+
+// Start starts the informer and returns once the cache is synced. From
+// then on the journal covers every event after the list it started from.
+func (c *Cache[T, V]) Start(ctx context.Context) error {
+	c.mu.Lock()
+	if c.run != nil {
+		c.mu.Unlock()
+		return errors.New("already started")
+	}
+	r, err := c.newRunning()
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	c.run = r
+	c.mu.Unlock()
+
+	rctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	go func() {
+		defer close(r.done)
+		r.informer.RunWithContext(rctx)
+	}()
+	if !cache.WaitForCacheSync(ctx.Done(), r.handler.HasSynced) {
+		c.Stop()
+		return fmt.Errorf("wait for the %s cache: %w", c.kind.Name, context.Cause(ctx))
+	}
+	// Everything after the list's resource version will come through the
+	// handler, in order: the journal covers resumes from there on.
+	rv := parseRV(r.informer.LastSyncResourceVersion())
+	c.journal.SetFloor(rv)
+	c.written.advance(rv)
+	close(r.synced)
+	c.log.Info().Uint64("resourceVersion", rv).Int("objects", len(r.informer.GetStore().ListKeys())).Msg("cache synced")
+	return nil
+}
+
+// newRunning builds the informer with the kind's indexes and the handler.
+// Managed fields are dropped on the way in: they are a large share of
+// each object and nobody here reads them.
+func (c *Cache[T, V]) newRunning() (*running, error) {
+	inf := cache.NewSharedIndexInformerWithOptions(c.kind.ListWatch, c.kind.Example,
+		cache.SharedIndexInformerOptions{Indexers: cache.Indexers{}})
+	if err := inf.AddIndexers(c.kind.Indexers); err != nil {
+		return nil, err
+	}
+	if err := inf.SetTransform(func(obj any) (any, error) {
+		if o, ok := obj.(metav1.Object); ok {
+			o.SetManagedFields(nil)
+		}
+		return obj, nil
+	}); err != nil {
+		return nil, err
+	}
+	reg, err := inf.AddEventHandler(c.handler())
+	if err != nil {
+		return nil, err
+	}
+	return &running{informer: inf, handler: reg, synced: make(chan struct{}), done: make(chan struct{})}, nil
+}
+
+// Stop stops the informer and waits for it.
+func (c *Cache[T, V]) Stop() {
+	c.mu.Lock()
+	r := c.run
+	c.run = nil
+	c.mu.Unlock()
+	if r == nil {
+		return
+	}
+	_ = r.informer.RemoveEventHandler(r.handler)
+	if r.cancel != nil {
+		r.cancel()
+		<-r.done
+	}
+	c.lists.forget()
+	c.views.forget()
+}
+
+// HasSynced reports whether the cache holds every object.
+func (c *Cache[T, V]) HasSynced() bool {
+	select {
+	case <-c.Synced():
+		return true
+	default:
+		return false
+	}
+}
+
+// Synced is closed once the cache is synced (nil before Start).
+func (c *Cache[T, V]) Synced() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.run == nil {
+		return nil
+	}
+	return c.run.synced
+}
+
+// Informer is the shared informer, for controllers that build on this
+// cache. Nil when stopped.
+func (c *Cache[T, V]) Informer() cache.SharedIndexInformer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.run == nil {
+		return nil
+	}
+	return c.run.informer
+}
+
+// Journal is the kind's event journal (stream cursors come from it).
+func (c *Cache[T, V]) Journal() *journal.Journal[V] { return c.journal }
+
+// Published counts the events published to subscribers.
+func (c *Cache[T, V]) Published() int64 { return c.published.Load() }
+
+// Objects is the number of cached objects.
+func (c *Cache[T, V]) Objects() int {
+	inf := c.Informer()
+	if inf == nil {
+		return 0
+	}
+	return len(inf.GetStore().ListKeys())
+}
+
+// Wrote notes the resource version of a write this server made: reads
+// that CatchUp wait until the cache has it.
+func (c *Cache[T, V]) Wrote(obj T) { c.written.wrote(parseRV(obj.GetResourceVersion())) }
+
+// CatchUp waits (briefly, see maxReadWait) until the cache reflects every
+// write this server made before the call: read-your-writes.
+func (c *Cache[T, V]) CatchUp(ctx context.Context) { c.written.catchUp(ctx) }
+
+// Get returns the cached object ns/name, or the zero T.
+func (c *Cache[T, V]) Get(ns, name string) (T, error) {
+	var zero T
+	inf := c.Informer()
+	if inf == nil {
+		return zero, errNotWatching
+	}
+	obj, ok, err := inf.GetStore().GetByKey(ns + "/" + name)
+	if err != nil || !ok {
+		return zero, err
+	}
+	return obj.(T), nil
+}
+
+// ByIndex returns the objects under an index key, unsorted and uncached.
+func (c *Cache[T, V]) ByIndex(index, key string) ([]T, error) {
+	inf := c.Informer()
+	if inf == nil {
+		return nil, errNotWatching
+	}
+	objs, err := inf.GetIndexer().ByIndex(index, key)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(objs))
+	for i, o := range objs {
+		out[i] = o.(T)
+	}
+	return out, nil
+}
+
+// List returns the sorted list of an index key (one the kind's Lists
+// names, so that events keep it current). The caller owns the slice, not
+// the objects.
+func (c *Cache[T, V]) List(index, key string) ([]T, error) {
+	if c.Informer() == nil {
+		return nil, errNotWatching
+	}
+	return c.lists.get(ListKey(index, key), func() ([]T, error) { return c.ByIndex(index, key) })
+}
+
+// All returns every cached object, unsorted.
+func (c *Cache[T, V]) All() []T {
+	inf := c.Informer()
+	if inf == nil {
+		return nil
+	}
+	objs := inf.GetStore().List()
+	out := make([]T, len(objs))
+	for i, o := range objs {
+		out[i] = o.(T)
+	}
+	return out
+}
+
+// View returns the current view of a cached object.
+func (c *Cache[T, V]) View(obj T) V { return c.views.of(obj) }
+
+// Views returns the current view of each of objs, in the same order.
+func (c *Cache[T, V]) Views(objs []T) []V {
+	out := make([]V, len(objs))
+	for i, o := range objs {
+		out[i] = c.views.of(o)
+	}
+	return out
+}
+
+// Subscribe opens a subscription to a topic. With after set and still
+// covered by the journal, start.Replay holds exactly the events missed
+// since; otherwise snapshot holds the views of what scope returns,
+// consistent with start.Cursor: nothing is lost or repeated between the
+// snapshot and the live events. Like reads, it first waits for this
+// server's own writes to reach the cache. Close the subscription when
+// done.
+func (c *Cache[T, V]) Subscribe(ctx context.Context, topic string, after *uint64, scope func() []T) (sub *journal.Subscription[V], start journal.Start[V], snapshot []V) {
+	c.written.catchUp(ctx)
+	sub, start = c.journal.Subscribe(topic, after, func() uint64 {
+		objs := scope()
+		var top uint64
+		snapshot = c.Views(objs)
+		for _, o := range objs {
+			top = max(top, parseRV(o.GetResourceVersion()))
+		}
+		return top
+	})
+	return sub, start, snapshot
+}
+
+var errNotWatching = errors.New("the cache is not started")
+
+// parseRV parses a resource version. etcd-backed versions are decimal
+// revisions that rise across the whole store.
+func parseRV(s string) uint64 {
+	rv, _ := strconv.ParseUint(s, 10, 64)
+	return rv
+}
+
+// ResourceVersion is an object's resource version as a number.
+func ResourceVersion(obj metav1.Object) uint64 { return parseRV(obj.GetResourceVersion()) }

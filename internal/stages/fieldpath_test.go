@@ -1,0 +1,23 @@
+package stages
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestFieldPath(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"spec", []string{"spec"}},
+		{"spec.promotionTemplate.spec.steps[1].as", []string{"spec", "promotionTemplate", "spec", "steps", "1", "as"}},
+		{"spec.requestedFreight[0].sources.requiredSoakTime", []string{"spec", "requestedFreight", "0", "sources", "requiredSoakTime"}},
+		{"metadata.labels[kargo.akuity.io/shard]", []string{"metadata", "labels", "kargo.akuity.io/shard"}},
+		{"", nil},
+	} {
+		if got := fieldPath(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("fieldPath(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

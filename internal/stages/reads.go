@@ -1,0 +1,75 @@
+package stages
+
+import (
+	"context"
+	"fmt"
+
+	kargo "taskactions/api/kargo/v1alpha1"
+	"taskactions/internal/journal"
+	"taskactions/internal/pipeline"
+)
+
+// List returns the views of a project's Stages, sorted by name, from the
+// cache (after this server's own writes have reached it).
+func (m *Manager) List(ctx context.Context, project string) ([]*Update, error) {
+	if err := m.projects.check(ctx, project, false); err != nil {
+		return nil, err
+	}
+	m.stages.CatchUp(ctx)
+	ss, err := m.stages.List(indexProject, project)
+	if err != nil {
+		return nil, err
+	}
+	return m.stages.Views(ss), nil
+}
+
+// Get returns the view of one Stage from the cache.
+func (m *Manager) Get(ctx context.Context, project, name string) (*Update, error) {
+	if err := m.projects.check(ctx, project, false); err != nil {
+		return nil, err
+	}
+	m.stages.CatchUp(ctx)
+	s, err := m.stages.Get(project, name)
+	if err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, notFound(project, name)
+	}
+	return m.stages.View(s), nil
+}
+
+// Subscription delivers the Stage updates of a project or of one Stage.
+type Subscription = journal.Subscription[*Update]
+
+// Start says how a subscription begins (resumed with a replay, or not).
+type Start = journal.Start[*Update]
+
+// Subscribe opens a subscription to a project's Stages (name empty) or to
+// one Stage, with the snapshot/resume semantics of pipeline.Subscribe.
+// CheckProject first: a stream checks its project once, not at every
+// reconnect.
+func (m *Manager) Subscribe(ctx context.Context, project, name string, after *uint64) (*Subscription, Start, []*Update) {
+	topic, scope := projectTopic(project), func() []*kargo.Stage {
+		ss, _ := m.stages.List(indexProject, project)
+		return ss
+	}
+	if name != "" {
+		topic, scope = stageTopic(project, name), func() []*kargo.Stage {
+			if s, _ := m.stages.Get(project, name); s != nil {
+				return []*kargo.Stage{s}
+			}
+			return nil
+		}
+	}
+	return m.stages.Subscribe(ctx, topic, after, scope)
+}
+
+func notFound(project, name string) error {
+	return fmt.Errorf("Stage %q not found in project %q: %w", name, project, pipeline.ErrNotFound)
+}
+
+// CheckProject reports whether a project can be read (see projects).
+func (m *Manager) CheckProject(ctx context.Context, project string) error {
+	return m.projects.check(ctx, project, false)
+}

@@ -1,0 +1,190 @@
+package stages
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	kargo "taskactions/api/kargo/v1alpha1"
+	kargorules "taskactions/internal/kargo"
+	"taskactions/internal/pipeline"
+)
+
+// Create stores a new Stage in a project, defaulted and validated as
+// Kargo's webhooks would. The body's status is ignored (it is the
+// controller's).
+func (m *Manager) Create(ctx context.Context, project string, s *kargo.Stage) (*Update, error) {
+	if err := m.prepare(project, "", s); err != nil {
+		return nil, err
+	}
+	if err := m.projects.check(ctx, project, true); err != nil {
+		return nil, err
+	}
+	s.ResourceVersion, s.Status = "", kargo.StageStatus{}
+	out, err := m.client.KargoV1alpha1().Stages(project).Create(ctx, s, metav1.CreateOptions{})
+	if err != nil {
+		return nil, writeError(project, s.Name, err)
+	}
+	m.stages.Wrote(out)
+	return viewOf(out, false), nil
+}
+
+// Replace replaces a Stage's metadata and spec, from the resource version
+// the body names: a Stage changed since is ErrConflict, never overwritten.
+func (m *Manager) Replace(ctx context.Context, project, name string, s *kargo.Stage) (*Update, error) {
+	if err := m.prepare(project, name, s); err != nil {
+		return nil, err
+	}
+	if s.ResourceVersion == "" {
+		return nil, pipeline.FieldErrors{{Path: []string{"metadata", "resourceVersion"},
+			Detail: "Required value: the version this change was made from (read the Stage first)"}}
+	}
+	out, err := m.client.KargoV1alpha1().Stages(project).Update(ctx, s, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, writeError(project, name, err)
+	}
+	m.stages.Wrote(out)
+	return viewOf(out, false), nil
+}
+
+// Delete deletes a Stage.
+func (m *Manager) Delete(ctx context.Context, project, name string) error {
+	err := m.client.KargoV1alpha1().Stages(project).Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil {
+		return writeError(project, name, err)
+	}
+	return nil
+}
+
+// RefreshTimeout bounds Refresh's wait for the controller.
+const RefreshTimeout = 30 * time.Second
+
+// ErrRefreshNotHandled: no controller handled a refresh in time.
+var ErrRefreshNotHandled = errors.New("the refresh was not handled in time")
+
+// Refresh asks the Stage controller to reconcile a Stage now, as Kargo
+// does: a merge patch of the refresh annotation to the current time. With
+// wait, it returns once status.lastHandledRefresh shows that value.
+func (m *Manager) Refresh(ctx context.Context, project, name string, wait bool) (*Update, error) {
+	token := time.Now().UTC().Format(time.RFC3339Nano)
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, kargo.AnnotationKeyRefresh, token)
+	out, err := m.client.KargoV1alpha1().Stages(project).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return nil, writeError(project, name, err)
+	}
+	m.stages.Wrote(out)
+	if !wait {
+		return viewOf(out, false), nil
+	}
+	return m.waitRefreshed(ctx, project, name, token)
+}
+
+// waitRefreshed follows the Stage's stream until its status shows the
+// refresh token.
+func (m *Manager) waitRefreshed(ctx context.Context, project, name, token string) (*Update, error) {
+	ctx, cancel := context.WithTimeout(ctx, RefreshTimeout)
+	defer cancel()
+	sub, _, snap := m.Subscribe(ctx, project, name, nil)
+	defer sub.Close()
+	handled := func(u *Update) bool { return !u.Deleted && u.Stage.Status.LastHandledRefresh == token }
+	for _, u := range snap {
+		if handled(u) {
+			return u, nil
+		}
+	}
+	var buf []journalEntry
+	for {
+		select {
+		case <-sub.Ready():
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, fmt.Errorf("Stage %q: %w within %s (is a Stage controller running?)", name, ErrRefreshNotHandled, RefreshTimeout)
+			}
+			return nil, ctx.Err()
+		}
+		var lagged bool
+		buf, lagged = sub.Drain(buf[:0])
+		for _, e := range buf {
+			if e.Value.Deleted {
+				return nil, notFound(project, name)
+			}
+			if handled(e.Value) {
+				return e.Value, nil
+			}
+		}
+		if lagged { // cannot happen with one key; read the cache to be sure
+			if u, err := m.Get(ctx, project, name); err == nil && handled(u) {
+				return u, nil
+			}
+		}
+	}
+}
+
+// prepare checks what this server requires of a body before Kargo's rules
+// (which it then applies): the project and name the path gives.
+func (m *Manager) prepare(project, name string, s *kargo.Stage) error {
+	var errs pipeline.FieldErrors
+	switch {
+	case s.Namespace == "":
+		s.Namespace = project
+	case s.Namespace != project:
+		errs = append(errs, pipeline.FieldError{Path: []string{"metadata", "namespace"},
+			Detail: fmt.Sprintf("Invalid value: %q: must be the project %q (or left out)", s.Namespace, project)})
+	}
+	switch {
+	case name != "" && s.Name == "":
+		s.Name = name
+	case name != "" && s.Name != name:
+		errs = append(errs, pipeline.FieldError{Path: []string{"metadata", "name"},
+			Detail: fmt.Sprintf("Invalid value: %q: must be the Stage's name in the path, %q", s.Name, name)})
+	case s.Name == "":
+		errs = append(errs, pipeline.FieldError{Path: []string{"metadata", "name"}, Detail: "Required value"})
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	kargorules.DefaultStage(s)
+	return fieldErrors(kargorules.ValidateStage(s))
+}
+
+// fieldErrors turns Kubernetes field errors into the pipeline's.
+func fieldErrors(list field.ErrorList) error {
+	if len(list) == 0 {
+		return nil
+	}
+	errs := make(pipeline.FieldErrors, len(list))
+	for i, e := range list {
+		errs[i] = pipeline.FieldError{Path: fieldPath(e.Field), Detail: e.ErrorBody()}
+	}
+	return errs
+}
+
+// writeError maps an API server error to the pipeline's errors: 404, 409
+// (a stale resource version, or a name taken), and 422 (what the CRD's
+// schema and CEL rules refuse) as field errors.
+func writeError(project, name string, err error) error {
+	var status apierrors.APIStatus
+	switch {
+	case apierrors.IsNotFound(err):
+		return notFound(project, name)
+	case apierrors.IsAlreadyExists(err):
+		return fmt.Errorf("Stage %q already exists in project %q: %w", name, project, pipeline.ErrConflict)
+	case apierrors.IsConflict(err):
+		return fmt.Errorf("Stage %q has changed since the resourceVersion this change was made from; read it again: %w", name, pipeline.ErrConflict)
+	case apierrors.IsInvalid(err) && errors.As(err, &status) && status.Status().Details != nil:
+		var errs pipeline.FieldErrors
+		for _, c := range status.Status().Details.Causes {
+			errs = append(errs, pipeline.FieldError{Path: fieldPath(c.Field), Detail: c.Message})
+		}
+		if len(errs) > 0 {
+			return errs
+		}
+	}
+	return fmt.Errorf("Stage %q in project %q: %w", name, project, err)
+}

@@ -1,0 +1,320 @@
+// /projects/{p}/stages/{s}: one Stage, kept live by its stream: what it is
+// (phase, health, freight, promotions), its conditions, what it requests
+// and its promotion steps; Refresh (with a spinner until the controller
+// has handled it) and Delete.
+import { h, setAttr, setText } from './dom.js';
+import { ApiError } from './api.js';
+import { LiveCollection } from './live.js';
+import { fullTime, ms, timeEl } from './format.js';
+import { confirmAbort, toast } from './dialog.js';
+import {
+  currentFreight, deleteStage, getStage, health, healthClass, isControlFlow, keepCurrent, noFreight,
+  refreshPending, refreshStage, refreshToken, relTime, stageBadge, stagePages, stagePhase, stageStreams,
+  updateStageBadge,
+} from './stages.js';
+
+export function stagePage(main, { project, stage }, ui) {
+  ui.setTitle(`${stage} · Stages · ${project}`);
+  ui.setCrumbs([{ label: project }, { label: 'Stages', href: stagePages.list(project) }, { label: stage }]);
+
+  const badge = stageBadge('Steady');
+  badge.hidden = true;
+  badge.id = 'stage-phase';
+  const desc = h('p', { class: 'stage-desc muted', hidden: true });
+  const spinner = h('span', { class: 'spinner', hidden: true, 'aria-hidden': 'true' });
+  const refreshLabel = h('span', { text: 'Refresh' });
+  const refreshBtn = h('button', { type: 'button', class: 'btn', id: 'refresh-stage', disabled: true, 'aria-busy': 'false', 'aria-describedby': 'refresh-status' }, spinner, refreshLabel);
+  const deleteBtn = h('button', { type: 'button', class: 'btn danger', id: 'delete-stage', disabled: true, text: 'Delete stage' });
+  const refreshStatus = h('p', { class: 'refresh-status muted', id: 'refresh-status', role: 'status' });
+  const notice = h('div', { class: 'callout notice-stage', role: 'alert', hidden: true });
+  const loading = h('p', { class: 'empty', text: 'Loading the stage…' });
+  const left = h('div', { class: 'stage-col' });
+  const right = h('div', { class: 'stage-col' });
+  const body = h('div', { class: 'stage-layout', id: 'stage-detail', hidden: true }, left, right);
+  main.append(
+    h('div', { class: 'page-head' },
+      h('div', { class: 'stage-title' },
+        h('p', { class: 'eyebrow', text: `${project} · stage` }),
+        h('h1', null, h('span', { class: 'mono', id: 'stage-name', text: stage }), badge),
+        desc),
+      h('div', { class: 'head-actions' }, refreshBtn, deleteBtn)),
+    refreshStatus, notice, loading, body);
+
+  // The sections: each is drawn again only when what it shows changed.
+  const sections = {
+    facts: panel('Status', 'facts-title', right),
+    conditions: panel('Conditions', 'conditions-title', left),
+    steps: panel('Promotion steps', 'steps-title', left),
+    requests: panel('Requested freight', 'requests-title', right),
+  };
+  const drawn = {};
+  function draw(name, key, build) {
+    if (drawn[name] === key) return;
+    drawn[name] = key;
+    const sec = sections[name];
+    // Keep the keyboard where it was.
+    const focused = sec.body.contains(document.activeElement) ? document.activeElement.getAttribute('href') : null;
+    sec.body.replaceChildren(...[build()].flat());
+    if (focused) sec.body.querySelector(`a[href="${CSS.escape(focused)}"]`)?.focus();
+  }
+
+  let cur = null; // the Stage shown
+  let gone = false;
+  let inflight = false;
+  let handled = ''; // the refresh our last request saw handled
+
+  function show(s) {
+    cur = s;
+    gone = false;
+    notice.hidden = true;
+    loading.hidden = true;
+    body.hidden = false;
+    const phase = stagePhase(s);
+    badge.hidden = false;
+    updateStageBadge(badge, phase);
+    badge.dataset.phase = phase;
+    const d = (s.metadata.annotations || {})['kargo.akuity.io/description'] || '';
+    setText(desc, d);
+    desc.hidden = !d;
+    deleteBtn.disabled = false;
+    drawAll();
+    updateRefresh();
+  }
+
+  function drawAll() {
+    const s = cur;
+    if (!s) return;
+    const st = s.status || {};
+    const now = Date.now();
+    const lp = st.lastPromotion;
+    draw('facts', JSON.stringify([st.health, st.freightHistory && st.freightHistory[0], st.freightSummary, st.currentPromotion, lp, st.lastHandledRefresh,
+      st.observedGeneration, s.metadata.generation, s.spec && s.spec.shard, stagePhase(s), lp && lp.finishedAt ? relTime(lp.finishedAt, now) : '']), () => facts(s, now));
+    draw('conditions', JSON.stringify(st.conditions || []), () => conditions(st.conditions || []));
+    draw('steps', JSON.stringify([s.spec && s.spec.promotionTemplate, s.spec && s.spec.verification]), () => steps(s));
+    draw('requests', JSON.stringify((s.spec && s.spec.requestedFreight) || []), () => requests(project, s));
+  }
+
+  function showGone(message) {
+    gone = true;
+    cur = null;
+    loading.hidden = true;
+    body.hidden = true;
+    badge.hidden = true;
+    notice.className = 'callout sp-Failed notice-stage';
+    notice.replaceChildren(h('p', { text: message }), h('p', null, h('a', { href: stagePages.list(project), text: `All stages of ${project}` })));
+    notice.hidden = false;
+    deleteBtn.disabled = true;
+    updateRefresh();
+  }
+
+  // Refresh: the spinner runs while our request waits (?wait=true answers
+  // once status.lastHandledRefresh caught up with the annotation) and, as
+  // in Kargo's UI, whenever the Stage shows a refresh not handled yet.
+  function spinning() {
+    return inflight || (!!cur && refreshPending(cur) && refreshToken(cur) !== handled);
+  }
+
+  let wasOn = false;
+  function updateRefresh() {
+    const on = spinning();
+    if (wasOn && !on && !inflight && cur && !refreshPending(cur)) {
+      setText(refreshStatus, `Refreshed ${new Date().toLocaleTimeString()}: the controller has reconciled the stage.`);
+    }
+    wasOn = on;
+    spinner.hidden = !on;
+    setText(refreshLabel, on ? 'Refreshing…' : 'Refresh');
+    setAttr(refreshBtn, 'aria-busy', String(on));
+    refreshBtn.disabled = on || gone || !cur;
+    if (on) setText(refreshStatus, 'Refreshing: waiting for the controller to reconcile the stage…');
+  }
+
+  refreshBtn.addEventListener('click', async () => {
+    if (spinning() || !cur) return;
+    inflight = true;
+    updateRefresh();
+    try {
+      const s = await refreshStage(project, stage, true);
+      const t = s ? refreshToken(s) : '';
+      if (s && t && s.status && s.status.lastHandledRefresh === t) {
+        handled = t;
+        if (newer(s, cur)) show(s);
+        setText(refreshStatus, `Refreshed ${new Date().toLocaleTimeString()}: the controller has reconciled the stage.`);
+      } else {
+        setText(refreshStatus, 'Refresh requested; the page follows the stage as the controller handles it.');
+      }
+    } catch (e) {
+      setText(refreshStatus, `Refresh failed: ${e instanceof ApiError ? e.message : e}`);
+      toast(`Refresh of ${stage} failed.`);
+    } finally {
+      inflight = false;
+      wasOn = false; // the answer said how it went
+      updateRefresh();
+      if (document.activeElement === document.body) refreshBtn.focus();
+    }
+  });
+
+  deleteBtn.addEventListener('click', () => confirmAbort({
+    heading: `Delete stage ${stage}?`,
+    text: `The Stage goes from project ${project}, with its status and history. Stages downstream of it no longer get Freight through it. This cannot be undone.`,
+    confirm: 'Delete stage',
+    noReason: true,
+    run: () => deleteStage(project, stage),
+    done: () => location.assign(stagePages.list(project)),
+  }));
+
+  const live = new LiveCollection({
+    url: stageStreams.stage(project, stage),
+    event: 'stage',
+    key: (s) => s.metadata.name,
+    deleted: (s) => s.deleted === true,
+    apply: (changes) => {
+      if (!changes.has(stage)) return;
+      const s = changes.get(stage);
+      if (s === null) showGone(`Stage ${stage} was deleted.`);
+      else if (newer(s, cur)) show(s);
+    },
+    onSynced: () => {
+      if (!live.items.has(stage) && !gone) showGone(`There is no stage ${stage} in project ${project}.`);
+    },
+    onState: ui.setConn,
+  });
+
+  // First the Stage (a 404 says there is none, without a stream), then
+  // its stream.
+  getStage(project, stage).then(
+    (s) => {
+      show(s);
+      live.start();
+    },
+    (e) => {
+      if (e.status === 404) {
+        showGone(`There is no stage ${stage} in project ${project}.`);
+        return;
+      }
+      setText(refreshStatus, e.message);
+      live.start();
+    });
+
+  setInterval(drawAll, 15000);
+  keepCurrent(live, drawAll);
+}
+
+/** newer: a is a later version than b (resource versions compare as
+ * numbers where both are numbers, as Kubernetes' etcd ones are). */
+function newer(a, b) {
+  if (!b) return true;
+  const x = Number(a.metadata && a.metadata.resourceVersion);
+  const y = Number(b.metadata && b.metadata.resourceVersion);
+  if (!Number.isFinite(x) || !Number.isFinite(y)) return true;
+  if (a.metadata.uid && b.metadata.uid && a.metadata.uid !== b.metadata.uid) return true;
+  return x >= y;
+}
+
+function panel(title, id, parent) {
+  const body = h('div', { class: 'panel-body' });
+  parent.append(h('section', { class: 'panel', 'aria-labelledby': id },
+    h('div', { class: 'panel-head' }, h('h2', { id, text: title })), body));
+  return { body };
+}
+
+function facts(s, now) {
+  const st = s.status || {};
+  const hs = health(s);
+  const fr = currentFreight(s);
+  const lp = st.lastPromotion;
+  const cp = st.currentPromotion;
+  const gen = s.metadata.generation;
+  const rows = [
+    ['Phase', stageBadge(stagePhase(s))],
+    ['Health', h('span', { class: 'chip ' + healthClass(hs), id: 'stage-health' }, h('span', { class: 'dot', 'aria-hidden': 'true' }), hs || '— (not assessed)')],
+    ['Freight', fr.length
+      ? h('ul', { class: 'plain', id: 'stage-freight' }, fr.map((f) => h('li', null,
+        h('span', { class: 'muted', text: f.origin ? `${f.origin.kind || 'Warehouse'} ${f.origin.name}: ` : '' }),
+        h('span', { class: 'mono wrap', text: f.name }))))
+      : h('span', { id: 'stage-freight', text: noFreight(st.freightSummary) ? 'No freight' : st.freightSummary })],
+    cp ? ['Promoting', h('span', { class: 'mono', text: cp.name })] : null,
+    ['Last promotion', lp ? h('div', { id: 'stage-last-promotion' },
+      h('span', { class: 'mono wrap', text: lp.name }),
+      lp.status && lp.status.phase ? h('span', { class: 'tag', text: lp.status.phase }) : null,
+      lp.finishedAt ? h('span', { class: 'muted' }, ' finished ', h('time', { datetime: lp.finishedAt, title: fullTime(lp.finishedAt), text: relTime(lp.finishedAt, now) })) : null,
+      lp.status && lp.status.message ? h('p', { class: 'muted wrap small', text: lp.status.message }) : null)
+      : h('span', { id: 'stage-last-promotion', text: 'No promotions' })],
+    ['Shard', (s.spec && s.spec.shard) || '—'],
+    ['Reconciled', st.observedGeneration === undefined ? 'not yet' : `generation ${st.observedGeneration} of ${gen}`],
+    ['Last refresh', st.lastHandledRefresh ? refreshValue(st.lastHandledRefresh) : h('span', { id: 'stage-last-refresh', text: 'none' })],
+    ['Created', timeEl(s.metadata.creationTimestamp)],
+  ].filter(Boolean);
+  const out = [h('dl', { class: 'facts' }, rows.map(([k, v]) => [h('dt', { text: k }), h('dd', null, v)]))];
+  const issues = (st.health && st.health.issues) || [];
+  if (issues.length) {
+    out.push(h('div', { class: 'callout sh-Unhealthy', role: 'note' },
+      h('h3', { text: 'Health issues' }),
+      h('ul', null, issues.map((i) => h('li', { class: 'wrap', text: i })))));
+  }
+  return out;
+}
+
+// A refresh token is a time in Kargo (RFC 3339); anything else is shown as is.
+function refreshValue(v) {
+  const t = ms(v);
+  return Number.isFinite(t)
+    ? h('time', { id: 'stage-last-refresh', datetime: v, title: v, text: fullTime(v), dataset: { value: v } })
+    : h('span', { id: 'stage-last-refresh', class: 'mono wrap', text: v, dataset: { value: v } });
+}
+
+function conditions(cs) {
+  if (!cs.length) return h('p', { class: 'empty', text: 'No conditions yet: the controller has not reconciled this stage.' });
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'conditions', id: 'stage-conditions' },
+    h('caption', { class: 'sr-only', text: 'Conditions of the stage' }),
+    h('thead', null, h('tr', null,
+      h('th', { scope: 'col', text: 'Type' }),
+      h('th', { scope: 'col', text: 'Status' }),
+      h('th', { scope: 'col', text: 'Reason' }),
+      h('th', { scope: 'col', text: 'Message' }),
+      h('th', { scope: 'col', class: 'col-since', text: 'Since' }))),
+    h('tbody', null, cs.map((c) => h('tr', { dataset: { condition: c.type, status: c.status } },
+      h('th', { scope: 'row', text: c.type }),
+      h('td', null, h('span', { class: 'cond-status cond-' + String(c.status).toLowerCase(), text: c.status })),
+      h('td', { class: 'wrap', text: c.reason || '—' }),
+      h('td', { class: 'wrap msg', text: c.message || '' }),
+      h('td', { class: 'col-since' }, timeEl(c.lastTransitionTime)))))));
+}
+
+function steps(s) {
+  const out = [];
+  const list = (s.spec && s.spec.promotionTemplate && s.spec.promotionTemplate.spec && s.spec.promotionTemplate.spec.steps) || [];
+  if (isControlFlow(s)) {
+    out.push(h('p', { class: 'muted pad', text: 'A control-flow stage: no promotion steps. Freight that reaches it is passed on to the stages downstream.' }));
+  } else {
+    out.push(h('ol', { class: 'steps', id: 'stage-steps' }, list.map((st, i) => h('li', null,
+      h('span', { class: 'step-n', 'aria-hidden': 'true', text: String(i + 1) }),
+      h('div', { class: 'step-body' },
+        h('div', null,
+          st.uses ? h('code', { class: 'uses', text: st.uses }) : null,
+          st.task ? h('code', { class: 'uses', text: `task ${st.task.kind ? st.task.kind + '/' : ''}${st.task.name}` }) : null,
+          h('span', { class: 'muted' }, ' as ', h('code', { text: st.as || `${st.task ? 'task' : 'step'}-${i + 1}` }))),
+        st.if ? h('p', { class: 'muted small wrap' }, 'if ', h('code', { text: st.if })) : null)))));
+  }
+  const v = s.spec && s.spec.verification;
+  const ats = (v && v.analysisTemplates) || [];
+  out.push(h('p', { class: 'pad verification' }, h('strong', { text: 'Verification: ' }),
+    ats.length ? ats.map((a) => a.name).join(', ') : h('span', { class: 'muted', text: 'none (Freight is verified once the stage is healthy)' })));
+  return out;
+}
+
+function requests(project, s) {
+  const rs = (s.spec && s.spec.requestedFreight) || [];
+  if (!rs.length) return h('p', { class: 'empty', text: 'This stage requests no Freight.' });
+  return h('ul', { class: 'requests', id: 'stage-requests' }, rs.map((r) => {
+    const src = r.sources || {};
+    const from = [];
+    if (src.direct) from.push(h('span', { class: 'tag src', text: 'direct from the Warehouse' }));
+    for (const u of src.stages || []) from.push(h('a', { class: 'mono', href: stagePages.stage(project, u), text: u }));
+    const extra = [src.availabilityStrategy ? `available from ${src.availabilityStrategy === 'All' ? 'all' : 'one of the'} upstream stages` : '',
+      src.requiredSoakTime ? `soak ${src.requiredSoakTime}` : ''].filter(Boolean).join(' · ');
+    return h('li', null,
+      h('div', null, h('span', { class: 'muted', text: `${(r.origin && r.origin.kind) || 'Warehouse'} ` }), h('strong', { class: 'mono', text: (r.origin && r.origin.name) || '?' })),
+      h('div', { class: 'from' }, h('span', { class: 'muted', text: 'from ' }), from.length ? from.flatMap((x, i) => (i ? [', ', x] : [x])) : h('span', { class: 'muted', text: 'nowhere (no source)' })),
+      extra ? h('div', { class: 'muted small', text: extra }) : null);
+  }));
+}

@@ -1,0 +1,596 @@
+// /projects/{p}/stages: a project's Kargo Stages as a pipeline graph, kept
+// live by the project's Stage stream (`stage` events carry the Stage object
+// and `deleted`). Also what the Stage pages share: the Stage API, and how
+// Kargo's UI reads a Stage (phase, health, freight, last promotion).
+//
+// Built for 600+ Stages (akuity/kargo #5133, #4396): a burst of events is
+// applied once per animation frame (live.js); a status change rewrites only
+// the texts of its node that changed; the graph is laid out again only when
+// its edges or members change, by pure computation on fixed node sizes
+// (graph.js), so nothing reads layout; nodes off screen are not rendered
+// (content-visibility).
+import { h, setAttr, setText } from './dom.js';
+import { ApiError, MAX, validName } from './api.js';
+import { LiveCollection } from './live.js';
+import { fullTime, ms } from './format.js';
+import { GRID, edgePath, layout, stageId, whId } from './graph.js';
+
+const enc = encodeURIComponent;
+const BASE = '/api/v1';
+
+/** Page URLs. */
+export const stagePages = {
+  list: (p) => `/projects/${enc(p)}/stages`,
+  stage: (p, s) => `/projects/${enc(p)}/stages/${enc(s)}`,
+};
+
+/** Stream URLs. The project's is not under /stages/, where it would be
+ * the stream of a Stage named "events". */
+export const stageStreams = {
+  list: (p) => `${BASE}/projects/${enc(p)}/stage-events`,
+  stage: (p, s) => `${BASE}${stagePages.stage(p, s)}/events`,
+};
+
+const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** validProject: a Kargo project is a namespace (a DNS label). */
+export function validProject(p) {
+  return validName(p, MAX.project);
+}
+
+/** validStageName: a Stage's name is a DNS subdomain, as Kubernetes names are. */
+export function validStageName(s) {
+  return typeof s === 'string' && s.length >= 1 && s.length <= 253 && SUBDOMAIN.test(s);
+}
+
+// The Stage API (as api.js does for actions): JSON in and out, RFC 9457
+// problem documents as ApiError. Unsafe methods carry a JSON body, which the
+// server requires of them.
+async function call(method, path, body) {
+  let resp;
+  try {
+    resp = await fetch(BASE + path, {
+      method,
+      headers: body === undefined ? { Accept: 'application/json' } : { Accept: 'application/json', 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(0, 'Network error', 'The server could not be reached. Check that it is running and try again.');
+  }
+  const type = resp.headers.get('Content-Type') || '';
+  const data = type.includes('json') ? await resp.json().catch(() => null) : null;
+  if (!resp.ok) {
+    let detail = data && data.detail;
+    if (data && Array.isArray(data.errors) && data.errors.length) {
+      detail = [detail, ...data.errors.map((e) => e.detail)].filter(Boolean).join(' ');
+    }
+    throw new ApiError(resp.status, (data && data.title) || resp.statusText, detail);
+  }
+  return data;
+}
+
+/** getStage reads one Stage (ApiError 404 when there is none). */
+export function getStage(p, s) {
+  return call('GET', stagePages.stage(p, s));
+}
+
+/** refreshStage asks the controller to reconcile the Stage now; with wait,
+ * the answer comes once it has (lastHandledRefresh caught up). */
+export function refreshStage(p, s, wait) {
+  return call('POST', `${stagePages.stage(p, s)}/refresh${wait ? '?wait=true' : ''}`, {});
+}
+
+/** deleteStage deletes a Stage. */
+export function deleteStage(p, s) {
+  return call('DELETE', stagePages.stage(p, s), {});
+}
+
+// How Kargo's UI reads a Stage (ui/src/features/common/stage-status/utils.ts
+// and the pipeline's stage node).
+
+/** REFRESH is the annotation a refresh sets; the controller copies it to
+ * status.lastHandledRefresh once it has reconciled. */
+export const REFRESH = 'kargo.akuity.io/refresh';
+
+/** The phases, in the order the page counts them. */
+export const STAGE_PHASES = ['Promoting', 'Verifying', 'Reconciling', 'Failed', 'Ready', 'Steady'];
+
+/** condition is the Stage's condition of a type, or undefined. */
+export function condition(s, type) {
+  const cs = (s.status && s.status.conditions) || [];
+  return cs.find((c) => c.type === type);
+}
+
+const is = (s, type, status) => {
+  const c = condition(s, type);
+  return !!c && c.status === status;
+};
+
+/** stagePhase is Kargo's getStagePhase. */
+export function stagePhase(s) {
+  if (is(s, 'Promoting', 'True')) return 'Promoting';
+  if (is(s, 'Verified', 'Unknown')) return 'Verifying';
+  if (is(s, 'Reconciling', 'True')) return 'Reconciling';
+  if (is(s, 'Ready', 'False')) return 'Failed';
+  if (is(s, 'Ready', 'True')) return 'Ready';
+  return 'Steady';
+}
+
+/** health is status.health.status, or "" when not assessed. */
+export function health(s) {
+  return (s.status && s.status.health && s.status.health.status) || '';
+}
+
+/** currentFreight is the Freight of the current collection, per origin. */
+export function currentFreight(s) {
+  const hist = (s.status && s.status.freightHistory) || [];
+  const cur = hist[0];
+  if (!cur || !cur.items) return [];
+  return Object.entries(cur.items).map(([key, f]) => ({ key, name: (f && f.name) || '', origin: (f && f.origin) || null }))
+    .filter((f) => f.name)
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+/** freightText is the current Freight in a few words, "" for none. */
+export function freightText(s) {
+  const names = currentFreight(s).map((f) => f.name);
+  const summary = (s.status && s.status.freightSummary) || '';
+  if (names.length === 1) return names[0];
+  if (names.length > 1) return summary || names.join(', ');
+  return noFreight(summary) ? '' : summary;
+}
+
+/** noFreight: a freightSummary that says there is none ("0/1 Fulfilled",
+ * or "N/A" on a control-flow Stage). */
+export function noFreight(summary) {
+  return !summary || summary === 'N/A' || /^0\//.test(summary);
+}
+
+/** isControlFlow: a Stage with no promotion steps only passes Freight on. */
+export function isControlFlow(s) {
+  const t = s.spec && s.spec.promotionTemplate;
+  return !(t && t.spec && Array.isArray(t.spec.steps) && t.spec.steps.length);
+}
+
+/** refreshToken is the refresh the Stage was last asked for ("" if none). */
+export function refreshToken(s) {
+  return (s.metadata && s.metadata.annotations && s.metadata.annotations[REFRESH]) || '';
+}
+
+/** refreshPending: asked for a refresh the controller has not handled yet. */
+export function refreshPending(s) {
+  const t = refreshToken(s);
+  return t !== '' && t !== ((s.status && s.status.lastHandledRefresh) || '');
+}
+
+/** sources is what a Stage takes Freight from: Warehouses directly, and
+ * Stages; key changes exactly when its edges in the graph do. */
+export function sources(s) {
+  const direct = [];
+  const up = [];
+  for (const r of (s.spec && s.spec.requestedFreight) || []) {
+    if (!r) continue;
+    const src = r.sources || {};
+    if (src.direct && r.origin && r.origin.name) direct.push(r.origin.name);
+    for (const u of src.stages || []) up.push(u);
+  }
+  direct.sort();
+  up.sort();
+  return { direct, up, key: direct.join(',') + '|' + up.join(',') };
+}
+
+/** stageColor is the colour Kargo's UI gives a Stage (annotation
+ * kargo.akuity.io/color), if it is a plain colour name or hex. */
+export function stageColor(s) {
+  const c = s.metadata && s.metadata.annotations && s.metadata.annotations['kargo.akuity.io/color'];
+  return c && /^([a-z]{3,20}|#[0-9a-f]{3,8})$/i.test(c) ? c : null;
+}
+
+/** relTime: "just now", "42s ago", "5m ago", "3h ago", "2d ago". */
+export function relTime(iso, now = Date.now()) {
+  const t = ms(iso);
+  if (!Number.isFinite(t)) return '';
+  const s = Math.round((now - t) / 1000);
+  if (s < 5) return 'just now';
+  if (s < 60) return `${s}s ago`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ago`;
+  const hr = Math.floor(m / 60);
+  if (hr < 48) return `${hr}h ago`;
+  return `${Math.floor(hr / 24)}d ago`;
+}
+
+/** stageBadge is a Stage phase label: colour, dot and the phase in words. */
+export function stageBadge(phase) {
+  return h('span', { class: 'badge sp-' + phase }, h('span', { class: 'dot', 'aria-hidden': 'true' }), phase);
+}
+
+/** updateStageBadge changes a badge made by stageBadge to another phase. */
+export function updateStageBadge(el, phase) {
+  const cls = 'badge sp-' + phase;
+  if (el.className !== cls) el.className = cls;
+  if (el.lastChild.textContent !== phase) el.lastChild.textContent = phase;
+}
+
+/** healthText is a health state in words that say what they are about. */
+export function healthText(state) {
+  switch (state) {
+    case '': return 'Health —';
+    case 'Unknown': return 'Health unknown';
+    case 'NotApplicable': return 'Health n/a';
+    default: return state;
+  }
+}
+
+/** healthClass colours a health state. */
+export function healthClass(state) {
+  return 'sh-' + (state || 'None');
+}
+
+/**
+ * keepCurrent makes a page current again when it comes back: a tab that
+ * was hidden, frozen or kept in the back-forward cache. The stream stays
+ * open in the background (events are taken in, coalesced per Stage, and
+ * applied by a timer since frames do not run there); on return whatever
+ * is pending is applied at once, and a stream the browser closed is opened
+ * again from the last event id (the server resumes, or resets with a fresh
+ * snapshot). Kargo's own UI closed its watch when hidden and showed stale
+ * Stages after (akuity/kargo #2094, #2384).
+ */
+export function keepCurrent(live, then) {
+  const resume = () => {
+    if (document.visibilityState !== 'visible' || live.stopped) return;
+    if (!live.es || live.es.readyState === EventSource.CLOSED) {
+      clearTimeout(live.retryTimer);
+      live.connect();
+    } else {
+      live.flush();
+    }
+    if (then) then();
+  };
+  document.addEventListener('visibilitychange', resume);
+  document.addEventListener('resume', resume); // after a freeze
+  window.addEventListener('pageshow', (ev) => { if (ev.persisted) resume(); });
+}
+
+// The pipeline page.
+
+// A Stage node's template, cloned for each Stage: cheaper than building
+// 600 nodes element by element.
+const nodeTemplate = h('li', { class: 'snode' },
+  h('div', { class: 'sn-top' },
+    h('a', { class: 'sn-name mono' }),
+    h('span', { class: 'spinner small', hidden: true, role: 'img', 'aria-label': 'Refreshing', title: 'Refreshing' })),
+  h('div', { class: 'sn-state' },
+    stageBadge('Steady'),
+    h('span', { class: 'sn-health chip sh-None' }, h('span', { class: 'dot', 'aria-hidden': 'true' }), 'Health —')),
+  h('div', { class: 'sn-line sn-freight' }, h('span', { class: 'k', text: 'Freight' }), ' ', h('span', { class: 'v' })),
+  h('div', { class: 'sn-line sn-promo' }, h('span', { class: 'k', text: 'Last promotion' }), ' ', h('span', { class: 'v' })),
+  h('span', { class: 'sr-only sn-from' }));
+
+const whTemplate = h('li', { class: 'wnode' },
+  h('span', { class: 'k', text: 'Warehouse' }),
+  h('span', { class: 'wn-name mono' }));
+
+export function stagesPage(main, { project }, ui) {
+  ui.setTitle(`Stages · ${project}`);
+  ui.setCrumbs([{ label: project }, { label: 'Stages' }]);
+
+  const countEl = h('span', { text: '–' });
+  const chips = h('ul', { class: 'chips', id: 'stage-counts', 'aria-label': 'Stages per phase' });
+  const filter = h('input', {
+    type: 'search', id: 'stage-filter', placeholder: 'Find a stage', autocomplete: 'off',
+    autocapitalize: 'none', spellcheck: 'false', 'aria-describedby': 'filter-status',
+  });
+  const filterStatus = h('span', { id: 'filter-status', class: 'muted small', role: 'status' });
+  const loading = h('p', { class: 'empty', text: 'Loading stages…' });
+  const empty = h('p', { class: 'empty', hidden: true, text: `No Stages in project ${project} yet. They appear here as soon as they are created (POST /api/v1/projects/${project}/stages).` });
+
+  // The canvas: one SVG for every edge under a list of absolutely placed
+  // nodes, both sized from the layout.
+  const svgHost = h('div');
+  svgHost.innerHTML = '<svg class="edges" aria-hidden="true" focusable="false"></svg>';
+  const svg = svgHost.firstChild;
+  const list = h('ul', { class: 'nodes', 'aria-label': `Stages of ${project}, by column from the Warehouses` });
+  const canvas = h('div', { class: 'graph', id: 'graph' }, svg, list);
+  for (const [k, v] of Object.entries({ '--node-w': GRID.nodeW, '--node-h': GRID.nodeH, '--plain-h': GRID.plainH, '--wh-h': GRID.whH })) {
+    canvas.style.setProperty(k, v + 'px');
+  }
+  const scroller = h('div', { class: 'pipeline', tabindex: '0', role: 'region', 'aria-label': 'Pipeline graph (scrolls)' }, canvas);
+
+  main.append(
+    h('div', { class: 'page-head' },
+      h('div', null,
+        h('p', { class: 'eyebrow', text: `${project} · Kargo` }),
+        h('h1', { text: 'Stages' }),
+        h('p', { class: 'meta' }, countEl))),
+    h('div', { class: 'head-chips' }, chips),
+    h('section', { class: 'panel pipeline-panel', 'aria-labelledby': 'pipeline-title' },
+      h('div', { class: 'panel-head' },
+        h('h2', { id: 'pipeline-title', text: 'Pipeline' }),
+        h('div', { class: 'tools' }, h('label', { for: 'stage-filter', class: 'sr-only', text: 'Find a stage' }), filter, filterStatus)),
+      scroller, loading, empty));
+
+  const nodes = new Map(); // stage name -> node
+  const whs = new Map(); // warehouse name -> {el, t}
+  const counts = new Map(); // phase -> number of Stages
+  let query = '';
+
+  function makeNode(name) {
+    const el = nodeTemplate.cloneNode(true);
+    const top = el.firstElementChild;
+    const state = top.nextElementSibling;
+    const fr = state.nextElementSibling;
+    const pr = fr.nextElementSibling;
+    const link = top.firstElementChild;
+    link.textContent = name;
+    link.setAttribute('href', stagePages.stage(project, name));
+    el.setAttribute('data-stage', name);
+    const node = {
+      name, el, from: pr.nextElementSibling, t: '', key: null, src: null, phase: null, health: null, cf: null, color: null,
+      spin: top.lastElementChild,
+      badge: state.firstElementChild,
+      healthEl: state.lastElementChild,
+      freight: fr.lastElementChild,
+      freightK: fr.firstElementChild,
+      promo: pr.lastElementChild,
+      promoK: pr.firstElementChild,
+      promoName: '', promoAt: '',
+    };
+    if (query) el.classList.toggle('dim', !name.includes(query));
+    return node;
+  }
+
+  function count(phase, d) {
+    const n = (counts.get(phase) || 0) + d;
+    if (n > 0) counts.set(phase, n);
+    else counts.delete(phase);
+  }
+
+  // fill writes the Stage into its node, touching only what changed.
+  function fill(node, s, now) {
+    const el = node.el;
+    const phase = stagePhase(s);
+    if (node.phase !== phase) {
+      if (node.phase) count(node.phase, -1);
+      count(phase, 1);
+      node.phase = phase;
+      el.dataset.phase = phase;
+      updateStageBadge(node.badge, phase);
+    }
+    const hs = health(s);
+    if (node.health !== hs) {
+      node.health = hs;
+      node.healthEl.className = 'sn-health chip ' + healthClass(hs);
+      node.healthEl.lastChild.nodeValue = healthText(hs);
+      setAttr(node.healthEl, 'title', hs ? `Health: ${hs}` : 'Health not assessed yet');
+    }
+    const cf = isControlFlow(s);
+    if (node.cf !== cf) {
+      node.cf = cf;
+      el.classList.toggle('control-flow', cf);
+    }
+    const f = freightText(s);
+    setText(node.freight, f || 'No freight');
+    setAttr(node.freight, 'title', f || null);
+    node.freightK.hidden = !f;
+    node.freight.classList.toggle('mono', !!f);
+    const lp = s.status && s.status.lastPromotion;
+    node.promoName = (lp && lp.name) || '';
+    node.promoAt = (lp && lp.finishedAt) || '';
+    promoText(node, now);
+    node.spin.hidden = !refreshPending(s);
+    const color = stageColor(s);
+    if (node.color !== color) {
+      node.color = color;
+      if (color) el.style.setProperty('--stage-color', color);
+      else el.style.removeProperty('--stage-color');
+    }
+    setAttr(el, 'data-rv', (s.metadata && s.metadata.resourceVersion) || '');
+  }
+
+  function promoText(node, now) {
+    node.promoK.hidden = !node.promoName;
+    if (!node.promoName) {
+      setText(node.promo, 'No promotions');
+      setAttr(node.promo, 'title', null);
+      return;
+    }
+    const when = node.promoAt ? relTime(node.promoAt, now) : 'running';
+    setText(node.promo, when ? `${node.promoName} · ${when}` : node.promoName);
+    setAttr(node.promo, 'title', node.promoAt ? `${node.promoName}, finished ${fullTime(node.promoAt)}` : node.promoName);
+  }
+
+  // apply takes the stream's changes (once per frame, or the whole
+  // snapshot at once). They are worked off in slices of a few milliseconds,
+  // yielding in between, so that no task runs long however big the burst:
+  // 600 new Stages cost no frame more than ~BUDGET plus one layout.
+  const queue = new Map(); // stage name -> Stage or null, not yet shown
+  let working = false;
+  let topo = false; // membership or edges changed: lay out again when done
+  const yieldPort = new MessageChannel();
+  yieldPort.port1.onmessage = work;
+  const BUDGET = 8; // ms per slice
+
+  function apply(changes) {
+    for (const [name, s] of changes) queue.set(name, s);
+    if (!working) {
+      working = true;
+      work();
+    }
+  }
+
+  function work() {
+    const end = performance.now() + BUDGET;
+    const now = Date.now();
+    for (const [name, s] of queue) {
+      queue.delete(name);
+      change(name, s, now);
+      if (performance.now() > end) break;
+    }
+    if (queue.size) {
+      // A message, not a timer: not throttled in a background tab.
+      yieldPort.port2.postMessage(0);
+      return;
+    }
+    working = false;
+    if (topo) {
+      topo = false;
+      relayout();
+    }
+    updateHead();
+  }
+
+  function change(name, s, now) {
+    let node = nodes.get(name);
+    if (s === null) {
+      if (node) {
+        node.el.remove();
+        if (node.phase) count(node.phase, -1);
+        nodes.delete(name);
+        topo = true;
+      }
+      return;
+    }
+    if (!node) {
+      node = makeNode(name);
+      nodes.set(name, node);
+      topo = true;
+    }
+    const src = sources(s);
+    if (node.key !== src.key) {
+      node.key = src.key;
+      node.src = src;
+      topo = true;
+      const parts = [];
+      if (src.direct.length) parts.push(`Warehouse ${src.direct.join(', ')}`);
+      if (src.up.length) parts.push(`Stage${src.up.length > 1 ? 's' : ''} ${src.up.join(', ')}`);
+      node.from.textContent = parts.length ? `Freight from ${parts.join('; ')}.` : 'Requests no Freight.';
+    }
+    fill(node, s, now);
+  }
+
+  // relayout places every node and redraws the edges: only when a Stage
+  // came, went or changed what it takes Freight from.
+  function relayout() {
+    const graph = new Map();
+    for (const [name, n] of nodes) graph.set(name, n.src);
+    const L = layout(graph);
+    const wanted = new Set(L.warehouses);
+    for (const [w, wn] of whs) {
+      if (!wanted.has(w)) {
+        wn.el.remove();
+        whs.delete(w);
+      }
+    }
+    for (const w of L.warehouses) {
+      if (whs.has(w)) continue;
+      const el = whTemplate.cloneNode(true);
+      el.lastElementChild.textContent = w;
+      el.dataset.warehouse = w;
+      if (query) el.classList.add('dim');
+      whs.set(w, { el, t: '' });
+    }
+    const els = [];
+    for (const id of L.order) {
+      const n = id.charCodeAt(0) === 119 /* w */ ? whs.get(id.slice(2)) : nodes.get(id.slice(2));
+      const p = L.pos.get(id);
+      const t = `translate(${p.x}px,${p.y}px)`;
+      if (n.t !== t) {
+        n.el.style.transform = t;
+        n.t = t;
+      }
+      els.push(n.el);
+    }
+    // The DOM in reading order (column by column), for the keyboard and
+    // screen readers: only what is out of place moves.
+    let i = 0;
+    for (let c = list.firstElementChild; c && i < els.length && c === els[i]; c = c.nextElementSibling) i++;
+    if (i < els.length) list.append(...els.slice(i));
+
+    canvas.style.width = L.width + 'px';
+    canvas.style.height = L.height + 'px';
+    svg.setAttribute('width', String(L.width));
+    svg.setAttribute('height', String(L.height));
+    let d = '';
+    for (const [a, b] of L.edges) {
+      const wh = a.charCodeAt(0) === 119;
+      d += `<path class="${wh ? 'e-wh' : 'e-st'}" data-from="${attr(a)}" data-to="${attr(b)}" d="${edgePath(L.pos.get(a), L.pos.get(b))}"/>`;
+    }
+    svg.innerHTML = d;
+    setAttr(canvas, 'data-edges', String(L.edges.length));
+    setText(countEl, `${nodes.size} stage${nodes.size === 1 ? '' : 's'} · ${whs.size} warehouse${whs.size === 1 ? '' : 's'}`);
+  }
+
+  let countsKey = '';
+  let synced = false;
+  function updateHead() {
+    loading.hidden = synced;
+    const key = STAGE_PHASES.map((p) => counts.get(p) || 0).join(',');
+    if (key !== countsKey) {
+      countsKey = key;
+      chips.replaceChildren(...STAGE_PHASES.filter((p) => counts.get(p)).map((p) =>
+        h('li', { class: 'chip sp-' + p, dataset: { phase: p } }, h('span', { class: 'dot', 'aria-hidden': 'true' }), `${counts.get(p)} ${p.toLowerCase()}`)));
+    }
+    empty.hidden = nodes.size > 0 || !loading.hidden;
+    scroller.hidden = nodes.size === 0;
+    if (query) showMatches();
+  }
+
+  // Find: Stages whose name has the text stay bright, the rest dim; Enter
+  // goes to the first.
+  function showMatches() {
+    let n = 0;
+    let first = null;
+    for (const node of nodes.values()) {
+      const hit = !query || node.name.includes(query);
+      node.el.classList.toggle('dim', !hit);
+      if (hit) {
+        n++;
+        if (!first || node.name < first.name) first = node;
+      }
+    }
+    for (const wn of whs.values()) wn.el.classList.toggle('dim', !!query);
+    setText(filterStatus, query ? `${n} match${n === 1 ? '' : 'es'}` : '');
+    return first;
+  }
+  filter.addEventListener('input', () => {
+    query = filter.value.trim().toLowerCase();
+    showMatches();
+  });
+  filter.addEventListener('keydown', (ev) => {
+    if (ev.key !== 'Enter') return;
+    ev.preventDefault();
+    const first = query ? showMatches() : null;
+    if (first) {
+      first.el.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+      first.el.querySelector('a').focus({ preventScroll: true });
+    }
+  });
+
+  const live = new LiveCollection({
+    url: stageStreams.list(project),
+    event: 'stage',
+    key: (s) => s.metadata.name,
+    deleted: (s) => s.deleted === true,
+    apply,
+    onSynced: () => {
+      synced = true;
+      if (!working) updateHead();
+    },
+    onState: ui.setConn,
+  });
+  live.start();
+
+  // "5m ago" moves on; and a page that comes back is made current.
+  const tick = () => {
+    const now = Date.now();
+    for (const node of nodes.values()) if (node.promoAt) promoText(node, now);
+  };
+  setInterval(tick, 15000);
+  keepCurrent(live, tick);
+}
+
+function attr(s) {
+  return s.replace(/[&"<>]/g, (c) => `&#${c.charCodeAt(0)};`);
+}

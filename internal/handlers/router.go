@@ -15,8 +15,8 @@ import (
 	"taskactions/api"
 	"taskactions/internal/auth"
 	"taskactions/internal/runs"
-	"taskactions/internal/stages"
 	"taskactions/internal/sse"
+	"taskactions/internal/stages"
 	"taskactions/internal/taskactions"
 )
 

@@ -183,7 +183,7 @@ func assessHealth(s *v1alpha1.Stage, _ stageInputs, st v1alpha1.StageStatus, now
 // controller does not integrate, so the verification errors as Kargo's does
 // when the integration is disabled. A non-terminal verification (an
 // AnalysisRun) cannot exist here and is left as it is.
-func verifyStageFreight(s *v1alpha1.Stage, _ stageInputs, st v1alpha1.StageStatus, now metav1.Time) v1alpha1.StageStatus {
+func verifyStageFreight(s *v1alpha1.Stage, _ stageInputs, st v1alpha1.StageStatus, now metav1.Time) (out v1alpha1.StageStatus) {
 	cur := st.FreightHistory.Current()
 	if cur == nil {
 		setCondition(&st, metav1.Condition{
@@ -195,7 +195,7 @@ func verifyStageFreight(s *v1alpha1.Stage, _ stageInputs, st v1alpha1.StageStatu
 	if st.CurrentPromotion != nil {
 		return st
 	}
-	defer setVerifiedCondition(s, &st, now)
+	defer func() { setVerifiedCondition(s, &out, now) }()
 
 	reverify := verificationRequest(s.Annotations[v1alpha1.AnnotationKeyReverify])
 	last := cur.VerificationHistory.Current()

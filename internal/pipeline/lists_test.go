@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -119,3 +120,5 @@ func TestListCacheCopies(t *testing.T) {
 		t.Fatal("a caller's change reached the cached list")
 	}
 }
+
+func zerologNop() zerolog.Logger { return zerolog.Nop() }

@@ -76,4 +76,3 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 }
 
 var errNotStarted = fmt.Errorf("the Stage cache is not started")
-

@@ -65,7 +65,9 @@ func (m *Manager) kind() pipeline.Kind[*kargo.Stage, *Update] {
 		},
 		Compare: func(a, b *kargo.Stage) int { return strings.Compare(a.Name, b.Name) },
 		View:    viewOf,
-		Same:    func(a, b *Update) bool { return a.Deleted == b.Deleted && a.Stage.UID == b.Stage.UID && a.Stage.ResourceVersion == b.Stage.ResourceVersion },
+		Same: func(a, b *Update) bool {
+			return a.Deleted == b.Deleted && a.Stage.UID == b.Stage.UID && a.Stage.ResourceVersion == b.Stage.ResourceVersion
+		},
 		Topics: func(s *kargo.Stage, _ *Update) []string {
 			return []string{projectTopic(s.Namespace), stageTopic(s.Namespace, s.Name)}
 		},

@@ -1,14 +1,13 @@
 package taskactions
 
 import (
-	"taskactions/internal/pipeline"
-
 	"context"
 
 	"github.com/rs/zerolog"
 	"k8s.io/client-go/tools/cache"
 
 	v1 "taskactions/api/v1"
+	"taskactions/internal/pipeline"
 )
 
 // Aborter carries aborts down the tree: an unfinished action below an

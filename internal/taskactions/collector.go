@@ -1,8 +1,6 @@
 package taskactions
 
 import (
-	"taskactions/internal/pipeline"
-
 	"context"
 
 	"github.com/rs/zerolog"
@@ -10,6 +8,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	v1 "taskactions/api/v1"
+	"taskactions/internal/pipeline"
 )
 
 // Collector is the garbage collector the embedded control plane lacks, for

@@ -28,9 +28,11 @@ export function stagePage(main, { project, stage }, ui) {
   const refreshStatus = h('p', { class: 'refresh-status muted', id: 'refresh-status', role: 'status' });
   const notice = h('div', { class: 'callout notice-stage', role: 'alert', hidden: true });
   const loading = h('p', { class: 'empty', text: 'Loading the stage…' });
-  const left = h('div', { class: 'stage-col' });
-  const right = h('div', { class: 'stage-col' });
-  const body = h('div', { class: 'stage-layout', id: 'stage-detail', hidden: true }, left, right);
+  // The status first (it comes first on a phone), drawn on the right when
+  // there is room.
+  const left = h('div', { class: 'stage-col main-col' });
+  const right = h('div', { class: 'stage-col side-col' });
+  const body = h('div', { class: 'stage-layout', id: 'stage-detail', hidden: true }, right, left);
   main.append(
     h('div', { class: 'page-head' },
       h('div', { class: 'stage-title' },
@@ -264,20 +266,22 @@ function refreshValue(v) {
 
 function conditions(cs) {
   if (!cs.length) return h('p', { class: 'empty', text: 'No conditions yet: the controller has not reconciled this stage.' });
-  return h('div', { class: 'table-wrap' }, h('table', { class: 'conditions', id: 'stage-conditions' },
+  // Explicit roles: on narrow screens the rows are drawn as cards
+  // (display: block), which would otherwise lose the table's semantics.
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'conditions', id: 'stage-conditions', role: 'table' },
     h('caption', { class: 'sr-only', text: 'Conditions of the stage' }),
-    h('thead', null, h('tr', null,
-      h('th', { scope: 'col', text: 'Type' }),
-      h('th', { scope: 'col', text: 'Status' }),
-      h('th', { scope: 'col', text: 'Reason' }),
-      h('th', { scope: 'col', text: 'Message' }),
-      h('th', { scope: 'col', class: 'col-since', text: 'Since' }))),
-    h('tbody', null, cs.map((c) => h('tr', { dataset: { condition: c.type, status: c.status } },
-      h('th', { scope: 'row', text: c.type }),
-      h('td', null, h('span', { class: 'cond-status cond-' + String(c.status).toLowerCase(), text: c.status })),
-      h('td', { class: 'wrap', text: c.reason || '—' }),
-      h('td', { class: 'wrap msg', text: c.message || '' }),
-      h('td', { class: 'col-since' }, timeEl(c.lastTransitionTime)))))));
+    h('thead', { role: 'rowgroup' }, h('tr', { role: 'row' },
+      h('th', { scope: 'col', role: 'columnheader', text: 'Type' }),
+      h('th', { scope: 'col', role: 'columnheader', text: 'Status' }),
+      h('th', { scope: 'col', role: 'columnheader', text: 'Reason' }),
+      h('th', { scope: 'col', role: 'columnheader', text: 'Message' }),
+      h('th', { scope: 'col', role: 'columnheader', class: 'col-since', text: 'Since' }))),
+    h('tbody', { role: 'rowgroup' }, cs.map((c) => h('tr', { role: 'row', dataset: { condition: c.type, status: c.status } },
+      h('th', { scope: 'row', role: 'rowheader', text: c.type }),
+      h('td', { role: 'cell' }, h('span', { class: 'cond-status cond-' + String(c.status).toLowerCase(), text: c.status })),
+      h('td', { role: 'cell', class: 'reason', text: c.reason || '—' }),
+      h('td', { role: 'cell', class: 'wrap msg', text: c.message || '' }),
+      h('td', { role: 'cell', class: 'col-since' }, timeEl(c.lastTransitionTime)))))));
 }
 
 function steps(s) {

@@ -334,31 +334,6 @@ func TestValidateProjectName(t *testing.T) {
 	}
 }
 
-func TestPointer(t *testing.T) {
-	cases := map[string]string{
-		"":      "",
-		"<nil>": "",
-		"spec":  "/spec",
-		"spec.promotionTemplate.spec.steps[1].as": "/spec/promotionTemplate/spec/steps/1/as",
-		"spec.promotionTemplate.spec.steps[0]":    "/spec/promotionTemplate/spec/steps/0",
-		"spec.requestedFreight[0].origin.kind":    "/spec/requestedFreight/0/origin/kind",
-		"metadata.labels[kargo.akuity.io/shard]":  "/metadata/labels/kargo.akuity.io~1shard",
-		"metadata.annotations[a~b]":               "/metadata/annotations/a~0b",
-		"items[2][3].name":                        "/items/2/3/name",
-	}
-	for in, want := range cases {
-		if got := Pointer(in); got != want {
-			t.Errorf("Pointer(%q) = %q, want %q", in, got, want)
-		}
-	}
-	// A path built by field.Path round-trips.
-	s := validStage()
-	step(s, 1).If = "x"
-	if got := Pointer(ValidateStage(s)[0].Field); got != "/spec/promotionTemplate/spec/steps/1/if" {
-		t.Errorf("Pointer of a validation error's field: %q", got)
-	}
-}
-
 // TestValidateStageFixtures checks the e2e fixtures: each invalid one gets
 // an error on its "# field:" containing its "# expect:", the valid ones none.
 // (internal/controlplane checks the API server agrees.)

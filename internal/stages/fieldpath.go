@@ -6,6 +6,9 @@ import "strings"
 // metadata.labels[kargo.akuity.io/shard]) into the segments of a JSON
 // pointer: spec, steps, 1, as.
 func fieldPath(p string) []string {
+	if p == "<nil>" { // field.Path's String of no path
+		return nil
+	}
 	var segs []string
 	for p != "" {
 		switch {

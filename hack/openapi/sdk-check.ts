@@ -4,7 +4,7 @@
 // handling them in a switch needs. If the document stopped describing them,
 // this would not compile.
 import type { components, paths } from './gen/openapi-typescript';
-import type { ActionStreamEvent, RunStreamEvent, Phase } from './gen/hey-api/types.gen';
+import type { ActionStreamEvent, RunStreamEvent, StageStreamEvent, Phase } from './gen/hey-api/types.gen';
 
 type OTActionEvent = components['schemas']['ActionStreamEvent'];
 type OTStreamBody = paths['/projects/{project}/domains/{domain}/runs/{run}/events']['get']['responses'][200]['content']['text/event-stream'];
@@ -43,4 +43,16 @@ function describeRun(e: RunStreamEvent): string {
   return e.event === 'run' ? `${e.data.run.name} ${e.data.phase} deleted=${e.data.deleted}` : e.event;
 }
 
-export { same, describeOT, describeHey, describeRun };
+// Stage streams: the data is the Kubernetes object plus deleted.
+type OTStageBody = paths['/projects/{project}/stage-events']['get']['responses'][200]['content']['text/event-stream'];
+function describeStage(e: OTStageBody): string {
+  if (e.event !== 'stage') return e.event;
+  const ready = e.data.status?.conditions?.find((c) => c.type === 'Ready');
+  return `${e.data.metadata?.name} ready=${ready?.status} deleted=${e.data.deleted}`;
+}
+
+function describeStageHey(e: StageStreamEvent): string {
+  return e.event === 'stage' ? `${e.data.spec.requestedFreight?.length} requests` : e.event;
+}
+
+export { same, describeOT, describeHey, describeRun, describeStage, describeStageHey };

@@ -268,7 +268,7 @@ func (a *App) synced() bool {
 // "starting" answers.
 func (a *App) serveAPI(restCfg *rest.Config) error {
 	a.metrics = handlers.NewMetrics(handlers.Gauges{
-		QueueDepth: a.mgr.QueueDepth, EventsPublished: a.mgr.EventsPublished, EventsHandled: a.mgr.EventsHandled,
+		QueueDepth: a.mgr.QueueDepth, EventsHandled: a.mgr.EventsHandled,
 		Caches: a.caches(),
 	})
 	router, err := handlers.NewRouter(handlers.Config{

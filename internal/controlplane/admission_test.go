@@ -9,72 +9,28 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	kargov1alpha1 "taskactions/api/kargo/v1alpha1"
-	"taskactions/config/crd"
 	"taskactions/internal/kargo"
 )
 
 const stageNamespace = "kargo-demo"
 
-// stages installs the Stage CRD (if it is not yet) and returns a dynamic
-// client for Stages in stageNamespace.
+// stages returns a dynamic client for Stages in stageNamespace (Start
+// installed the Stage CRD beside TaskAction's).
 func stages(t *testing.T) dynamic.ResourceInterface {
 	t.Helper()
-	cfg := shared.RESTConfig()
-	if err := installStageCRD(t.Context(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	dc, err := dynamic.NewForConfig(cfg)
+	dc, err := dynamic.NewForConfig(shared.RESTConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return dc.Resource(kargov1alpha1.SchemeGroupVersion.WithResource(kargov1alpha1.StagePlural)).Namespace(stageNamespace)
-}
-
-// installStageCRD creates the Stage CRD if it is missing and waits until
-// Stages are served (the control plane installs only TaskAction's).
-func installStageCRD(ctx context.Context, cfg *rest.Config) error {
-	var want apiextensionsv1.CustomResourceDefinition
-	if err := yaml.UnmarshalStrict(crd.Stages, &want); err != nil {
-		return err
-	}
-	client, err := apiextensionsclient.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	crds := client.ApiextensionsV1().CustomResourceDefinitions()
-	if _, err := crds.Create(ctx, &want, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	rc := client.ApiextensionsV1().RESTClient()
-	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		have, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		var ok bool
-		for _, c := range have.Status.Conditions {
-			ok = ok || c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue
-		}
-		if !ok {
-			return false, nil
-		}
-		status := 0
-		rc.Get().AbsPath("/apis/kargo.akuity.io/v1alpha1/stages").Param("limit", "1").Do(ctx).StatusCode(&status)
-		return status == 200, nil
-	})
 }
 
 func decodeStage(t *testing.T, doc []byte) *unstructured.Unstructured {

@@ -22,7 +22,6 @@ type Metrics struct {
 // Gauges are read at scrape time from the components that own the numbers.
 type Gauges struct {
 	QueueDepth      func() int
-	EventsPublished func() int64
 	EventsHandled   func() int64
 	// Caches are the pipelines of every resource kind.
 	Caches []CacheStats
@@ -60,11 +59,6 @@ func NewMetrics(g Gauges) *Metrics {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "taskactions_manager_queue_depth", Help: "Informer events waiting for a manager worker.",
 		}, func() float64 { return float64(g.QueueDepth()) }))
-	}
-	if g.EventsPublished != nil {
-		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "taskactions_manager_events_dispatched_total", Help: "TaskAction events published to stream subscribers.",
-		}, func() float64 { return float64(g.EventsPublished()) }))
 	}
 	if g.EventsHandled != nil {
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{

@@ -45,16 +45,22 @@ func Starting(cfg StartingConfig) http.Handler {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": "starting: control plane and caches are not up yet"})
 	})
 	hold := holdStream(cfg)
-	for _, pattern := range []string{
-		BasePath + "/projects/{project}/domains/{domain}/events",
-		BasePath + "/projects/{project}/domains/{domain}/runs/{run}/events",
-		BasePath + "/projects/{project}/domains/{domain}/runs/{run}/actions/{action}/events",
-	} {
-		r.Method(http.MethodGet, pattern, hold)
+	for _, pattern := range streamPatterns {
+		r.Method(http.MethodGet, BasePath+pattern, hold)
 	}
 	r.NotFound(notReady)
 	r.MethodNotAllowed(notReady)
 	return r
+}
+
+// streamPatterns are the paths of the operations tagged streams
+// (TestStartingHoldsEveryStream keeps the list whole).
+var streamPatterns = []string{
+	"/projects/{project}/domains/{domain}/events",
+	"/projects/{project}/domains/{domain}/runs/{run}/events",
+	"/projects/{project}/domains/{domain}/runs/{run}/actions/{action}/events",
+	"/projects/{project}/stage-events",
+	"/projects/{project}/stages/{stage}/events",
 }
 
 func notReady(w http.ResponseWriter, r *http.Request) {

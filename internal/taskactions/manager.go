@@ -120,9 +120,6 @@ func (m *Manager) Namespace(project, domain string) string {
 // HasSynced reports whether the cache holds every TaskAction.
 func (m *Manager) HasSynced() bool { return m.actions.HasSynced() }
 
-// Synced is closed once the cache is synced (nil before StartWatching).
-func (m *Manager) Synced() <-chan struct{} { return m.actions.Synced() }
-
 // Cache is the TaskAction pipeline, for what is generic over kinds
 // (metrics, readiness).
 func (m *Manager) Cache() *pipeline.Cache[*v1.TaskAction, *ActionUpdate] { return m.actions }
@@ -139,9 +136,6 @@ func (m *Manager) QueueDepth() int {
 	}
 	return n
 }
-
-// EventsPublished counts informer events published to subscribers.
-func (m *Manager) EventsPublished() int64 { return m.actions.Published() }
 
 // EventsHandled counts informer events the workers have finished with.
 func (m *Manager) EventsHandled() int64 { return m.handled.Load() }

@@ -39,9 +39,6 @@ func (m *Manager) Subscribe(ctx context.Context, scope Scope, after *uint64) (su
 	return m.actions.Subscribe(ctx, scope.topic(), after, func() []*v1.TaskAction { return m.scopeActions(scope) })
 }
 
-// Unsubscribe closes a subscription.
-func (m *Manager) Unsubscribe(sub *Subscription) { sub.Close() }
-
 func (m *Manager) scopeActions(s Scope) []*v1.TaskAction {
 	r := s.Run
 	if s.Action == "" {

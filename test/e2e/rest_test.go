@@ -141,10 +141,16 @@ func TestOpenAPIAndMetricsAreServed(t *testing.T) {
 	body := readAll(t, m.Body)
 	for _, name := range []string{
 		"taskactions_http_requests_total", "taskactions_http_request_duration_seconds",
-		"taskactions_sse_open_streams", "taskactions_manager_queue_depth", "taskactions_manager_events_dispatched_total",
+		"taskactions_sse_open_streams", "taskactions_manager_queue_depth",
+		"taskactions_cache_events_published_total", "taskactions_cache_objects", "taskactions_cache_synced",
 	} {
 		if !contains(body, name) {
 			t.Errorf("/metrics lacks %s", name)
+		}
+	}
+	for _, kind := range []string{"TaskAction", "Stage"} {
+		if !contains(body, `taskactions_cache_synced{kind="`+kind+`"} 1`) {
+			t.Errorf("/metrics does not report the %s cache synced", kind)
 		}
 	}
 	if !contains(body, `route="/api/v1/openapi.yaml"`) {

@@ -1,0 +1,84 @@
+package controlplane
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// widgetCRD is a small CRD whose schema description says whose it is.
+func widgetCRD(owner string) []byte {
+	return fmt.Appendf(nil, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.test
+spec:
+  group: example.test
+  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        description: %s
+`, owner)
+}
+
+// TestForeignCRDIsKept: a CRD that this binary did not install (Kargo's
+// Stage CRD on a cluster with Kargo) is used as it is when KeepForeign is
+// set, and reported; one this binary installed is updated to its schema.
+func TestForeignCRDIsKept(t *testing.T) {
+	ctx := t.Context()
+	cfg := shared.RESTConfig()
+	// Someone else installs it first, without our annotation.
+	if _, err := EnsureCRDs(ctx, cfg, CRD{YAML: widgetCRD("theirs")}); err != nil {
+		t.Fatal(err)
+	}
+	ac, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds := ac.ApiextensionsV1().CustomResourceDefinitions()
+	theirs, err := crds.Get(ctx, "widgets.example.test", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(theirs.Annotations, installedBy)
+	if _, err := crds.Update(ctx, theirs, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	description := func() string {
+		c, err := crds.Get(ctx, "widgets.example.test", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Spec.Versions[0].Schema.OpenAPIV3Schema.Description
+	}
+
+	foreign, err := EnsureCRDs(ctx, cfg, CRD{YAML: widgetCRD("ours"), KeepForeign: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(foreign, []string{"widgets.example.test"}) || description() != "theirs" {
+		t.Fatalf("foreign = %v, schema %q; want the foreign CRD kept as it is", foreign, description())
+	}
+
+	// Without KeepForeign (TaskAction's CRD), ours replaces it; from then
+	// on it is ours, and KeepForeign updates it.
+	if _, err := EnsureCRDs(ctx, cfg, CRD{YAML: widgetCRD("ours")}); err != nil {
+		t.Fatal(err)
+	}
+	foreign, err = EnsureCRDs(ctx, cfg, CRD{YAML: widgetCRD("ours, v2"), KeepForeign: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(foreign) != 0 || description() != "ours, v2" {
+		t.Fatalf("foreign = %v, schema %q; want our own CRD updated", foreign, description())
+	}
+}

@@ -1,0 +1,29 @@
+package handlers
+
+import (
+	"slices"
+	"testing"
+
+	"taskactions/api"
+)
+
+// TestStartingHoldsEveryStream: while the server starts, every stream of
+// the document is held (not answered 503), so an EventSource opened then
+// connects once the server is ready instead of giving up.
+func TestStartingHoldsEveryStream(t *testing.T) {
+	v, err := newValidator(api.OpenAPI, BasePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streams []string
+	for path, item := range v.doc.Paths.Map() {
+		if item.Get != nil && slices.Contains(item.Get.Tags, "streams") {
+			streams = append(streams, path)
+		}
+	}
+	slices.Sort(streams)
+	held := slices.Sorted(slices.Values(streamPatterns))
+	if !slices.Equal(streams, held) {
+		t.Errorf("streams in the document %q, held while starting %q", streams, held)
+	}
+}

@@ -37,18 +37,22 @@ func encodeActionEvent(u *taskactions.ActionUpdate) []byte {
 // actions' memoized encodings.
 type actionList []*taskactions.ActionUpdate
 
-func (l actionList) write(w http.ResponseWriter) error {
+func (l actionList) write(w http.ResponseWriter) error { return writeItems(w, l, actionJSON) }
+
+// writeItems writes a 200 response {"items":[...]} from the items'
+// memoized encodings: one buffer of the exact size, no re-encoding.
+func writeItems[V any](w http.ResponseWriter, items []V, encode func(V) []byte) error {
 	size := len(`{"items":[]}`) + 1
-	for _, u := range l {
-		size += len(actionJSON(u)) + 1
+	for _, it := range items {
+		size += len(encode(it)) + 1
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, size))
 	buf.WriteString(`{"items":[`)
-	for i, u := range l {
+	for i, it := range items {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		buf.Write(actionJSON(u))
+		buf.Write(encode(it))
 	}
 	buf.WriteString("]}\n")
 	w.Header().Set("Content-Type", "application/json")

@@ -21,8 +21,8 @@ type Metrics struct {
 
 // Gauges are read at scrape time from the components that own the numbers.
 type Gauges struct {
-	QueueDepth      func() int
-	EventsHandled   func() int64
+	QueueDepth    func() int
+	EventsHandled func() int64
 	// Caches are the pipelines of every resource kind.
 	Caches []CacheStats
 }

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -169,22 +168,5 @@ func (r stageResponse) VisitRefreshStageResponse(w http.ResponseWriter) error { 
 type stageList []*stages.Update
 
 func (l stageList) VisitListStagesResponse(w http.ResponseWriter) error {
-	size := len(`{"items":[]}`) + 1
-	for _, u := range l {
-		size += len(stageJSON(u)) + 1
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	buf.WriteString(`{"items":[`)
-	for i, u := range l {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.Write(stageJSON(u))
-	}
-	buf.WriteString("]}\n")
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.WriteHeader(http.StatusOK)
-	_, err := buf.WriteTo(w)
-	return err
+	return writeItems(w, l, stageJSON)
 }

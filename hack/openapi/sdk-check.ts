@@ -52,7 +52,7 @@ function describeStage(e: OTStageBody): string {
 }
 
 function describeStageHey(e: StageStreamEvent): string {
-  return e.event === 'stage' ? `${e.data.spec.requestedFreight?.length} requests` : e.event;
+  return e.event === 'stage' ? `${e.data.spec?.requestedFreight?.length} requests` : e.event;
 }
 
 export { same, describeOT, describeHey, describeRun, describeStage, describeStageHey };

@@ -1,7 +1,10 @@
 package handlers
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	kargo "taskactions/api/kargo/v1alpha1"
@@ -120,9 +124,32 @@ func stageBody(jsonBody *kargo.Stage, body io.Reader) (*kargo.Stage, error) {
 	if err != nil {
 		return nil, badRequest{fmt.Errorf("read the body: %w", err)}
 	}
+	// As kubectl reads a manifest: one document, converted to JSON as YAML
+	// 1.1 reads it (so `name: on` is a boolean, refused, not "true").
+	docs := 0
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, badRequest{fmt.Errorf("the body is not YAML: %w", err)}
+		}
+		if len(bytes.TrimSpace(doc)) > 0 {
+			docs++
+		}
+	}
+	if docs > 1 {
+		return nil, badRequest{fmt.Errorf("the body holds %d YAML documents: send one Stage per request", docs)}
+	}
+	j, err := yaml.YAMLToJSON(b)
+	if err != nil {
+		return nil, badRequest{fmt.Errorf("the body is not YAML: %w", err)}
+	}
 	var st kargo.Stage
-	if err := yaml.Unmarshal(b, &st); err != nil {
-		return nil, badRequest{fmt.Errorf("the body is not a Stage in YAML: %w", err)}
+	if err := json.Unmarshal(j, &st); err != nil {
+		return nil, badRequest{fmt.Errorf("the body is not a Stage: %w", err)}
 	}
 	return &st, nil
 }

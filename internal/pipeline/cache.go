@@ -183,7 +183,11 @@ func (c *Cache[T, V]) Objects() int {
 
 // Wrote notes the resource version of a write this server made: reads
 // that CatchUp wait until the cache has it.
-func (c *Cache[T, V]) Wrote(obj T) { c.written.wrote(parseRV(obj.GetResourceVersion())) }
+func (c *Cache[T, V]) Wrote(obj T) { c.WroteVersion(obj.GetResourceVersion()) }
+
+// WroteVersion notes a resource version this server wrote, or one after
+// it (a delete returns no object: a list's version fences it).
+func (c *Cache[T, V]) WroteVersion(rv string) { c.written.wrote(parseRV(rv)) }
 
 // CatchUp waits (briefly, see maxReadWait) until the cache reflects every
 // write this server made before the call: read-your-writes.

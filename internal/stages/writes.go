@@ -53,12 +53,19 @@ func (m *Manager) Replace(ctx context.Context, project, name string, s *kargo.St
 	return viewOf(out, false), nil
 }
 
-// Delete deletes a Stage.
+// Delete deletes a Stage. Like the other writes, the next read shows it:
+// a delete answers with no resource version, so a one-item list, read
+// from etcd after it, gives one that is at least the delete's.
 func (m *Manager) Delete(ctx context.Context, project, name string) error {
-	err := m.client.KargoV1alpha1().Stages(project).Delete(ctx, name, metav1.DeleteOptions{})
-	if err != nil {
+	stages := m.client.KargoV1alpha1().Stages(project)
+	if err := stages.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		return writeError(project, name, err)
 	}
+	fence, err := stages.List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return fmt.Errorf("Stage %q deleted, but: %w", name, err)
+	}
+	m.stages.WroteVersion(fence.ResourceVersion)
 	return nil
 }
 
@@ -130,6 +137,14 @@ func (m *Manager) waitRefreshed(ctx context.Context, project, name, token string
 // (which it then applies): the project and name the path gives.
 func (m *Manager) prepare(project, name string, s *kargo.Stage) error {
 	var errs pipeline.FieldErrors
+	if gv := kargo.GroupVersion.String(); s.APIVersion != "" && s.APIVersion != gv {
+		errs = append(errs, pipeline.FieldError{Path: []string{"apiVersion"},
+			Detail: fmt.Sprintf("Unsupported value: %q: supported values: %q", s.APIVersion, gv)})
+	}
+	if s.Kind != "" && s.Kind != "Stage" {
+		errs = append(errs, pipeline.FieldError{Path: []string{"kind"},
+			Detail: fmt.Sprintf(`Unsupported value: %q: supported values: "Stage"`, s.Kind)})
+	}
 	switch {
 	case s.Namespace == "":
 		s.Namespace = project

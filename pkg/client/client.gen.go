@@ -819,7 +819,7 @@ type StageEvent struct {
 
 	// Metadata Kubernetes object metadata (the fields this API reads and writes).
 	Metadata *ObjectMeta  `json:"metadata,omitempty"`
-	Spec     StageSpec    `json:"spec"`
+	Spec     *StageSpec   `json:"spec,omitempty"`
 	Status   *StageStatus `json:"status,omitempty"`
 }
 

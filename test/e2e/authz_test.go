@@ -18,30 +18,38 @@ import (
 	"taskactions/pkg/client"
 )
 
-// The grants of the matrix: a token per grant, all in project "authz",
-// domain "dev"; "stranger" has every verb, in another project.
+// The grants of the matrix: a token per grant, in project "authz", domain
+// "dev" (which grants nothing on Stages: they belong to a project, not a
+// domain) or every domain ("preader", "pwriter"); "stranger" has every
+// verb, in another project.
 const matrixTokens = `
 subjects:
   - {name: reader,   token: reader-token-0123456789,   grants: [{project: authz, domain: dev, verbs: [read]}]}
   - {name: writer,   token: writer-token-0123456789,   grants: [{project: authz, domain: dev, verbs: [write]}]}
   - {name: aborter,  token: aborter-token-0123456789,  grants: [{project: authz, domain: dev, verbs: [abort]}]}
   - {name: executor, token: executor-token-0123456789, grants: [{project: authz, domain: dev, verbs: [write, execute]}]}
+  - {name: preader,  token: preader-token-0123456789,  grants: [{project: authz, domain: "*", verbs: [read]}]}
+  - {name: pwriter,  token: pwriter-token-0123456789,  grants: [{project: authz, domain: "*", verbs: [write]}]}
   - {name: stranger, token: stranger-token-0123456789, grants: [{project: elsewhere, domain: "*", verbs: ["*"]}]}
 `
 
-// matrixSubject is one caller of the matrix: its token and verbs in
-// authz/dev ("" token: no credential).
+// matrixSubject is one caller of the matrix: its token, its verbs in
+// authz/dev, and its verbs on the project authz itself (a grant of every
+// domain: what Stage operations need) ("" token: no credential).
 type matrixSubject struct {
-	name, token string
-	verbs       []string
+	name, token  string
+	verbs        []string
+	projectVerbs []string
 }
 
 // matrixOp is one operation of the document as the matrix calls it.
 type matrixOp struct {
-	// verbs needed in authz/dev; nil: any authenticated caller; public
-	// operations are marked so.
+	// verbs needed in authz/dev (in project authz, for a Stage
+	// operation); nil: any authenticated caller; public operations are
+	// marked so.
 	verbs  []string
 	public bool
+	stage  bool
 	ok     int
 	// request builds the call for a subject (its own action names, so
 	// that each call is new).
@@ -63,14 +71,17 @@ func TestAuthorizationMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Stop()
+	all := []string{"read", "write", "abort", "execute"}
 	subjects := []matrixSubject{
-		{"nobody", "", nil},
-		{"admin", s.token, []string{"read", "write", "abort", "execute"}},
-		{"reader", "reader-token-0123456789", []string{"read"}},
-		{"writer", "writer-token-0123456789", []string{"write"}},
-		{"aborter", "aborter-token-0123456789", []string{"abort"}},
-		{"executor", "executor-token-0123456789", []string{"write", "execute"}},
-		{"stranger", "stranger-token-0123456789", nil},
+		{"nobody", "", nil, nil},
+		{"admin", s.token, all, all},
+		{"reader", "reader-token-0123456789", []string{"read"}, nil},
+		{"writer", "writer-token-0123456789", []string{"write"}, nil},
+		{"aborter", "aborter-token-0123456789", []string{"abort"}, nil},
+		{"executor", "executor-token-0123456789", []string{"write", "execute"}, nil},
+		{"preader", "preader-token-0123456789", []string{"read"}, []string{"read"}},
+		{"pwriter", "pwriter-token-0123456789", []string{"write"}, []string{"write"}},
+		{"stranger", "stranger-token-0123456789", nil, nil},
 	}
 	// The admin sets the scene: a run, and per subject an action to report
 	// on, one to abort, a finished one to delete, and a run to delete.
@@ -83,6 +94,38 @@ func TestAuthorizationMatrix(t *testing.T) {
 		putStatus(t, s, run, "d-"+sub.name, 1, client.SUCCEEDED)
 		enqueue(t, s, client.RunIdentifier{Project: "authz", Domain: "dev", Name: "del-" + sub.name}, "a0", "")
 	}
+	// And Stages in project authz: one to read, and per subject one to
+	// replace, one to delete and one to refresh (settled, so that the
+	// controller does not change them under the matrix).
+	S := "/projects/authz/stages"
+	createStageAs := func(name string) {
+		code, problem := matrixCall(t, s, "POST", S, regularStage(name, ""), s.token)
+		if code != http.StatusCreated {
+			t.Fatalf("create Stage %s: HTTP %d %s", name, code, problem)
+		}
+	}
+	createStageAs("st")
+	for _, sub := range subjects {
+		for _, prefix := range []string{"rp-", "dl-", "rf-"} {
+			createStageAs(prefix + sub.name)
+		}
+	}
+	eventually(t, 10*time.Second, "the Stages' statuses", func() bool {
+		var l struct {
+			Items []struct {
+				Status struct{ Conditions []any }
+			}
+		}
+		if !matrixGet(t, s, S, &l) {
+			return false
+		}
+		for _, it := range l.Items {
+			if len(it.Status.Conditions) == 0 {
+				return false
+			}
+		}
+		return len(l.Items) == 1+3*len(subjects)
+	})
 	A := "/projects/authz/domains/dev/runs/r1/actions"
 	enqueueOf := func(taskType string) func(string) (string, string, string) {
 		return func(sub string) (string, string, string) {
@@ -112,17 +155,40 @@ func TestAuthorizationMatrix(t *testing.T) {
 		"deleteRun": {verbs: []string{"write", "abort"}, ok: 202, request: func(sub string) (string, string, string) {
 			return "DELETE", "/projects/authz/domains/dev/runs/del-" + sub + "?abort=true", ""
 		}},
-		"listRuns":           {verbs: read, ok: 200, request: get("/projects/authz/domains/dev/runs")},
-		"getRun":             {verbs: read, ok: 200, request: get("/projects/authz/domains/dev/runs/r1")},
-		"listRunActions":     {verbs: read, ok: 200, request: get(A)},
-		"getAction":          {verbs: read, ok: 200, request: get(A + "/a0")},
-		"listChildActions":   {verbs: read, ok: 200, request: get(A + "/a0/children")},
-		"streamActionEvents": {verbs: read, ok: 200, request: get(A + "/a0/events")},
-		"streamRunEvents":    {verbs: read, ok: 200, request: get("/projects/authz/domains/dev/runs/r1/events")},
-		"streamRunSummaries": {verbs: read, ok: 200, request: get("/projects/authz/domains/dev/events")},
-		"getSession":         {ok: 200, request: get("/session")},
-		"deleteSession":      {public: true, ok: 204, request: func(string) (string, string, string) { return "DELETE", "/session", "" }},
-		"getOpenAPI":         {public: true, ok: 200, request: get("/openapi.yaml")},
+		"listRuns":            {verbs: read, ok: 200, request: get("/projects/authz/domains/dev/runs")},
+		"getRun":              {verbs: read, ok: 200, request: get("/projects/authz/domains/dev/runs/r1")},
+		"listRunActions":      {verbs: read, ok: 200, request: get(A)},
+		"getAction":           {verbs: read, ok: 200, request: get(A + "/a0")},
+		"listChildActions":    {verbs: read, ok: 200, request: get(A + "/a0/children")},
+		"streamActionEvents":  {verbs: read, ok: 200, request: get(A + "/a0/events")},
+		"streamRunEvents":     {verbs: read, ok: 200, request: get("/projects/authz/domains/dev/runs/r1/events")},
+		"streamRunSummaries":  {verbs: read, ok: 200, request: get("/projects/authz/domains/dev/events")},
+		"listStages":          {verbs: read, stage: true, ok: 200, request: get(S)},
+		"getStage":            {verbs: read, stage: true, ok: 200, request: get(S + "/st")},
+		"streamProjectStages": {verbs: read, stage: true, ok: 200, request: get("/projects/authz/stage-events")},
+		"streamStage":         {verbs: read, stage: true, ok: 200, request: get(S + "/st/events")},
+		"createStage": {verbs: []string{"write"}, stage: true, ok: 201, request: func(sub string) (string, string, string) {
+			return "POST", S, regularStage("cr-"+sub, "")
+		}},
+		"replaceStage": {verbs: []string{"write"}, stage: true, ok: 200, request: func(sub string) (string, string, string) {
+			// From the version of now, as a client would.
+			var cur map[string]any
+			if !matrixGet(t, s, S+"/rp-"+sub, &cur) {
+				t.Fatalf("get Stage rp-%s", sub)
+			}
+			cur["spec"].(map[string]any)["shard"] = "replaced"
+			b, _ := json.Marshal(cur)
+			return "PUT", S + "/rp-" + sub, string(b)
+		}},
+		"deleteStage": {verbs: []string{"write"}, stage: true, ok: 204, request: func(sub string) (string, string, string) {
+			return "DELETE", S + "/dl-" + sub, ""
+		}},
+		"refreshStage": {verbs: []string{"write"}, stage: true, ok: 200, request: func(sub string) (string, string, string) {
+			return "POST", S + "/rf-" + sub + "/refresh", ""
+		}},
+		"getSession":    {ok: 200, request: get("/session")},
+		"deleteSession": {public: true, ok: 204, request: func(string) (string, string, string) { return "DELETE", "/session", "" }},
+		"getOpenAPI":    {public: true, ok: 200, request: get("/openapi.yaml")},
 	}
 	// createSession takes the token in its body: covered by the session
 	// test; here it only has to exist.
@@ -144,12 +210,15 @@ func TestAuthorizationMatrix(t *testing.T) {
 
 	for name, op := range ops {
 		for _, sub := range subjects {
-			want := op.ok
+			want, have, domain := op.ok, sub.verbs, `"dev"`
+			if op.stage {
+				have, domain = sub.projectVerbs, `domain ""`
+			}
 			switch {
 			case op.public:
 			case sub.token == "":
 				want = http.StatusUnauthorized
-			case !hasAll(sub.verbs, op.verbs):
+			case !hasAll(have, op.verbs):
 				want = http.StatusForbidden
 			}
 			method, path, body := op.request(sub.name)
@@ -158,7 +227,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 				t.Errorf("%s as %s: HTTP %d, want %d (%s)", name, sub.name, code, want, problem)
 				continue
 			}
-			if code == http.StatusForbidden && (!strings.Contains(problem, sub.name) || !strings.Contains(problem, `"authz"`) || !strings.Contains(problem, `"dev"`)) {
+			if code == http.StatusForbidden && (!strings.Contains(problem, sub.name) || !strings.Contains(problem, `"authz"`) || !strings.Contains(problem, domain)) {
 				t.Errorf("%s as %s: the refusal %q should name the subject, the project and the domain", name, sub.name, problem)
 			}
 		}
@@ -171,6 +240,36 @@ func TestAuthorizationMatrix(t *testing.T) {
 	if code, _ := matrixCall(t, s, "GET", "/projects/elsewhere/domains/prod/runs", "", "stranger-token-0123456789"); code != http.StatusOK {
 		t.Errorf("stranger in its own project: HTTP %d, want 200", code)
 	}
+	// Stages belong to a project: a grant of one domain of it reads none,
+	// a grant of every domain reads them, and only in its project.
+	for _, c := range []struct {
+		token, path string
+		want        int
+	}{
+		{"reader-token-0123456789", S, http.StatusForbidden},
+		{"reader-token-0123456789", S + "/st", http.StatusForbidden},
+		{"reader-token-0123456789", "/projects/authz/stage-events", http.StatusForbidden},
+		{"preader-token-0123456789", S, http.StatusOK},
+		{"preader-token-0123456789", S + "/st", http.StatusOK},
+		{"preader-token-0123456789", "/projects/authz/stage-events", http.StatusOK},
+		{"preader-token-0123456789", "/projects/elsewhere/stages", http.StatusForbidden},
+		{"stranger-token-0123456789", "/projects/elsewhere/stages", http.StatusOK},
+	} {
+		if code, problem := matrixCall(t, s, "GET", c.path, "", c.token); code != c.want {
+			t.Errorf("GET %s with %s: HTTP %d, want %d (%s)", c.path, strings.Split(c.token, "-")[0], code, c.want, problem)
+		}
+	}
+}
+
+// matrixGet reads a document with the admin token into v.
+func matrixGet(t *testing.T, s *server, path string, v any) bool {
+	t.Helper()
+	resp, err := s.http.Get(s.URL() + "/api/v1" + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(v) == nil
 }
 
 func hasAll(have, need []string) bool {

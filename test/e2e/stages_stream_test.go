@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -195,7 +196,7 @@ func TestStageProjectStream(t *testing.T) {
 		return e.Name == "d" && c != nil && c.Status == "True" && e.Status.FreightSummary == "N/A"
 	})
 
-	cur := getStage(t, p, "a")
+	cur := settled(t, p, "a")
 	next := cur.DeepCopy()
 	next.Spec.Shard = "blue"
 	replaced := stageDo(t, http.MethodPut, stagesURL(p, "a"), "", mustMarshal(t, next)).stage(t, http.StatusOK)
@@ -326,7 +327,7 @@ func TestStageOneStream(t *testing.T) {
 		t.Fatalf("snapshot of %v, want a", names)
 	}
 	// b changes first; a leak would come before a's event.
-	b := getStage(t, p, "b")
+	b := settled(t, p, "b")
 	b.Spec.Shard = "red"
 	stageDo(t, http.MethodPut, stagesURL(p, "b"), "", mustMarshal(t, &b)).stage(t, http.StatusOK)
 	refreshStage(t, p, "b", false)
@@ -358,7 +359,7 @@ func TestStageOneStream(t *testing.T) {
 
 func mustMarshal(t testing.TB, v any) string {
 	t.Helper()
-	b, err := jsonMarshal(v)
+	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}

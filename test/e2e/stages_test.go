@@ -327,7 +327,7 @@ func TestStageREST(t *testing.T) {
 
 	// Replace from the current version: the spec changes, the shard label
 	// follows, the generation goes up.
-	cur := getStage(t, p, "b")
+	cur := settled(t, p, "b") // the controller's status write would make cur stale
 	next := cur.DeepCopy()
 	next.Spec.Shard = "green"
 	next.Spec.PromotionTemplate.Spec.Steps = append(next.Spec.PromotionTemplate.Spec.Steps, kargo.PromotionStep{Uses: "git-push", As: "push"})
@@ -372,19 +372,29 @@ func TestStageREST(t *testing.T) {
 		t.Errorf("text/plain body: HTTP %d, want 415", r.code)
 	}
 
-	// Delete, then it is gone.
+	// Delete, then it is gone, at once for the client that deleted it (as
+	// after its create and replace).
 	if r := stageDo(t, http.MethodDelete, stagesURL(p, "b"), "", ""); r.code != http.StatusNoContent || len(r.body) != 0 {
 		t.Fatalf("delete: HTTP %d %s", r.code, r.body)
 	}
+	if r := stageDo(t, http.MethodGet, stagesURL(p, "b"), "", ""); r.code != http.StatusNotFound {
+		t.Errorf("GET right after DELETE: HTTP %d, want 404: %.200s", r.code, r.body)
+	}
+	if got := listStageNames(t, p); !slices.Equal(got, []string{"a", "test", "uat"}) {
+		t.Errorf("list right after DELETE: %v, want a test uat", got)
+	}
+	eventually(t, 10*time.Second, "b to be gone", func() bool {
+		return stageDo(t, http.MethodGet, stagesURL(p, "b"), "", "").code == http.StatusNotFound
+	})
 	if prob := stageDo(t, http.MethodGet, stagesURL(p, "b"), "", "").problem(t, http.StatusNotFound); !strings.Contains(prob.Detail, fmt.Sprintf(`Stage "b" not found in project %q`, p)) {
 		t.Errorf("get after delete: %q", prob.Detail)
 	}
 	if r := stageDo(t, http.MethodDelete, stagesURL(p, "b"), "", ""); r.code != http.StatusNotFound {
 		t.Errorf("delete again: HTTP %d, want 404", r.code)
 	}
-	eventually(t, 10*time.Second, "the list without b", func() bool {
-		return slices.Equal(listStageNames(t, p), []string{"a", "test", "uat"})
-	})
+	if got := listStageNames(t, p); !slices.Equal(got, []string{"a", "test", "uat"}) {
+		t.Errorf("list after delete: %v, want a test uat", got)
+	}
 
 	// A project without Stages: an empty list, and Kargo's words for a
 	// Stage not in it.
@@ -422,5 +432,33 @@ func TestStageInvalidFixturesREST(t *testing.T) {
 		if r := stageDo(t, http.MethodGet, stagesURL(p, fx.name), "", ""); r.code != http.StatusNotFound {
 			t.Errorf("%s: the refused Stage exists (HTTP %d)", fx.file, r.code)
 		}
+	}
+}
+
+// A YAML body is one Stage, read as kubectl reads YAML: a stream of
+// several documents (as kubectl applies a file) is refused, as JSON with
+// data after its value is, not cut to its first document; and a name YAML
+// 1.1 reads as a boolean (name: on) is refused, as kubectl refuses it, or
+// kept as written, never turned into "true".
+func TestStageYAMLBody(t *testing.T) {
+	p := stageProject()
+	b, err := os.ReadFile("testdata/stages/valid-kargo-docs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := stageDo(t, http.MethodPost, stagesURL(p), "application/yaml", string(b))
+	if r.code != http.StatusBadRequest {
+		t.Errorf("POST of two YAML documents: HTTP %d, want 400; the project now has %v", r.code, listStageNames(t, p))
+	}
+
+	on := "apiVersion: kargo.akuity.io/v1alpha1\nkind: Stage\nmetadata:\n  name: on\nspec:\n" +
+		"  requestedFreight:\n  - origin: {kind: Warehouse, name: w}\n    sources: {direct: true}\n"
+	r = stageDo(t, http.MethodPost, stagesURL(p), "application/yaml", on)
+	if r.code == http.StatusCreated {
+		if s := r.stage(t, http.StatusCreated); s.Name != "on" {
+			t.Errorf("POST of a Stage named on (YAML): created a Stage named %q", s.Name)
+		}
+	} else if r.code != http.StatusBadRequest {
+		t.Errorf("POST of a Stage named on (YAML): HTTP %d, want 400 or 201: %s", r.code, r.body)
 	}
 }

@@ -289,6 +289,3 @@ func parseRV(s string) uint64 {
 	rv, _ := strconv.ParseUint(s, 10, 64)
 	return rv
 }
-
-// ResourceVersion is an object's resource version as a number.
-func ResourceVersion(obj metav1.Object) uint64 { return parseRV(obj.GetResourceVersion()) }

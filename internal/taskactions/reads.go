@@ -77,6 +77,10 @@ func (m *Manager) ByCacheKey(project, domain, key string) ([]*v1.TaskAction, err
 // AllTaskActions returns every cached action (to restore the run service).
 func (m *Manager) AllTaskActions() []*v1.TaskAction { return m.actions.All() }
 
+// Views returns the current update of each of tas (from the reads above),
+// in the same order. The updates are shared: treat them as read-only.
+func (m *Manager) Views(tas []*v1.TaskAction) []*ActionUpdate { return m.actions.Views(tas) }
+
 func (m *Manager) byIndex(index, key string) ([]*v1.TaskAction, error) {
 	return m.actions.List(index, key)
 }

@@ -34,7 +34,7 @@ type Start = journal.Start[*ActionUpdate]
 // nothing is lost or repeated between the snapshot and the live updates.
 // Like the reads, it first waits for this server's own writes to reach the
 // cache. It opens no Kubernetes watch: the shared informer feeds every
-// subscription. Close the subscription (or Unsubscribe) when done.
+// subscription. Close the subscription when done.
 func (m *Manager) Subscribe(ctx context.Context, scope Scope, after *uint64) (sub *Subscription, start Start, snapshot []*ActionUpdate) {
 	return m.actions.Subscribe(ctx, scope.topic(), after, func() []*v1.TaskAction { return m.scopeActions(scope) })
 }

@@ -3,7 +3,6 @@ package taskactions
 import (
 	"encoding/json"
 	"reflect"
-	"strconv"
 	"strings"
 	"time"
 
@@ -166,11 +165,4 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
-}
-
-// resourceVersion parses an object's resource version. etcd-backed
-// versions are decimal revisions that rise across the whole store.
-func resourceVersion(ta *v1.TaskAction) uint64 {
-	rv, _ := strconv.ParseUint(ta.ResourceVersion, 10, 64)
-	return rv
 }

@@ -20,6 +20,7 @@ import (
 	"taskactions/internal/handlers"
 	"taskactions/internal/journal"
 	"taskactions/internal/kube/clientset/versioned"
+	"taskactions/internal/promotions"
 	"taskactions/internal/runs"
 	"taskactions/internal/sse"
 	"taskactions/internal/stages"
@@ -43,6 +44,7 @@ type App struct {
 	cp      *controlplane.ControlPlane
 	mgr     *taskactions.Manager
 	stages  *stages.Manager
+	promos  *promotions.Manager
 	runs    *runs.Service
 	metrics *handlers.Metrics
 
@@ -204,7 +206,7 @@ func (a *App) startComponents(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.startControllers()
+	a.startControllers(es)
 	if err := a.serveAPI(restCfg); err != nil {
 		return err
 	}
@@ -246,12 +248,19 @@ func (a *App) startManager(ctx context.Context, restCfg *rest.Config, claimed st
 	if err := a.stages.Start(ctx); err != nil {
 		return nil, err
 	}
+	a.promos = promotions.New(promotions.Config{
+		Client: client, Stages: a.stages, Journal: journalCfg,
+		Log: a.log.With().Str("component", "promotions").Logger(),
+	})
+	if err := a.promos.Start(ctx); err != nil {
+		return nil, err
+	}
 	return kube, nil
 }
 
 // caches are the pipelines of every kind this server serves.
 func (a *App) caches() []handlers.CacheStats {
-	return []handlers.CacheStats{a.mgr.Cache(), a.stages.Cache()}
+	return append([]handlers.CacheStats{a.mgr.Cache(), a.stages.Cache()}, a.promos.Caches()...)
 }
 
 // synced reports whether every kind's cache is synced.
@@ -272,7 +281,7 @@ func (a *App) serveAPI(restCfg *rest.Config) error {
 		Caches: a.caches(),
 	})
 	router, err := handlers.NewRouter(handlers.Config{
-		Manager: a.mgr, Stages: a.stages, Runs: a.runs, Metrics: a.metrics, Web: web.Handler(),
+		Manager: a.mgr, Stages: a.stages, Promotions: a.promos, Runs: a.runs, Metrics: a.metrics, Web: web.Handler(),
 		SSE:    sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Done: a.streamsDone},
 		Ready:  a.ready(restCfg),
 		Synced: a.synced,
@@ -326,9 +335,9 @@ const abortWorkers = 32
 // startControllers starts the background work: the aborter carries
 // aborts down to descendants, and, on the embedded control plane, which
 // has no garbage collector, the collector deletes the descendants of a
-// deleted action; the Stage controller runs where no Kargo controller does
-// (--stage-controller).
-func (a *App) startControllers() {
+// deleted action; the Stage controller and the Promotion orchestrator run
+// where no Kargo controller does (--kargo-controllers).
+func (a *App) startControllers(es executorSetup) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopControllers, a.controllersDone = cancel, make(chan struct{})
 	var wg sync.WaitGroup
@@ -340,9 +349,15 @@ func (a *App) startControllers() {
 			_ = taskactions.NewCollector(a.mgr, 0, a.log.With().Str("component", "collector").Logger()).Run(ctx)
 		})
 	}
-	if a.cfg.StageController == "true" || (a.cfg.StageController == "auto" && a.cp.Embedded()) {
+	if a.cfg.KargoControllers == "true" || (a.cfg.KargoControllers == "auto" && a.cp.Embedded()) {
 		wg.Go(func() {
-			_ = stages.NewController(a.stages, 4, a.log.With().Str("component", "stage-controller").Logger()).Run(ctx)
+			_ = stages.NewController(a.stages, a.promos, 4, a.log.With().Str("component", "stage-controller").Logger()).Run(ctx)
+		})
+		wg.Go(func() {
+			_ = promotions.NewOrchestrator(a.promos, promotions.OrchestratorConfig{
+				Actions: a.mgr, Runnable: es.runs, OutputRoot: a.outputRoot(), Workers: 8,
+				Log: a.log.With().Str("component", "promotions").Logger(),
+			}).Run(ctx)
 		})
 	}
 	go func() {
@@ -412,6 +427,9 @@ func (a *App) Stop() error {
 	if a.stopControllers != nil {
 		a.stopControllers()
 		<-a.controllersDone
+	}
+	if a.promos != nil {
+		a.promos.Stop()
 	}
 	if a.stages != nil {
 		a.stages.Stop()

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	httpstep "taskactions/internal/executor/plugins/http"
 )
 
 // Config is everything the server can be told. cmd/server fills it from
@@ -35,9 +37,13 @@ type Config struct {
 	ExecutorProcess   string // auto, true, false
 	ExecutorWorkers   int
 	MaxSystemFailures int
-	// StageController: auto (on the embedded control plane only, since
-	// Kargo's controller owns Stage statuses on a cluster), true or false.
-	StageController string
+	// PromotionHTTPAllow are the hosts the http step may call (host,
+	// host:port, IP or CIDR; "*" any); empty: loopback only.
+	PromotionHTTPAllow []string
+	// KargoControllers runs the Stage controller and the Promotion
+	// orchestrator: auto (on the embedded control plane only, since Kargo's
+	// controllers own Stages and Promotions on a cluster), true or false.
+	KargoControllers string
 	// LeaderElectionNamespace holds the executor's Lease on a cluster.
 	LeaderElectionNamespace string
 	ShutdownGracePeriod     time.Duration
@@ -74,7 +80,7 @@ func Defaults() Config {
 		SSEMailbox:              4096,
 		ExecutorTaskTypes:       "auto",
 		ExecutorProcess:         "auto",
-		StageController:         "auto",
+		KargoControllers:        "auto",
 		ExecutorWorkers:         8,
 		MaxSystemFailures:       5,
 		LeaderElectionNamespace: "default",
@@ -102,10 +108,10 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("--executor-process %q: want auto, true or false", c.ExecutorProcess)
 	}
-	switch c.StageController {
+	switch c.KargoControllers {
 	case "auto", "true", "false":
 	default:
-		return fmt.Errorf("--stage-controller %q: want auto, true or false", c.StageController)
+		return fmt.Errorf("--kargo-controllers %q: want auto, true or false", c.KargoControllers)
 	}
 	if c.Workers < 1 || c.ExecutorWorkers < 1 || c.SSEReplayEvents < 1 || c.SSEMailbox < 1 {
 		return fmt.Errorf("worker counts and stream buffers must be at least 1")
@@ -134,6 +140,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxConnections < 0 || c.MaxStreams < 0 {
 		return fmt.Errorf("--max-connections and --max-streams must not be negative")
+	}
+	if _, err := httpstep.ParseAllowlist(c.PromotionHTTPAllow); err != nil {
+		return fmt.Errorf("--promotion-http-allow: %w", err)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"taskactions/internal/executor"
 	"taskactions/internal/executor/plugins"
 	"taskactions/internal/executor/plugins/echo"
+	httpstep "taskactions/internal/executor/plugins/http"
 	"taskactions/internal/executor/plugins/process"
 	"taskactions/internal/executor/plugins/sleep"
 )
@@ -33,6 +34,11 @@ func (a *App) setUpExecutor() executorSetup {
 	es := executorSetup{instance: randomID(), plugins: map[string]plugins.Plugin{"echo": echo.Plugin{}, "sleep": sleep.Plugin{}}}
 	if a.processEnabled() {
 		es.plugins["process"] = process.New(es.instance)
+	}
+	if hp, err := httpstep.New(a.cfg.PromotionHTTPAllow); err == nil { // validated with the config
+		es.plugins["http"] = hp
+	} else {
+		a.log.Error().Err(err).Msg("http plugin off")
 	}
 	es.claims = claimedTaskTypes(a.cfg.ExecutorTaskTypes, a.cp.Embedded(), es.plugins)
 	return es
@@ -63,7 +69,7 @@ func claimedTaskTypes(flag string, embedded bool, pl map[string]plugins.Plugin) 
 func (a *App) startExecutor(kube kubernetes.Interface, es executorSetup) error {
 	ex := executor.New(executor.Config{
 		Manager: a.mgr, TaskTypes: es.claims, Plugins: es.plugins, Workers: a.cfg.ExecutorWorkers,
-		MaxSystemFailures: a.cfg.MaxSystemFailures, OutputRoot: filepath.Join(a.cfg.DataDir, "outputs"),
+		MaxSystemFailures: a.cfg.MaxSystemFailures, OutputRoot: a.outputRoot(),
 		ServerURL: a.URL(), TaskToken: a.access.taskToken, Metrics: a.metrics.Registry(), Log: a.log.With().Str("component", "executor").Logger(),
 	})
 	if !ex.Enabled() {
@@ -88,6 +94,15 @@ func (a *App) startExecutor(kube kubernetes.Interface, es executorSetup) error {
 // processEnabled: the process plugin runs commands sent over HTTP, so by
 // default only where nobody else can send them: the embedded control
 // plane with a loopback listener.
+// outputRoot holds the actions' output dirs.
+func (a *App) outputRoot() string { return filepath.Join(a.cfg.DataDir, "outputs") }
+
+// runs reports whether the executor runs a task type: it claims it and
+// has its plugin.
+func (es executorSetup) runs(taskType string) bool {
+	return es.plugins[taskType] != nil && executor.ParseTaskTypes(es.claims).Claims(taskType)
+}
+
 func (a *App) processEnabled() bool {
 	switch a.cfg.ExecutorProcess {
 	case "true":

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	kargov1alpha1 "taskactions/api/kargo/v1alpha1"
+	"taskactions/config/crd"
 	"taskactions/internal/kargo"
 )
 
@@ -241,4 +242,219 @@ func hasCause(err error, fieldPath string) bool {
 		}
 	}
 	return false
+}
+
+// kargoResource returns a dynamic client for a Kargo resource in
+// stageNamespace, installing the Promotion and Freight CRDs first (Start
+// may not yet; EnsureCRDs is idempotent).
+func kargoResource(t *testing.T, plural string) dynamic.ResourceInterface {
+	t.Helper()
+	if _, err := EnsureCRDs(t.Context(), shared.RESTConfig(), CRD{YAML: crd.Promotions}, CRD{YAML: crd.Freights}); err != nil {
+		t.Fatal(err)
+	}
+	dc, err := dynamic.NewForConfig(shared.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dc.Resource(kargov1alpha1.SchemeGroupVersion.WithResource(plural)).Namespace(stageNamespace)
+}
+
+const promotionDoc = `
+apiVersion: kargo.akuity.io/v1alpha1
+kind: Promotion
+metadata:
+  name: test.01jxkq1b6m3x8v2e9k0c4r7t5y.abcdef0
+spec:
+  stage: test
+  freight: abcdef0123
+  vars:
+  - name: a
+    value: "1"
+  steps:
+  - uses: git-clone
+    as: step-1
+    config:
+      repoURL: https://github.com/example/repo.git
+`
+
+func wantInvalid(t *testing.T, err error, kind, fieldPath string, contains ...string) {
+	t.Helper()
+	var se *apierrors.StatusError
+	if !errors.As(err, &se) || !apierrors.IsInvalid(err) {
+		t.Fatalf("got %v, want 422 Invalid", err)
+	}
+	for _, c := range contains {
+		if !strings.Contains(err.Error(), c) {
+			t.Errorf("error %q does not contain %q", err, c)
+		}
+	}
+	if d := se.ErrStatus.Details; d == nil || d.Kind != kind || !hasCause(err, fieldPath) {
+		t.Errorf("details: %+v", se.ErrStatus.Details)
+	}
+}
+
+func TestPromotionAdmissionSpecImmutable(t *testing.T) {
+	ctx := t.Context()
+	pc := kargoResource(t, kargov1alpha1.PromotionPlural)
+	created, err := pc.Create(ctx, decodeStage(t, []byte(promotionDoc)), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	t.Cleanup(func() { _ = pc.Delete(context.Background(), created.GetName(), metav1.DeleteOptions{}) })
+
+	// Metadata may change.
+	created.SetAnnotations(map[string]string{kargov1alpha1.AnnotationKeyAbort: `{"action":"terminate"}`})
+	updated, err := pc.Update(ctx, created, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("update annotations: %v", err)
+	}
+
+	// The spec may not.
+	for _, mutate := range []func(u *unstructured.Unstructured){
+		func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, "fedcba9", "spec", "freight")
+		},
+		func(u *unstructured.Unstructured) { unstructured.RemoveNestedField(u.Object, "spec", "vars") },
+		func(u *unstructured.Unstructured) {
+			steps, _, _ := unstructured.NestedSlice(u.Object, "spec", "steps")
+			steps[0].(map[string]any)["config"] = map[string]any{"repoURL": "https://github.com/example/other.git"}
+			_ = unstructured.SetNestedSlice(u.Object, steps, "spec", "steps")
+		},
+	} {
+		u := updated.DeepCopy()
+		mutate(u)
+		_, err = pc.Update(ctx, u, metav1.UpdateOptions{})
+		wantInvalid(t, err, "Promotion", "spec", `spec: Invalid value: `, ": spec is immutable")
+	}
+
+	// Status updates are not the spec's.
+	if err := unstructured.SetNestedField(updated.Object, string(kargov1alpha1.PromotionPhaseRunning), "status", "phase"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pc.UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("update status: %v", err)
+	}
+}
+
+func TestPromotionSchemaRejectsTaskSteps(t *testing.T) {
+	u := decodeStage(t, []byte(promotionDoc))
+	steps := []any{map[string]any{"task": map[string]any{"name": "deploy"}}}
+	if err := unstructured.SetNestedSlice(u.Object, steps, "spec", "steps"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := kargoResource(t, kargov1alpha1.PromotionPlural).Create(t.Context(), u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	wantInvalid(t, err, "Promotion", "spec.steps[0]", "Promotion step must have uses set and must not reference a task")
+}
+
+const freightDoc = `
+apiVersion: kargo.akuity.io/v1alpha1
+kind: Freight
+metadata:
+  name: chosen-by-user
+  labels:
+    team: blue
+alias: frosty-fox
+origin:
+  kind: Warehouse
+  name: kargo-demo
+images:
+- repoURL: nginx
+  tag: 1.27.0
+  digest: sha256:abc
+commits:
+- repoURL: https://github.com/example/repo.git
+  id: 0123456789abcdef
+`
+
+func TestFreightAdmission(t *testing.T) {
+	ctx := t.Context()
+	fc := kargoResource(t, kargov1alpha1.FreightPlural)
+	in := decodeStage(t, []byte(freightDoc))
+	var typed kargov1alpha1.Freight
+	if err := yaml.Unmarshal([]byte(freightDoc), &typed); err != nil {
+		t.Fatal(err)
+	}
+	id := kargo.GenerateFreightID(&typed)
+
+	created, err := fc.Create(ctx, in, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	t.Cleanup(func() { _ = fc.Delete(context.Background(), id, metav1.DeleteOptions{}) })
+	if created.GetName() != id {
+		t.Errorf("name %q, want the Freight ID %q", created.GetName(), id)
+	}
+	if l := created.GetLabels(); l[kargov1alpha1.LabelKeyAlias] != "frosty-fox" || l["team"] != "blue" {
+		t.Errorf("labels %v", l)
+	}
+
+	// The alias label follows the field on update; removing the alias
+	// removes the label.
+	created.Object["alias"] = "calm-cat"
+	updated, err := fc.Update(ctx, created, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("update alias: %v", err)
+	}
+	if l := updated.GetLabels(); l[kargov1alpha1.LabelKeyAlias] != "calm-cat" {
+		t.Errorf("labels after alias change %v", l)
+	}
+	delete(updated.Object, "alias")
+	updated, err = fc.Update(ctx, updated, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("update without alias: %v", err)
+	}
+	if _, ok := updated.GetLabels()[kargov1alpha1.LabelKeyAlias]; ok {
+		t.Errorf("alias label kept: %v", updated.GetLabels())
+	}
+
+	// Origin and artifacts are immutable.
+	u := updated.DeepCopy()
+	_ = unstructured.SetNestedField(u.Object, "other", "origin", "name")
+	_, err = fc.Update(ctx, u, metav1.UpdateOptions{})
+	wantInvalid(t, err, "Freight", "origin", "Freight is immutable")
+	u = updated.DeepCopy()
+	images, _, _ := unstructured.NestedSlice(u.Object, "images")
+	images[0].(map[string]any)["tag"] = "1.28.0"
+	_ = unstructured.SetNestedSlice(u.Object, images, "images")
+	_, err = fc.Update(ctx, u, metav1.UpdateOptions{})
+	wantInvalid(t, err, "Freight", "images[0]", "Freight is immutable")
+
+	// Status is written through the subresource.
+	_ = unstructured.SetNestedField(updated.Object, map[string]any{"test": map[string]any{"verifiedAt": "2025-06-01T12:00:00Z"}}, "status", "verifiedIn")
+	if _, err := fc.UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("update status: %v", err)
+	}
+}
+
+func TestFreightAdmissionRejects(t *testing.T) {
+	fc := kargoResource(t, kargov1alpha1.FreightPlural)
+	cases := []struct {
+		name, field, want string
+		mutate            func(u *unstructured.Unstructured)
+		alsoWant          string
+	}{
+		// Kargo's error is on the empty path (which prints "[]") with the
+		// whole Freight as the value.
+		{"no artifacts", "[]", "[]: Invalid value: {\"kind\":\"Freight\"", func(u *unstructured.Unstructured) {
+			delete(u.Object, "images")
+			delete(u.Object, "commits")
+		}, ": freight must contain at least one commit, image, or chart"},
+		{"empty origin name", "origin.name", "origin.name: Required value", func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, "", "origin", "name")
+		}, ""},
+		{"unknown origin kind (schema)", "origin.kind", `origin.kind: Unsupported value: "Bucket"`, func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, "Bucket", "origin", "kind")
+		}, ""},
+		{"no origin (schema)", "origin", "origin: Required value", func(u *unstructured.Unstructured) {
+			delete(u.Object, "origin")
+		}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			u := decodeStage(t, []byte(freightDoc))
+			tc.mutate(u)
+			_, err := fc.Create(t.Context(), u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			wantInvalid(t, err, "Freight", tc.field, tc.want, tc.alsoWant)
+		})
+	}
 }

@@ -1,7 +1,8 @@
 // Package controlplane gives the rest of the program a Kubernetes API to
 // store TaskActions in: an embedded one (etcd and the apiextensions API
 // server in this process) or an external cluster. Either way it installs
-// the CRDs it serves (TaskAction, Stage) and hands out a *rest.Config.
+// the CRDs it serves (TaskAction; Kargo's Stage, Freight and Promotion)
+// and hands out a *rest.Config.
 package controlplane
 
 import (
@@ -64,7 +65,8 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 		cp.rest.QPS, cp.rest.Burst = 200, 400
 	}
 	t0 := time.Now()
-	foreign, err := EnsureCRDs(ctx, cp.rest, CRD{YAML: crd.TaskActions}, CRD{YAML: crd.Stages, KeepForeign: true})
+	foreign, err := EnsureCRDs(ctx, cp.rest, CRD{YAML: crd.TaskActions},
+		CRD{YAML: crd.Stages, KeepForeign: true}, CRD{YAML: crd.Freights, KeepForeign: true}, CRD{YAML: crd.Promotions, KeepForeign: true})
 	if err != nil {
 		_ = cp.Stop()
 		return nil, fmt.Errorf("control plane (%s): %w", cp.source, err)

@@ -130,19 +130,19 @@ func (e ConditionStatus) Valid() bool {
 
 // Defines values for ConditionType.
 const (
-	Failed      ConditionType = "Failed"
-	Progressing ConditionType = "Progressing"
-	Succeeded   ConditionType = "Succeeded"
+	ConditionTypeFailed      ConditionType = "Failed"
+	ConditionTypeProgressing ConditionType = "Progressing"
+	ConditionTypeSucceeded   ConditionType = "Succeeded"
 )
 
 // Valid indicates whether the value is a known member of the ConditionType enum.
 func (e ConditionType) Valid() bool {
 	switch e {
-	case Failed:
+	case ConditionTypeFailed:
 		return true
-	case Progressing:
+	case ConditionTypeProgressing:
 		return true
-	case Succeeded:
+	case ConditionTypeSucceeded:
 		return true
 	default:
 		return false
@@ -227,6 +227,51 @@ func (e Phase) Valid() bool {
 	case UNSPECIFIED:
 		return true
 	case WAITINGFORRESOURCES:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PromotionEventStatusPhase.
+const (
+	PromotionEventStatusPhaseAborted   PromotionEventStatusPhase = "Aborted"
+	PromotionEventStatusPhaseErrored   PromotionEventStatusPhase = "Errored"
+	PromotionEventStatusPhaseFailed    PromotionEventStatusPhase = "Failed"
+	PromotionEventStatusPhasePending   PromotionEventStatusPhase = "Pending"
+	PromotionEventStatusPhaseRunning   PromotionEventStatusPhase = "Running"
+	PromotionEventStatusPhaseSucceeded PromotionEventStatusPhase = "Succeeded"
+)
+
+// Valid indicates whether the value is a known member of the PromotionEventStatusPhase enum.
+func (e PromotionEventStatusPhase) Valid() bool {
+	switch e {
+	case PromotionEventStatusPhaseAborted:
+		return true
+	case PromotionEventStatusPhaseErrored:
+		return true
+	case PromotionEventStatusPhaseFailed:
+		return true
+	case PromotionEventStatusPhasePending:
+		return true
+	case PromotionEventStatusPhaseRunning:
+		return true
+	case PromotionEventStatusPhaseSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PromotionItemEventEvent.
+const (
+	PromotionItemEventEventPromotion PromotionItemEventEvent = "promotion"
+)
+
+// Valid indicates whether the value is a known member of the PromotionItemEventEvent enum.
+func (e PromotionItemEventEvent) Valid() bool {
+	switch e {
+	case PromotionItemEventEventPromotion:
 		return true
 	default:
 		return false
@@ -566,6 +611,14 @@ type ExpressionVariable struct {
 	Value *string `json:"value,omitempty"`
 }
 
+// Freight Kargo Freight (kargo.akuity.io/v1alpha1), as the Kubernetes API shows it.
+type Freight = kargov1alpha1.Freight
+
+// FreightList defines model for FreightList.
+type FreightList struct {
+	Items []Freight `json:"items"`
+}
+
 // FreightRequest defines model for FreightRequest.
 type FreightRequest struct {
 	Origin *struct {
@@ -669,6 +722,67 @@ type Problem struct {
 // ProjectName Example: flytesnacks
 type ProjectName = string
 
+// PromoteRequest Exactly one of freight (a name) and freightAlias.
+type PromoteRequest struct {
+	Freight      *string `json:"freight,omitempty"`
+	FreightAlias *string `json:"freightAlias,omitempty"`
+}
+
+// Promotion A Kargo Promotion (kargo.akuity.io/v1alpha1), as the Kubernetes API shows it.
+type Promotion = kargov1alpha1.Promotion
+
+// PromotionEvent The data of a `promotion` stream event.
+type PromotionEvent struct {
+	ApiVersion *string `json:"apiVersion,omitempty"`
+	Deleted    bool    `json:"deleted"`
+	Kind       *string `json:"kind,omitempty"`
+
+	// Metadata Kubernetes object metadata (the fields this API reads and writes).
+	Metadata *ObjectMeta `json:"metadata,omitempty"`
+	Spec     *struct {
+		Freight *string               `json:"freight,omitempty"`
+		Stage   *string               `json:"stage,omitempty"`
+		Steps   *[]PromotionStep      `json:"steps,omitempty"`
+		Vars    *[]ExpressionVariable `json:"vars,omitempty"`
+	} `json:"spec,omitempty"`
+	Status *struct {
+		CurrentStep           *int64                     `json:"currentStep,omitempty"`
+		FinishedAt            *time.Time                 `json:"finishedAt,omitempty"`
+		Freight               *map[string]interface{}    `json:"freight,omitempty"`
+		Message               *string                    `json:"message,omitempty"`
+		Phase                 *PromotionEventStatusPhase `json:"phase,omitempty"`
+		State                 *map[string]interface{}    `json:"state,omitempty"`
+		StepExecutionMetadata *[]struct {
+			Alias           *string    `json:"alias,omitempty"`
+			ContinueOnError *bool      `json:"continueOnError,omitempty"`
+			ErrorCount      *int64     `json:"errorCount,omitempty"`
+			FinishedAt      *time.Time `json:"finishedAt,omitempty"`
+			Message         *string    `json:"message,omitempty"`
+			StartedAt       *time.Time `json:"startedAt,omitempty"`
+			Status          *string    `json:"status,omitempty"`
+		} `json:"stepExecutionMetadata,omitempty"`
+	} `json:"status,omitempty"`
+}
+
+// PromotionEventStatusPhase defines model for PromotionEvent.Status.Phase.
+type PromotionEventStatusPhase string
+
+// PromotionItemEvent defines model for PromotionItemEvent.
+type PromotionItemEvent struct {
+	// Data The data of a `promotion` stream event.
+	Data  PromotionEvent          `json:"data"`
+	Event PromotionItemEventEvent `json:"event"`
+	Id    string                  `json:"id"`
+}
+
+// PromotionItemEventEvent defines model for PromotionItemEvent.Event.
+type PromotionItemEventEvent string
+
+// PromotionList defines model for PromotionList.
+type PromotionList struct {
+	Items []Promotion `json:"items"`
+}
+
 // PromotionStep defines model for PromotionStep.
 type PromotionStep struct {
 	As              *string                 `json:"as,omitempty"`
@@ -685,6 +799,11 @@ type PromotionStep struct {
 	} `json:"task,omitempty"`
 	Uses *string               `json:"uses,omitempty"`
 	Vars *[]ExpressionVariable `json:"vars,omitempty"`
+}
+
+// PromotionStreamEvent One event of a Promotion stream (see ActionStreamEvent).
+type PromotionStreamEvent struct {
+	union json.RawMessage
 }
 
 // ResetEvent The data of a `reset` event: the server cannot resume from the
@@ -958,6 +1077,9 @@ type ActionParam = ActionName
 // DomainParam Example: development
 type DomainParam = DomainName
 
+// FreightParam Example: test
+type FreightParam = StageName
+
 // LastEventIdHeaderParam defines model for lastEventIdHeaderParam.
 type LastEventIdHeaderParam = string
 
@@ -966,6 +1088,9 @@ type LastEventIdQueryParam = string
 
 // ProjectParam Example: flytesnacks
 type ProjectParam = ProjectName
+
+// PromotionParam Example: test
+type PromotionParam = StageName
 
 // RunParam Example: r1
 type RunParam = RunName
@@ -1012,6 +1137,20 @@ type StreamRunEventsParams struct {
 	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
 }
 
+// ApproveFreightParams defines parameters for ApproveFreight.
+type ApproveFreightParams struct {
+	Stage StageName `form:"stage" json:"stage"`
+}
+
+// StreamProjectPromotionsParams defines parameters for StreamProjectPromotions.
+type StreamProjectPromotionsParams struct {
+	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
+	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
+
+	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
+	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
+}
+
 // StreamProjectStagesParams defines parameters for StreamProjectStages.
 type StreamProjectStagesParams struct {
 	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
@@ -1023,6 +1162,15 @@ type StreamProjectStagesParams struct {
 
 // StreamStageParams defines parameters for StreamStage.
 type StreamStageParams struct {
+	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
+	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
+
+	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
+	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
+}
+
+// StreamStagePromotionsParams defines parameters for StreamStagePromotions.
+type StreamStagePromotionsParams struct {
 	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
 	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
 
@@ -1044,11 +1192,20 @@ type AbortActionJSONRequestBody = AbortRequest
 // PutActionStatusJSONRequestBody defines body for PutActionStatus for application/json ContentType.
 type PutActionStatusJSONRequestBody = StatusRequest
 
+// CreateFreightJSONRequestBody defines body for CreateFreight for application/json ContentType.
+type CreateFreightJSONRequestBody = Freight
+
 // CreateStageJSONRequestBody defines body for CreateStage for application/json ContentType.
 type CreateStageJSONRequestBody = Stage
 
 // ReplaceStageJSONRequestBody defines body for ReplaceStage for application/json ContentType.
 type ReplaceStageJSONRequestBody = Stage
+
+// PromoteToStageJSONRequestBody defines body for PromoteToStage for application/json ContentType.
+type PromoteToStageJSONRequestBody = PromoteRequest
+
+// PromoteDownstreamJSONRequestBody defines body for PromoteDownstream for application/json ContentType.
+type PromoteDownstreamJSONRequestBody = PromoteRequest
 
 // CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
 type CreateSessionJSONRequestBody = LoginRequest
@@ -1186,6 +1343,143 @@ func (t ActionStreamEvent) MarshalJSON() ([]byte, error) {
 }
 
 func (t *ActionStreamEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPromotionItemEvent returns the union data inside the PromotionStreamEvent as a PromotionItemEvent
+func (t PromotionStreamEvent) AsPromotionItemEvent() (PromotionItemEvent, error) {
+	var body PromotionItemEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPromotionItemEvent overwrites any union data inside the PromotionStreamEvent as the provided PromotionItemEvent
+func (t *PromotionStreamEvent) FromPromotionItemEvent(v PromotionItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"promotion"}`))
+	t.union = b
+	return err
+}
+
+// MergePromotionItemEvent performs a merge with any union data inside the PromotionStreamEvent, using the provided PromotionItemEvent
+func (t *PromotionStreamEvent) MergePromotionItemEvent(v PromotionItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"promotion"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSyncedStreamEvent returns the union data inside the PromotionStreamEvent as a SyncedStreamEvent
+func (t PromotionStreamEvent) AsSyncedStreamEvent() (SyncedStreamEvent, error) {
+	var body SyncedStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSyncedStreamEvent overwrites any union data inside the PromotionStreamEvent as the provided SyncedStreamEvent
+func (t *PromotionStreamEvent) FromSyncedStreamEvent(v SyncedStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
+	t.union = b
+	return err
+}
+
+// MergeSyncedStreamEvent performs a merge with any union data inside the PromotionStreamEvent, using the provided SyncedStreamEvent
+func (t *PromotionStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsResetStreamEvent returns the union data inside the PromotionStreamEvent as a ResetStreamEvent
+func (t PromotionStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
+	var body ResetStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResetStreamEvent overwrites any union data inside the PromotionStreamEvent as the provided ResetStreamEvent
+func (t *PromotionStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	t.union = b
+	return err
+}
+
+// MergeResetStreamEvent performs a merge with any union data inside the PromotionStreamEvent, using the provided ResetStreamEvent
+func (t *PromotionStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PromotionStreamEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t PromotionStreamEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "promotion":
+		return t.AsPromotionItemEvent()
+	case "reset":
+		return t.AsResetStreamEvent()
+	case "synced":
+		return t.AsSyncedStreamEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t PromotionStreamEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PromotionStreamEvent) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -1508,6 +1802,30 @@ type ServerInterface interface {
 	// StreamRunEvents Live stream of every action of a run
 	// (GET /projects/{project}/domains/{domain}/runs/{run}/events)
 	StreamRunEvents(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, params StreamRunEventsParams)
+	// ListFreight The Freight of a project, newest first
+	// (GET /projects/{project}/freight)
+	ListFreight(w http.ResponseWriter, r *http.Request, project ProjectParam)
+	// CreateFreight Create Freight, as a Warehouse would have discovered it
+	// (POST /projects/{project}/freight)
+	CreateFreight(w http.ResponseWriter, r *http.Request, project ProjectParam)
+	// GetFreight One piece of Freight, by name or alias
+	// (GET /projects/{project}/freight/{freight})
+	GetFreight(w http.ResponseWriter, r *http.Request, project ProjectParam, freight FreightParam)
+	// ApproveFreight Approve Freight for a Stage (available there whatever its verification)
+	// (POST /projects/{project}/freight/{freight}/approve)
+	ApproveFreight(w http.ResponseWriter, r *http.Request, project ProjectParam, freight FreightParam, params ApproveFreightParams)
+	// StreamProjectPromotions Live stream of every Promotion of a project
+	// (GET /projects/{project}/promotion-events)
+	StreamProjectPromotions(w http.ResponseWriter, r *http.Request, project ProjectParam, params StreamProjectPromotionsParams)
+	// ListPromotions The Promotions of a project, oldest first
+	// (GET /projects/{project}/promotions)
+	ListPromotions(w http.ResponseWriter, r *http.Request, project ProjectParam)
+	// GetPromotion One Promotion
+	// (GET /projects/{project}/promotions/{promotion})
+	GetPromotion(w http.ResponseWriter, r *http.Request, project ProjectParam, promotion PromotionParam)
+	// AbortPromotion Abort a Promotion
+	// (POST /projects/{project}/promotions/{promotion}/abort)
+	AbortPromotion(w http.ResponseWriter, r *http.Request, project ProjectParam, promotion PromotionParam)
 	// StreamProjectStages Live stream of every Stage of a project
 	// (GET /projects/{project}/stage-events)
 	StreamProjectStages(w http.ResponseWriter, r *http.Request, project ProjectParam, params StreamProjectStagesParams)
@@ -1529,6 +1847,18 @@ type ServerInterface interface {
 	// StreamStage Live stream of one Stage
 	// (GET /projects/{project}/stages/{stage}/events)
 	StreamStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam, params StreamStageParams)
+	// ListStagePromotions The Promotions of a Stage, oldest first
+	// (GET /projects/{project}/stages/{stage}/promotions)
+	ListStagePromotions(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam)
+	// PromoteToStage Promote Freight to the Stage
+	// (POST /projects/{project}/stages/{stage}/promotions)
+	PromoteToStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam)
+	// PromoteDownstream Promote Freight to every Stage that takes it from this one
+	// (POST /projects/{project}/stages/{stage}/promotions/downstream)
+	PromoteDownstream(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam)
+	// StreamStagePromotions Live stream of the Promotions of a Stage
+	// (GET /projects/{project}/stages/{stage}/promotions/events)
+	StreamStagePromotions(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam, params StreamStagePromotionsParams)
 	// RefreshStage Ask the Stage controller to reconcile the Stage now
 	// (POST /projects/{project}/stages/{stage}/refresh)
 	RefreshStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam, params RefreshStageParams)
@@ -1631,6 +1961,54 @@ func (_ Unimplemented) StreamRunEvents(w http.ResponseWriter, r *http.Request, p
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// ListFreight The Freight of a project, newest first
+// (GET /projects/{project}/freight)
+func (_ Unimplemented) ListFreight(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateFreight Create Freight, as a Warehouse would have discovered it
+// (POST /projects/{project}/freight)
+func (_ Unimplemented) CreateFreight(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetFreight One piece of Freight, by name or alias
+// (GET /projects/{project}/freight/{freight})
+func (_ Unimplemented) GetFreight(w http.ResponseWriter, r *http.Request, project ProjectParam, freight FreightParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ApproveFreight Approve Freight for a Stage (available there whatever its verification)
+// (POST /projects/{project}/freight/{freight}/approve)
+func (_ Unimplemented) ApproveFreight(w http.ResponseWriter, r *http.Request, project ProjectParam, freight FreightParam, params ApproveFreightParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// StreamProjectPromotions Live stream of every Promotion of a project
+// (GET /projects/{project}/promotion-events)
+func (_ Unimplemented) StreamProjectPromotions(w http.ResponseWriter, r *http.Request, project ProjectParam, params StreamProjectPromotionsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListPromotions The Promotions of a project, oldest first
+// (GET /projects/{project}/promotions)
+func (_ Unimplemented) ListPromotions(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetPromotion One Promotion
+// (GET /projects/{project}/promotions/{promotion})
+func (_ Unimplemented) GetPromotion(w http.ResponseWriter, r *http.Request, project ProjectParam, promotion PromotionParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// AbortPromotion Abort a Promotion
+// (POST /projects/{project}/promotions/{promotion}/abort)
+func (_ Unimplemented) AbortPromotion(w http.ResponseWriter, r *http.Request, project ProjectParam, promotion PromotionParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // StreamProjectStages Live stream of every Stage of a project
 // (GET /projects/{project}/stage-events)
 func (_ Unimplemented) StreamProjectStages(w http.ResponseWriter, r *http.Request, project ProjectParam, params StreamProjectStagesParams) {
@@ -1670,6 +2048,30 @@ func (_ Unimplemented) ReplaceStage(w http.ResponseWriter, r *http.Request, proj
 // StreamStage Live stream of one Stage
 // (GET /projects/{project}/stages/{stage}/events)
 func (_ Unimplemented) StreamStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam, params StreamStageParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListStagePromotions The Promotions of a Stage, oldest first
+// (GET /projects/{project}/stages/{stage}/promotions)
+func (_ Unimplemented) ListStagePromotions(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// PromoteToStage Promote Freight to the Stage
+// (POST /projects/{project}/stages/{stage}/promotions)
+func (_ Unimplemented) PromoteToStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// PromoteDownstream Promote Freight to every Stage that takes it from this one
+// (POST /projects/{project}/stages/{stage}/promotions/downstream)
+func (_ Unimplemented) PromoteDownstream(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// StreamStagePromotions Live stream of the Promotions of a Stage
+// (GET /projects/{project}/stages/{stage}/promotions/events)
+func (_ Unimplemented) StreamStagePromotions(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam, params StreamStagePromotionsParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2441,6 +2843,303 @@ func (siw *ServerInterfaceWrapper) StreamRunEvents(w http.ResponseWriter, r *htt
 	handler.ServeHTTP(w, r)
 }
 
+// ListFreight operation middleware
+func (siw *ServerInterfaceWrapper) ListFreight(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListFreight(w, r, project)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateFreight operation middleware
+func (siw *ServerInterfaceWrapper) CreateFreight(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateFreight(w, r, project)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetFreight operation middleware
+func (siw *ServerInterfaceWrapper) GetFreight(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "freight" -------------
+	var freight FreightParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "freight", chi.URLParam(r, "freight"), &freight, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "freight", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetFreight(w, r, project, freight)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ApproveFreight operation middleware
+func (siw *ServerInterfaceWrapper) ApproveFreight(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "freight" -------------
+	var freight FreightParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "freight", chi.URLParam(r, "freight"), &freight, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "freight", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ApproveFreightParams
+
+	// ------------- Required query parameter "stage" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "stage", r.URL.Query(), &params.Stage, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "stage"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "stage", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ApproveFreight(w, r, project, freight, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// StreamProjectPromotions operation middleware
+func (siw *ServerInterfaceWrapper) StreamProjectPromotions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params StreamProjectPromotionsParams
+
+	// ------------- Optional query parameter "lastEventId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "lastEventId", r.URL.Query(), &params.LastEventId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "lastEventId"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "lastEventId", Err: err})
+		}
+		return
+	}
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Last-Event-ID" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Last-Event-ID")]; found {
+		var LastEventID LastEventIdHeaderParam
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Last-Event-ID", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Last-Event-ID", valueList[0], &LastEventID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Last-Event-ID", Err: err})
+			return
+		}
+
+		params.LastEventID = &LastEventID
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.StreamProjectPromotions(w, r, project, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListPromotions operation middleware
+func (siw *ServerInterfaceWrapper) ListPromotions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListPromotions(w, r, project)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetPromotion operation middleware
+func (siw *ServerInterfaceWrapper) GetPromotion(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "promotion" -------------
+	var promotion PromotionParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "promotion", chi.URLParam(r, "promotion"), &promotion, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "promotion", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetPromotion(w, r, project, promotion)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// AbortPromotion operation middleware
+func (siw *ServerInterfaceWrapper) AbortPromotion(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "promotion" -------------
+	var promotion PromotionParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "promotion", chi.URLParam(r, "promotion"), &promotion, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "promotion", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.AbortPromotion(w, r, project, promotion)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // StreamProjectStages operation middleware
 func (siw *ServerInterfaceWrapper) StreamProjectStages(w http.ResponseWriter, r *http.Request) {
 
@@ -2733,6 +3432,183 @@ func (siw *ServerInterfaceWrapper) StreamStage(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// ListStagePromotions operation middleware
+func (siw *ServerInterfaceWrapper) ListStagePromotions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "stage" -------------
+	var stage StageParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "stage", chi.URLParam(r, "stage"), &stage, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "stage", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListStagePromotions(w, r, project, stage)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// PromoteToStage operation middleware
+func (siw *ServerInterfaceWrapper) PromoteToStage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "stage" -------------
+	var stage StageParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "stage", chi.URLParam(r, "stage"), &stage, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "stage", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PromoteToStage(w, r, project, stage)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// PromoteDownstream operation middleware
+func (siw *ServerInterfaceWrapper) PromoteDownstream(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "stage" -------------
+	var stage StageParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "stage", chi.URLParam(r, "stage"), &stage, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "stage", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PromoteDownstream(w, r, project, stage)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// StreamStagePromotions operation middleware
+func (siw *ServerInterfaceWrapper) StreamStagePromotions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "stage" -------------
+	var stage StageParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "stage", chi.URLParam(r, "stage"), &stage, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "stage", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params StreamStagePromotionsParams
+
+	// ------------- Optional query parameter "lastEventId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "lastEventId", r.URL.Query(), &params.LastEventId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "lastEventId"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "lastEventId", Err: err})
+		}
+		return
+	}
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Last-Event-ID" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Last-Event-ID")]; found {
+		var LastEventID LastEventIdHeaderParam
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Last-Event-ID", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Last-Event-ID", valueList[0], &LastEventID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Last-Event-ID", Err: err})
+			return
+		}
+
+		params.LastEventID = &LastEventID
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.StreamStagePromotions(w, r, project, stage, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // RefreshStage operation middleware
 func (siw *ServerInterfaceWrapper) RefreshStage(w http.ResponseWriter, r *http.Request) {
 
@@ -3012,6 +3888,42 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/projects/{project}/stages/{stage}/events", wrapper.StreamStage)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/freight", wrapper.ListFreight)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/projects/{project}/freight", wrapper.CreateFreight)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/freight/{freight}", wrapper.GetFreight)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/projects/{project}/freight/{freight}/approve", wrapper.ApproveFreight)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/promotions", wrapper.ListPromotions)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/promotions/{promotion}", wrapper.GetPromotion)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/projects/{project}/promotions/{promotion}/abort", wrapper.AbortPromotion)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/stages/{stage}/promotions", wrapper.ListStagePromotions)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/projects/{project}/stages/{stage}/promotions", wrapper.PromoteToStage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/projects/{project}/stages/{stage}/promotions/downstream", wrapper.PromoteDownstream)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/promotion-events", wrapper.StreamProjectPromotions)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/stages/{stage}/promotions/events", wrapper.StreamStagePromotions)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/openapi.yaml", wrapper.GetOpenAPI)
 	})
 
@@ -3025,6 +3937,12 @@ type ActionStreamTexteventStreamResponse struct {
 }
 
 type ProblemApplicationProblemPlusJSONResponse Problem
+
+type PromotionStreamTexteventStreamResponse struct {
+	Body io.Reader
+
+	ContentLength int64
+}
 
 type StageStreamTexteventStreamResponse struct {
 	Body io.Reader
@@ -3688,6 +4606,354 @@ func (response StreamRunEventsdefaultApplicationProblemPlusJSONResponse) VisitSt
 	return err
 }
 
+type ListFreightRequestObject struct {
+	Project ProjectParam `json:"project"`
+}
+
+type ListFreightResponseObject interface {
+	VisitListFreightResponse(w http.ResponseWriter) error
+}
+
+type ListFreight200JSONResponse FreightList
+
+func (response ListFreight200JSONResponse) VisitListFreightResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListFreightdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response ListFreightdefaultApplicationProblemPlusJSONResponse) VisitListFreightResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateFreightRequestObject struct {
+	Project  ProjectParam `json:"project"`
+	JSONBody *CreateFreightJSONRequestBody
+	Body     io.Reader
+}
+
+type CreateFreightResponseObject interface {
+	VisitCreateFreightResponse(w http.ResponseWriter) error
+}
+
+type CreateFreight201JSONResponse Freight
+
+func (response CreateFreight201JSONResponse) VisitCreateFreightResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateFreightdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response CreateFreightdefaultApplicationProblemPlusJSONResponse) VisitCreateFreightResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetFreightRequestObject struct {
+	Project ProjectParam `json:"project"`
+	Freight FreightParam `json:"freight"`
+}
+
+type GetFreightResponseObject interface {
+	VisitGetFreightResponse(w http.ResponseWriter) error
+}
+
+type GetFreight200JSONResponse Freight
+
+func (response GetFreight200JSONResponse) VisitGetFreightResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetFreightdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response GetFreightdefaultApplicationProblemPlusJSONResponse) VisitGetFreightResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveFreightRequestObject struct {
+	Project ProjectParam `json:"project"`
+	Freight FreightParam `json:"freight"`
+	Params  ApproveFreightParams
+}
+
+type ApproveFreightResponseObject interface {
+	VisitApproveFreightResponse(w http.ResponseWriter) error
+}
+
+type ApproveFreight200JSONResponse Freight
+
+func (response ApproveFreight200JSONResponse) VisitApproveFreightResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveFreightdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response ApproveFreightdefaultApplicationProblemPlusJSONResponse) VisitApproveFreightResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamProjectPromotionsRequestObject struct {
+	Project ProjectParam `json:"project"`
+	Params  StreamProjectPromotionsParams
+}
+
+type StreamProjectPromotionsResponseObject interface {
+	VisitStreamProjectPromotionsResponse(w http.ResponseWriter) error
+}
+
+type StreamProjectPromotions200TexteventStreamResponse struct {
+	PromotionStreamTexteventStreamResponse
+}
+
+func (response StreamProjectPromotions200TexteventStreamResponse) VisitStreamProjectPromotionsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type StreamProjectPromotionsdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response StreamProjectPromotionsdefaultApplicationProblemPlusJSONResponse) VisitStreamProjectPromotionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPromotionsRequestObject struct {
+	Project ProjectParam `json:"project"`
+}
+
+type ListPromotionsResponseObject interface {
+	VisitListPromotionsResponse(w http.ResponseWriter) error
+}
+
+type ListPromotions200JSONResponse PromotionList
+
+func (response ListPromotions200JSONResponse) VisitListPromotionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPromotionsdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response ListPromotionsdefaultApplicationProblemPlusJSONResponse) VisitListPromotionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPromotionRequestObject struct {
+	Project   ProjectParam   `json:"project"`
+	Promotion PromotionParam `json:"promotion"`
+}
+
+type GetPromotionResponseObject interface {
+	VisitGetPromotionResponse(w http.ResponseWriter) error
+}
+
+type GetPromotion200JSONResponse Promotion
+
+func (response GetPromotion200JSONResponse) VisitGetPromotionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPromotiondefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response GetPromotiondefaultApplicationProblemPlusJSONResponse) VisitGetPromotionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AbortPromotionRequestObject struct {
+	Project   ProjectParam   `json:"project"`
+	Promotion PromotionParam `json:"promotion"`
+}
+
+type AbortPromotionResponseObject interface {
+	VisitAbortPromotionResponse(w http.ResponseWriter) error
+}
+
+type AbortPromotion200JSONResponse Promotion
+
+func (response AbortPromotion200JSONResponse) VisitAbortPromotionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AbortPromotiondefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response AbortPromotiondefaultApplicationProblemPlusJSONResponse) VisitAbortPromotionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StreamProjectStagesRequestObject struct {
 	Project ProjectParam `json:"project"`
 	Params  StreamProjectStagesParams
@@ -4021,6 +5287,197 @@ func (response StreamStagedefaultApplicationProblemPlusJSONResponse) VisitStream
 	return err
 }
 
+type ListStagePromotionsRequestObject struct {
+	Project ProjectParam `json:"project"`
+	Stage   StageParam   `json:"stage"`
+}
+
+type ListStagePromotionsResponseObject interface {
+	VisitListStagePromotionsResponse(w http.ResponseWriter) error
+}
+
+type ListStagePromotions200JSONResponse PromotionList
+
+func (response ListStagePromotions200JSONResponse) VisitListStagePromotionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListStagePromotionsdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response ListStagePromotionsdefaultApplicationProblemPlusJSONResponse) VisitListStagePromotionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PromoteToStageRequestObject struct {
+	Project ProjectParam `json:"project"`
+	Stage   StageParam   `json:"stage"`
+	Body    *PromoteToStageJSONRequestBody
+}
+
+type PromoteToStageResponseObject interface {
+	VisitPromoteToStageResponse(w http.ResponseWriter) error
+}
+
+type PromoteToStage201JSONResponse Promotion
+
+func (response PromoteToStage201JSONResponse) VisitPromoteToStageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PromoteToStagedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response PromoteToStagedefaultApplicationProblemPlusJSONResponse) VisitPromoteToStageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PromoteDownstreamRequestObject struct {
+	Project ProjectParam `json:"project"`
+	Stage   StageParam   `json:"stage"`
+	Body    *PromoteDownstreamJSONRequestBody
+}
+
+type PromoteDownstreamResponseObject interface {
+	VisitPromoteDownstreamResponse(w http.ResponseWriter) error
+}
+
+type PromoteDownstream201JSONResponse PromotionList
+
+func (response PromoteDownstream201JSONResponse) VisitPromoteDownstreamResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PromoteDownstreamdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response PromoteDownstreamdefaultApplicationProblemPlusJSONResponse) VisitPromoteDownstreamResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamStagePromotionsRequestObject struct {
+	Project ProjectParam `json:"project"`
+	Stage   StageParam   `json:"stage"`
+	Params  StreamStagePromotionsParams
+}
+
+type StreamStagePromotionsResponseObject interface {
+	VisitStreamStagePromotionsResponse(w http.ResponseWriter) error
+}
+
+type StreamStagePromotions200TexteventStreamResponse struct {
+	PromotionStreamTexteventStreamResponse
+}
+
+func (response StreamStagePromotions200TexteventStreamResponse) VisitStreamStagePromotionsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type StreamStagePromotionsdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response StreamStagePromotionsdefaultApplicationProblemPlusJSONResponse) VisitStreamStagePromotionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RefreshStageRequestObject struct {
 	Project ProjectParam `json:"project"`
 	Stage   StageParam   `json:"stage"`
@@ -4233,6 +5690,30 @@ type StrictServerInterface interface {
 	// StreamRunEvents Live stream of every action of a run
 	// (GET /projects/{project}/domains/{domain}/runs/{run}/events)
 	StreamRunEvents(ctx context.Context, request StreamRunEventsRequestObject) (StreamRunEventsResponseObject, error)
+	// ListFreight The Freight of a project, newest first
+	// (GET /projects/{project}/freight)
+	ListFreight(ctx context.Context, request ListFreightRequestObject) (ListFreightResponseObject, error)
+	// CreateFreight Create Freight, as a Warehouse would have discovered it
+	// (POST /projects/{project}/freight)
+	CreateFreight(ctx context.Context, request CreateFreightRequestObject) (CreateFreightResponseObject, error)
+	// GetFreight One piece of Freight, by name or alias
+	// (GET /projects/{project}/freight/{freight})
+	GetFreight(ctx context.Context, request GetFreightRequestObject) (GetFreightResponseObject, error)
+	// ApproveFreight Approve Freight for a Stage (available there whatever its verification)
+	// (POST /projects/{project}/freight/{freight}/approve)
+	ApproveFreight(ctx context.Context, request ApproveFreightRequestObject) (ApproveFreightResponseObject, error)
+	// StreamProjectPromotions Live stream of every Promotion of a project
+	// (GET /projects/{project}/promotion-events)
+	StreamProjectPromotions(ctx context.Context, request StreamProjectPromotionsRequestObject) (StreamProjectPromotionsResponseObject, error)
+	// ListPromotions The Promotions of a project, oldest first
+	// (GET /projects/{project}/promotions)
+	ListPromotions(ctx context.Context, request ListPromotionsRequestObject) (ListPromotionsResponseObject, error)
+	// GetPromotion One Promotion
+	// (GET /projects/{project}/promotions/{promotion})
+	GetPromotion(ctx context.Context, request GetPromotionRequestObject) (GetPromotionResponseObject, error)
+	// AbortPromotion Abort a Promotion
+	// (POST /projects/{project}/promotions/{promotion}/abort)
+	AbortPromotion(ctx context.Context, request AbortPromotionRequestObject) (AbortPromotionResponseObject, error)
 	// StreamProjectStages Live stream of every Stage of a project
 	// (GET /projects/{project}/stage-events)
 	StreamProjectStages(ctx context.Context, request StreamProjectStagesRequestObject) (StreamProjectStagesResponseObject, error)
@@ -4254,6 +5735,18 @@ type StrictServerInterface interface {
 	// StreamStage Live stream of one Stage
 	// (GET /projects/{project}/stages/{stage}/events)
 	StreamStage(ctx context.Context, request StreamStageRequestObject) (StreamStageResponseObject, error)
+	// ListStagePromotions The Promotions of a Stage, oldest first
+	// (GET /projects/{project}/stages/{stage}/promotions)
+	ListStagePromotions(ctx context.Context, request ListStagePromotionsRequestObject) (ListStagePromotionsResponseObject, error)
+	// PromoteToStage Promote Freight to the Stage
+	// (POST /projects/{project}/stages/{stage}/promotions)
+	PromoteToStage(ctx context.Context, request PromoteToStageRequestObject) (PromoteToStageResponseObject, error)
+	// PromoteDownstream Promote Freight to every Stage that takes it from this one
+	// (POST /projects/{project}/stages/{stage}/promotions/downstream)
+	PromoteDownstream(ctx context.Context, request PromoteDownstreamRequestObject) (PromoteDownstreamResponseObject, error)
+	// StreamStagePromotions Live stream of the Promotions of a Stage
+	// (GET /projects/{project}/stages/{stage}/promotions/events)
+	StreamStagePromotions(ctx context.Context, request StreamStagePromotionsRequestObject) (StreamStagePromotionsResponseObject, error)
 	// RefreshStage Ask the Stage controller to reconcile the Stage now
 	// (POST /projects/{project}/stages/{stage}/refresh)
 	RefreshStage(ctx context.Context, request RefreshStageRequestObject) (RefreshStageResponseObject, error)
@@ -4724,6 +6217,233 @@ func (sh *strictHandler) StreamRunEvents(w http.ResponseWriter, r *http.Request,
 	}
 }
 
+// ListFreight operation middleware
+func (sh *strictHandler) ListFreight(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	var request ListFreightRequestObject
+
+	request.Project = project
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListFreight(ctx, request.(ListFreightRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListFreight")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListFreightResponseObject); ok {
+		if err := validResponse.VisitListFreightResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateFreight operation middleware
+func (sh *strictHandler) CreateFreight(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	var request CreateFreightRequestObject
+
+	request.Project = project
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+
+		var body CreateFreightJSONRequestBody
+		if err := runtime.BindJSONBody(r, &body); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+		request.JSONBody = &body
+
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/yaml") {
+		request.Body = r.Body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateFreight(ctx, request.(CreateFreightRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateFreight")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateFreightResponseObject); ok {
+		if err := validResponse.VisitCreateFreightResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetFreight operation middleware
+func (sh *strictHandler) GetFreight(w http.ResponseWriter, r *http.Request, project ProjectParam, freight FreightParam) {
+	var request GetFreightRequestObject
+
+	request.Project = project
+	request.Freight = freight
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetFreight(ctx, request.(GetFreightRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetFreight")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetFreightResponseObject); ok {
+		if err := validResponse.VisitGetFreightResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ApproveFreight operation middleware
+func (sh *strictHandler) ApproveFreight(w http.ResponseWriter, r *http.Request, project ProjectParam, freight FreightParam, params ApproveFreightParams) {
+	var request ApproveFreightRequestObject
+
+	request.Project = project
+	request.Freight = freight
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ApproveFreight(ctx, request.(ApproveFreightRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ApproveFreight")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ApproveFreightResponseObject); ok {
+		if err := validResponse.VisitApproveFreightResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// StreamProjectPromotions operation middleware
+func (sh *strictHandler) StreamProjectPromotions(w http.ResponseWriter, r *http.Request, project ProjectParam, params StreamProjectPromotionsParams) {
+	var request StreamProjectPromotionsRequestObject
+
+	request.Project = project
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.StreamProjectPromotions(ctx, request.(StreamProjectPromotionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StreamProjectPromotions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(StreamProjectPromotionsResponseObject); ok {
+		if err := validResponse.VisitStreamProjectPromotionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListPromotions operation middleware
+func (sh *strictHandler) ListPromotions(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	var request ListPromotionsRequestObject
+
+	request.Project = project
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPromotions(ctx, request.(ListPromotionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPromotions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListPromotionsResponseObject); ok {
+		if err := validResponse.VisitListPromotionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetPromotion operation middleware
+func (sh *strictHandler) GetPromotion(w http.ResponseWriter, r *http.Request, project ProjectParam, promotion PromotionParam) {
+	var request GetPromotionRequestObject
+
+	request.Project = project
+	request.Promotion = promotion
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetPromotion(ctx, request.(GetPromotionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetPromotion")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetPromotionResponseObject); ok {
+		if err := validResponse.VisitGetPromotionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// AbortPromotion operation middleware
+func (sh *strictHandler) AbortPromotion(w http.ResponseWriter, r *http.Request, project ProjectParam, promotion PromotionParam) {
+	var request AbortPromotionRequestObject
+
+	request.Project = project
+	request.Promotion = promotion
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.AbortPromotion(ctx, request.(AbortPromotionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AbortPromotion")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(AbortPromotionResponseObject); ok {
+		if err := validResponse.VisitAbortPromotionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // StreamProjectStages operation middleware
 func (sh *strictHandler) StreamProjectStages(w http.ResponseWriter, r *http.Request, project ProjectParam, params StreamProjectStagesParams) {
 	var request StreamProjectStagesRequestObject
@@ -4931,6 +6651,129 @@ func (sh *strictHandler) StreamStage(w http.ResponseWriter, r *http.Request, pro
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(StreamStageResponseObject); ok {
 		if err := validResponse.VisitStreamStageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListStagePromotions operation middleware
+func (sh *strictHandler) ListStagePromotions(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam) {
+	var request ListStagePromotionsRequestObject
+
+	request.Project = project
+	request.Stage = stage
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListStagePromotions(ctx, request.(ListStagePromotionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListStagePromotions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListStagePromotionsResponseObject); ok {
+		if err := validResponse.VisitListStagePromotionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// PromoteToStage operation middleware
+func (sh *strictHandler) PromoteToStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam) {
+	var request PromoteToStageRequestObject
+
+	request.Project = project
+	request.Stage = stage
+
+	var body PromoteToStageJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PromoteToStage(ctx, request.(PromoteToStageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PromoteToStage")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PromoteToStageResponseObject); ok {
+		if err := validResponse.VisitPromoteToStageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// PromoteDownstream operation middleware
+func (sh *strictHandler) PromoteDownstream(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam) {
+	var request PromoteDownstreamRequestObject
+
+	request.Project = project
+	request.Stage = stage
+
+	var body PromoteDownstreamJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PromoteDownstream(ctx, request.(PromoteDownstreamRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PromoteDownstream")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PromoteDownstreamResponseObject); ok {
+		if err := validResponse.VisitPromoteDownstreamResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// StreamStagePromotions operation middleware
+func (sh *strictHandler) StreamStagePromotions(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam, params StreamStagePromotionsParams) {
+	var request StreamStagePromotionsRequestObject
+
+	request.Project = project
+	request.Stage = stage
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.StreamStagePromotions(ctx, request.(StreamStagePromotionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StreamStagePromotions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(StreamStagePromotionsResponseObject); ok {
+		if err := validResponse.VisitStreamStagePromotionsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

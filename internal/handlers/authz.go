@@ -45,10 +45,23 @@ var rules = map[string]rule{
 	"replaceStage":        {verb: auth.VerbWrite},
 	"deleteStage":         {verb: auth.VerbWrite},
 	"refreshStage":        {verb: auth.VerbWrite},
-	"getSession":          {},
-	"createSession":       {public: true},
-	"deleteSession":       {public: true},
-	"getOpenAPI":          {public: true},
+	// Freight and Promotions, per project too.
+	"listFreight":             {verb: auth.VerbRead},
+	"getFreight":              {verb: auth.VerbRead},
+	"listPromotions":          {verb: auth.VerbRead},
+	"listStagePromotions":     {verb: auth.VerbRead},
+	"getPromotion":            {verb: auth.VerbRead},
+	"streamProjectPromotions": {verb: auth.VerbRead},
+	"streamStagePromotions":   {verb: auth.VerbRead},
+	"createFreight":           {verb: auth.VerbWrite},
+	"approveFreight":          {verb: auth.VerbWrite},
+	"promoteToStage":          {verb: auth.VerbWrite},
+	"promoteDownstream":       {verb: auth.VerbWrite},
+	"abortPromotion":          {verb: auth.VerbAbort},
+	"getSession":              {},
+	"createSession":           {public: true},
+	"deleteSession":           {public: true},
+	"getOpenAPI":              {public: true},
 }
 
 // checkRules verifies that rules and the document agree on every operation.
@@ -172,6 +185,30 @@ func scopeOf(request any) (project, domain string, ok bool) {
 	case DeleteStageRequestObject:
 		return q.Project, "", true
 	case RefreshStageRequestObject:
+		return q.Project, "", true
+	case ListFreightRequestObject:
+		return q.Project, "", true
+	case GetFreightRequestObject:
+		return q.Project, "", true
+	case CreateFreightRequestObject:
+		return q.Project, "", true
+	case ApproveFreightRequestObject:
+		return q.Project, "", true
+	case ListPromotionsRequestObject:
+		return q.Project, "", true
+	case ListStagePromotionsRequestObject:
+		return q.Project, "", true
+	case GetPromotionRequestObject:
+		return q.Project, "", true
+	case PromoteToStageRequestObject:
+		return q.Project, "", true
+	case PromoteDownstreamRequestObject:
+		return q.Project, "", true
+	case AbortPromotionRequestObject:
+		return q.Project, "", true
+	case StreamProjectPromotionsRequestObject:
+		return q.Project, "", true
+	case StreamStagePromotionsRequestObject:
 		return q.Project, "", true
 	}
 	return "", "", false

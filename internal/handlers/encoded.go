@@ -42,6 +42,11 @@ func (l actionList) write(w http.ResponseWriter) error { return writeItems(w, l,
 // writeItems writes a 200 response {"items":[...]} from the items'
 // memoized encodings: one buffer of the exact size, no re-encoding.
 func writeItems[V any](w http.ResponseWriter, items []V, encode func(V) []byte) error {
+	return writeItemsStatus(w, http.StatusOK, items, encode)
+}
+
+// writeItemsStatus is writeItems with another status (201 for created).
+func writeItemsStatus[V any](w http.ResponseWriter, status int, items []V, encode func(V) []byte) error {
 	size := len(`{"items":[]}`) + 1
 	for _, it := range items {
 		size += len(encode(it)) + 1
@@ -57,7 +62,7 @@ func writeItems[V any](w http.ResponseWriter, items []V, encode func(V) []byte) 
 	buf.WriteString("]}\n")
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(status)
 	_, err := buf.WriteTo(w)
 	return err
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"taskactions/internal/pipeline"
 )
 
 // Metrics is the server's Prometheus registry: its own, not the global one,
@@ -28,12 +30,7 @@ type Gauges struct {
 }
 
 // CacheStats is what metrics read of one kind's pipeline.
-type CacheStats interface {
-	Name() string
-	Objects() int
-	Published() int64
-	HasSynced() bool
-}
+type CacheStats = pipeline.Stats
 
 // NewMetrics registers the server's metrics.
 func NewMetrics(g Gauges) *Metrics {
@@ -50,7 +47,7 @@ func NewMetrics(g Gauges) *Metrics {
 			Name: "taskactions_sse_open_streams", Help: "Open server-sent-event streams by kind.",
 		}, []string{"kind"}),
 	}
-	for _, kind := range []string{"action", "run", "runs", "stages"} {
+	for _, kind := range []string{"action", "run", "runs", "stages", "promotions"} {
 		m.streams.WithLabelValues(kind) // present at zero before the first stream
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.streams,

@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"taskactions/internal/auth"
+	"taskactions/internal/pipeline"
 	"taskactions/internal/stages"
 	"taskactions/internal/taskactions"
 )
@@ -81,6 +82,8 @@ func problemFor(err error) Problem {
 		return problem(http.StatusForbidden, err.Error())
 	case errors.Is(err, errUnsupportedMediaType):
 		return problem(http.StatusUnsupportedMediaType, err.Error())
+	case errors.Is(err, pipeline.ErrUnsupported):
+		return problem(http.StatusUnprocessableEntity, err.Error())
 	case errors.Is(err, stages.ErrRefreshNotHandled):
 		return problem(http.StatusGatewayTimeout, err.Error())
 	case errors.Is(err, errNotReady), errors.Is(err, errTooManyStreams):

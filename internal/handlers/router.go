@@ -14,6 +14,7 @@ import (
 
 	"taskactions/api"
 	"taskactions/internal/auth"
+	"taskactions/internal/promotions"
 	"taskactions/internal/runs"
 	"taskactions/internal/sse"
 	"taskactions/internal/stages"
@@ -27,9 +28,11 @@ const BasePath = "/api/v1"
 type Config struct {
 	Manager *taskactions.Manager
 	Stages  *stages.Manager
-	Runs    *runs.Service
-	SSE     sse.Config
-	Metrics *Metrics
+	// Promotions serves Freight and Promotions.
+	Promotions *promotions.Manager
+	Runs       *runs.Service
+	SSE        sse.Config
+	Metrics    *Metrics
 	// Ready reports whether the server can serve: nil when the control
 	// plane answers and the caches are synced. /readyz calls it.
 	Ready func(context.Context) error
@@ -112,7 +115,7 @@ func apiRouter(cfg Config, v *validator) http.Handler {
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
 	r.Use(gate(cfg.Synced), middleware.GetHead, markHead)
-	srv := &Server{mgr: cfg.Manager, stages: cfg.Stages, runs: cfg.Runs, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, streams: newStreamSlots(cfg.MaxStreams)}
+	srv := &Server{mgr: cfg.Manager, stages: cfg.Stages, promos: cfg.Promotions, runs: cfg.Runs, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, streams: newStreamSlots(cfg.MaxStreams)}
 	az := &authorizer{authz: cfg.Authorizer, executeTypes: cfg.ExecuteTaskTypes}
 	strict := NewStrictHandlerWithOptions(srv, []StrictMiddlewareFunc{az.middleware}, StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(w, r, badRequest{err}) },

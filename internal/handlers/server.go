@@ -13,6 +13,7 @@ import (
 	"taskactions/api"
 	"taskactions/internal/auth"
 	"taskactions/internal/journal"
+	"taskactions/internal/promotions"
 	"taskactions/internal/runs"
 	"taskactions/internal/sse"
 	"taskactions/internal/stages"
@@ -23,6 +24,7 @@ import (
 type Server struct {
 	mgr      *taskactions.Manager
 	stages   *stages.Manager
+	promos   *promotions.Manager
 	runs     *runs.Service
 	sse      sse.Config
 	metrics  *Metrics

@@ -1,21 +1,9 @@
 package handlers
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
-	"slices"
-	"strconv"
 
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
-
-	kargo "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/sse"
 	"taskactions/internal/stages"
 )
@@ -38,12 +26,12 @@ func (s *Server) GetStage(ctx context.Context, req GetStageRequestObject) (GetSt
 	if err != nil {
 		return nil, err
 	}
-	return stageResponse{u, http.StatusOK}, nil
+	return objectResponse{stageJSON(u), http.StatusOK}, nil
 }
 
 // CreateStage creates a Stage from a JSON or YAML body.
 func (s *Server) CreateStage(ctx context.Context, req CreateStageRequestObject) (CreateStageResponseObject, error) {
-	st, err := stageBody(req.JSONBody, req.Body)
+	st, err := objectBody("Stage", req.JSONBody, req.Body)
 	if err != nil {
 		return nil, err
 	}
@@ -51,12 +39,12 @@ func (s *Server) CreateStage(ctx context.Context, req CreateStageRequestObject) 
 	if err != nil {
 		return nil, err
 	}
-	return stageResponse{u, http.StatusCreated}, nil
+	return objectResponse{stageJSON(u), http.StatusCreated}, nil
 }
 
 // ReplaceStage replaces a Stage, from the resource version in the body.
 func (s *Server) ReplaceStage(ctx context.Context, req ReplaceStageRequestObject) (ReplaceStageResponseObject, error) {
-	st, err := stageBody(req.JSONBody, req.Body)
+	st, err := objectBody("Stage", req.JSONBody, req.Body)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +52,7 @@ func (s *Server) ReplaceStage(ctx context.Context, req ReplaceStageRequestObject
 	if err != nil {
 		return nil, err
 	}
-	return stageResponse{u, http.StatusOK}, nil
+	return objectResponse{stageJSON(u), http.StatusOK}, nil
 }
 
 // DeleteStage deletes a Stage.
@@ -81,7 +69,7 @@ func (s *Server) RefreshStage(ctx context.Context, req RefreshStageRequestObject
 	if err != nil {
 		return nil, err
 	}
-	return stageResponse{u, http.StatusOK}, nil
+	return objectResponse{stageJSON(u), http.StatusOK}, nil
 }
 
 // StreamProjectStages streams a project's Stages.
@@ -114,82 +102,13 @@ func (s *Server) stageStream(ctx context.Context, project, name, lastID string) 
 func (st stream[V]) VisitStreamProjectStagesResponse(w http.ResponseWriter) error { return st.serve(w) }
 func (st stream[V]) VisitStreamStageResponse(w http.ResponseWriter) error         { return st.serve(w) }
 
-// stageBody is the Stage of a request: decoded by the generated code from
-// JSON, or here from YAML (sigs.k8s.io/yaml, as kubectl reads it).
-func stageBody(jsonBody *kargo.Stage, body io.Reader) (*kargo.Stage, error) {
-	if jsonBody != nil {
-		return jsonBody, nil
-	}
-	b, err := io.ReadAll(body)
-	if err != nil {
-		return nil, badRequest{fmt.Errorf("read the body: %w", err)}
-	}
-	// As kubectl reads a manifest: one document, converted to JSON as YAML
-	// 1.1 reads it (so `name: on` is a boolean, refused, not "true").
-	docs := 0
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, badRequest{fmt.Errorf("the body is not YAML: %w", err)}
-		}
-		if len(bytes.TrimSpace(doc)) > 0 {
-			docs++
-		}
-	}
-	if docs > 1 {
-		return nil, badRequest{fmt.Errorf("the body holds %d YAML documents: send one Stage per request", docs)}
-	}
-	j, err := yaml.YAMLToJSON(b)
-	if err != nil {
-		return nil, badRequest{fmt.Errorf("the body is not YAML: %w", err)}
-	}
-	var st kargo.Stage
-	if err := json.Unmarshal(j, &st); err != nil {
-		return nil, badRequest{fmt.Errorf("the body is not a Stage: %w", err)}
-	}
-	return &st, nil
-}
-
 // stageJSON is the Stage object of an update, encoded once.
-func stageJSON(u *stages.Update) []byte {
-	return u.JSON.Bytes(func() []byte {
-		b, _ := json.Marshal(u.Stage)
-		return b
-	})
-}
+func stageJSON(u *stages.Update) []byte { return encodeOnce(&u.JSON, u.Stage) }
 
-// encodeStageEvent is the data of a `stage` event: the object plus
-// `deleted`, encoded once however many streams carry it.
+// encodeStageEvent is the data of a `stage` event.
 func encodeStageEvent(u *stages.Update) []byte {
-	return u.Wire.Bytes(func() []byte {
-		b := slices.Clip(stageJSON(u))
-		return append(append(b[:len(b)-1], `,"deleted":`...), strconv.FormatBool(u.Deleted)+"}"...)
-	})
+	return u.Wire.Bytes(func() []byte { return withDeleted(stageJSON(u), u.Deleted) })
 }
-
-// stageResponse writes one Stage from its memoized encoding.
-type stageResponse struct {
-	u      *stages.Update
-	status int
-}
-
-func (r stageResponse) write(w http.ResponseWriter) error {
-	b := stageJSON(r.u)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
-	w.WriteHeader(r.status)
-	_, err := w.Write(append(slices.Clip(b), '\n'))
-	return err
-}
-
-func (r stageResponse) VisitGetStageResponse(w http.ResponseWriter) error     { return r.write(w) }
-func (r stageResponse) VisitCreateStageResponse(w http.ResponseWriter) error  { return r.write(w) }
-func (r stageResponse) VisitReplaceStageResponse(w http.ResponseWriter) error { return r.write(w) }
-func (r stageResponse) VisitRefreshStageResponse(w http.ResponseWriter) error { return r.write(w) }
 
 // stageList is a 200 StageList written from the memoized encodings.
 type stageList []*stages.Update
@@ -197,3 +116,8 @@ type stageList []*stages.Update
 func (l stageList) VisitListStagesResponse(w http.ResponseWriter) error {
 	return writeItems(w, l, stageJSON)
 }
+
+func (r objectResponse) VisitGetStageResponse(w http.ResponseWriter) error     { return r.write(w) }
+func (r objectResponse) VisitCreateStageResponse(w http.ResponseWriter) error  { return r.write(w) }
+func (r objectResponse) VisitReplaceStageResponse(w http.ResponseWriter) error { return r.write(w) }
+func (r objectResponse) VisitRefreshStageResponse(w http.ResponseWriter) error { return r.write(w) }

@@ -61,6 +61,8 @@ var streamPatterns = []string{
 	"/projects/{project}/domains/{domain}/runs/{run}/actions/{action}/events",
 	"/projects/{project}/stage-events",
 	"/projects/{project}/stages/{stage}/events",
+	"/projects/{project}/promotion-events",
+	"/projects/{project}/stages/{stage}/promotions/events",
 }
 
 func notReady(w http.ResponseWriter, r *http.Request) {

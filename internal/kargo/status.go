@@ -3,6 +3,7 @@ package kargo
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -53,11 +54,39 @@ var newVerificationID = func() string { return string(uuid.NewUUID()) }
 // The refresh annotation's value is recorded in status.lastHandledRefresh.
 // lastTransitionTime changes only when a condition's status does.
 func Reconcile(s *v1alpha1.Stage, now metav1.Time) (v1alpha1.StageStatus, bool) {
+	return ReconcileWithPromotions(s, nil, now)
+}
+
+// ReconcileWithPromotions is Reconcile for a Stage with Promotions: promos
+// are the Promotions whose spec.stage names s (in any order; others are
+// ignored). Kargo's syncPromotions reads them:
+//
+//   - The highest-priority non-terminal Promotion (Running first, else the
+//     oldest by name, see ComparePromotionByPhaseAndCreationTime) becomes
+//     status.currentPromotion {name, freight} with
+//     Promoting=True/ActivePromotion "Promotion %q is currently %s", and
+//     Ready follows Promoting. While the current Freight still awaits
+//     verification (a non-terminal one, or none yet while the Stage is
+//     Healthy or its health unknown), the queue is held: Promoting is
+//     removed and no new Promotion becomes current.
+//   - Once the current Promotion is terminal (or gone), every Promotion that
+//     terminated since status.lastPromotion is recorded, oldest first, as
+//     lastPromotion {name, freight, status, finishedAt}; a Succeeded one
+//     pushes its status.freightCollection onto status.freightHistory (newest
+//     first, at most 10), clears health and sets
+//     Healthy=Unknown/WaitingForHealthCheck and
+//     Verified=Unknown/WaitingForVerification. The health check and the
+//     verification then run in the same pass: with no health checks and no
+//     spec.verification the Stage ends Healthy, Verified and Ready.
+//
+// While a Promotion is not terminal the Reconciling condition stays (Kargo
+// requeues at once).
+func ReconcileWithPromotions(s *v1alpha1.Stage, promos []*v1alpha1.Promotion, now metav1.Time) (v1alpha1.StageStatus, bool) {
 	var st v1alpha1.StageStatus
 	if s.IsControlFlow() {
 		st = reconcileControlFlow(s, now)
 	} else {
-		st = reconcileRegular(s, stageInputs{}, now)
+		st = reconcileRegular(s, stageInputs{promotions: promotionsOf(s, promos)}, now)
 	}
 	if token, ok := s.Annotations[v1alpha1.AnnotationKeyRefresh]; ok {
 		st.LastHandledRefresh = token
@@ -66,9 +95,26 @@ func Reconcile(s *v1alpha1.Stage, now metav1.Time) (v1alpha1.StageStatus, bool) 
 }
 
 // stageInputs is what a regular Stage's reconciliation reads besides the
-// Stage. Empty for now: Promotions (for syncPromotions) and AnalysisRuns
-// (for verification) come with later issues and only add states.
-type stageInputs struct{}
+// Stage. AnalysisRuns (for verification) come with a later issue and only
+// add states.
+type stageInputs struct {
+	// promotions are the Stage's Promotions, sorted by
+	// ComparePromotionByPhaseAndCreationTime.
+	promotions []*v1alpha1.Promotion
+}
+
+// promotionsOf returns the Promotions of s among promos, sorted as Kargo's
+// syncPromotions sorts them.
+func promotionsOf(s *v1alpha1.Stage, promos []*v1alpha1.Promotion) []*v1alpha1.Promotion {
+	var out []*v1alpha1.Promotion
+	for _, p := range promos {
+		if p != nil && p.Spec.Stage == s.Name && (p.Namespace == "" || p.Namespace == s.Namespace) {
+			out = append(out, p)
+		}
+	}
+	slices.SortStableFunc(out, ComparePromotionByPhaseAndCreationTime)
+	return out
+}
 
 // reconcileControlFlow is Kargo's ControlFlowStageReconciler: initializeStatus,
 // then Ready. Marking available Freight verified is the caller's (it writes
@@ -118,15 +164,129 @@ func reconcileRegular(s *v1alpha1.Stage, in stageInputs, now metav1.Time) v1alph
 			st.ObservedGeneration = s.Generation
 		}
 	}
-	// No immediate requeue is ever requested without pending Promotions.
-	meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionTypeReconciling)
+	// Kargo requests an immediate requeue (and keeps Reconciling) while any
+	// of the Stage's Promotions is not terminal.
+	if !hasNonTerminalPromotion(in.promotions) {
+		meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionTypeReconciling)
+	}
 	return st
 }
 
-// syncPromotions with no Promotions: not promoting.
-func syncPromotions(_ *v1alpha1.Stage, _ stageInputs, st v1alpha1.StageStatus, _ metav1.Time) v1alpha1.StageStatus {
+func hasNonTerminalPromotion(promos []*v1alpha1.Promotion) bool {
+	for _, p := range promos {
+		if !p.Status.Phase.IsTerminal() {
+			return true
+		}
+	}
+	return false
+}
+
+// Reasons and messages of syncPromotions.
+const (
+	ReasonActivePromotion        = "ActivePromotion"
+	ReasonWaitingForHealthCheck  = "WaitingForHealthCheck"
+	ReasonWaitingForVerification = "WaitingForVerification"
+
+	MsgActivePromotionFmt     = "Promotion %q is currently %s"
+	MsgWaitingForHealthCheck  = "Waiting for health check to be performed after successful promotion"
+	MsgWaitingForVerification = "Waiting for verification to be performed after successful promotion"
+)
+
+// syncPromotions is Kargo's RegularStageReconciler.syncPromotions (v1.6.4)
+// over in.promotions (sorted). st is the Stage's status at the start of
+// the reconciliation (syncPromotions runs first).
+func syncPromotions(s *v1alpha1.Stage, in stageInputs, st v1alpha1.StageStatus, now metav1.Time) v1alpha1.StageStatus {
+	promos := in.promotions
+	// No Promotions: not promoting.
+	if len(promos) == 0 {
+		meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionTypePromoting)
+		st.CurrentPromotion = nil
+		return st
+	}
+
+	highest := promos[0]
+	currentPromo := st.CurrentPromotion
+	lastPromo := st.LastPromotion
+
+	// The current Promotion is no longer the highest-priority one, or that
+	// one is terminal: the current Promotion has finished.
+	if currentPromo != nil && (currentPromo.Name != highest.Name || highest.Status.Phase.IsTerminal()) {
+		meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionTypePromoting)
+		st.CurrentPromotion = nil
+
+		// Promotions terminated since the last one recorded. Names embed a
+		// ULID, so they order by creation; terminal ones come newest first.
+		var newPromotions []v1alpha1.PromotionReference
+		for _, p := range promos {
+			if lastPromo != nil && strings.Compare(p.Name, lastPromo.Name) <= 0 {
+				break
+			}
+			if p.Status.Phase.IsTerminal() {
+				info := v1alpha1.PromotionReference{
+					Name:       p.Name,
+					Status:     p.Status.DeepCopy(),
+					FinishedAt: p.Status.FinishedAt.DeepCopy(),
+				}
+				if p.Status.Freight != nil {
+					info.Freight = p.Status.Freight.DeepCopy()
+				}
+				newPromotions = append(newPromotions, info)
+			}
+		}
+		// Oldest first, so that the Freight history keeps the newest.
+		slices.SortFunc(newPromotions, func(a, b v1alpha1.PromotionReference) int {
+			return strings.Compare(a.Name, b.Name)
+		})
+		for i := range newPromotions {
+			p := newPromotions[i]
+			st.LastPromotion = &p
+			if p.Status.Phase == v1alpha1.PromotionPhaseSucceeded {
+				st.FreightHistory.Record(p.Status.FreightCollection)
+				st.Health = nil
+				setCondition(&st, metav1.Condition{
+					Type: v1alpha1.ConditionTypeHealthy, Status: metav1.ConditionUnknown,
+					Reason: ReasonWaitingForHealthCheck, Message: MsgWaitingForHealthCheck, ObservedGeneration: s.Generation,
+				}, now)
+				setCondition(&st, metav1.Condition{
+					Type: v1alpha1.ConditionTypeVerified, Status: metav1.ConditionUnknown,
+					Reason: ReasonWaitingForVerification, Message: MsgWaitingForVerification, ObservedGeneration: s.Generation,
+				}, now)
+			}
+		}
+		return st
+	}
+
+	// Hold the queue while the current Freight awaits its verification: a
+	// non-terminal one, or (healthy or health not assessed) none terminal
+	// yet. An unhealthy Stage or a failed verification lets the next
+	// Promotion start, since it may fix the Stage.
+	if cur := st.FreightHistory.Current(); cur != nil {
+		if cur.HasNonTerminalVerification() {
+			meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionTypePromoting)
+			return st
+		}
+		if st.Health == nil || st.Health.Status == v1alpha1.HealthStateHealthy {
+			if vi := cur.VerificationHistory.Current(); vi == nil || !vi.Phase.IsTerminal() {
+				meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionTypePromoting)
+				return st
+			}
+		}
+	}
+
+	if !highest.Status.Phase.IsTerminal() {
+		setCondition(&st, metav1.Condition{
+			Type: v1alpha1.ConditionTypePromoting, Status: metav1.ConditionTrue, Reason: ReasonActivePromotion,
+			Message:            fmt.Sprintf(MsgActivePromotionFmt, highest.Name, highest.Status.Phase),
+			ObservedGeneration: s.Generation,
+		}, now)
+		st.CurrentPromotion = &v1alpha1.PromotionReference{Name: highest.Name}
+		if f := highest.Status.Freight; f != nil {
+			st.CurrentPromotion.Freight = f.DeepCopy()
+		}
+		return st
+	}
+
 	meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionTypePromoting)
-	st.CurrentPromotion = nil
 	return st
 }
 
@@ -342,3 +502,55 @@ func verificationRequest(v string) *verificationReq {
 }
 
 func (r *verificationReq) forID(id string) bool { return r != nil && id != "" && r.ID == id }
+
+// VerifiedFreight returns the names of the Freight in s's current Freight
+// collection that its status shows verified, i.e. the Freight Kargo's
+// markFreightVerifiedForStage marks verifiedIn the Stage: the Stage is
+// Healthy and the collection's latest verification is Successful with none
+// still running. Nil otherwise, and for control-flow Stages (which mark the
+// Freight available to them, not their current Freight).
+func VerifiedFreight(s *v1alpha1.Stage) (freightNames []string) {
+	if verifiedCollection(s) == nil {
+		return nil
+	}
+	for _, ref := range s.Status.FreightHistory.Current().References() {
+		freightNames = append(freightNames, ref.Name)
+	}
+	return freightNames
+}
+
+// verifiedCollection returns s's current Freight collection when
+// markFreightVerifiedForStage would mark its Freight verified, else nil.
+func verifiedCollection(s *v1alpha1.Stage) *v1alpha1.FreightCollection {
+	if s.IsControlFlow() {
+		return nil
+	}
+	st := &s.Status
+	if st.Health == nil || st.Health.Status != v1alpha1.HealthStateHealthy {
+		return nil
+	}
+	cur := st.FreightHistory.Current()
+	if cur == nil || len(cur.VerificationHistory) == 0 || cur.HasNonTerminalVerification() ||
+		cur.VerificationHistory.Current().Phase != v1alpha1.VerificationPhaseSuccessful {
+		return nil
+	}
+	return cur
+}
+
+// MarkFreightVerified records in f's status that f is verified in s, as
+// Kargo's markFreightVerifiedForStage does: when f is in VerifiedFreight(s)
+// and not yet verifiedIn s, it sets status.verifiedIn[s.name].verifiedAt to
+// the finish time of the verification. It reports whether f changed.
+func MarkFreightVerified(f *v1alpha1.Freight, s *v1alpha1.Stage) bool {
+	cur := verifiedCollection(s)
+	if cur == nil || !cur.Includes(f.Name) || f.IsVerifiedIn(s.Name) {
+		return false
+	}
+	if f.Status.VerifiedIn == nil {
+		f.Status.VerifiedIn = make(map[string]v1alpha1.VerifiedStage)
+	}
+	f.Status.VerifiedIn[s.Name] = v1alpha1.VerifiedStage{
+		VerifiedAt: cur.VerificationHistory.Current().FinishTime.DeepCopy(),
+	}
+	return true
+}

@@ -289,3 +289,13 @@ func parseRV(s string) uint64 {
 	rv, _ := strconv.ParseUint(s, 10, 64)
 	return rv
 }
+
+// Stats is what metrics and readiness read of any kind's cache.
+type Stats interface {
+	Name() string
+	Objects() int
+	Published() int64
+	HasSynced() bool
+}
+
+var _ Stats = (*Cache[*metav1.PartialObjectMetadata, any])(nil)

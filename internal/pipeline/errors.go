@@ -40,3 +40,7 @@ func (e FieldErrors) Error() string {
 
 // Unwrap makes FieldErrors an ErrInvalid.
 func (e FieldErrors) Unwrap() error { return ErrInvalid }
+
+// ErrUnsupported: the request is well formed, but asks for something this
+// server does not do (a promotion step that needs a PromotionTask).
+var ErrUnsupported = errors.New("unsupported")

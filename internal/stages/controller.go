@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
+	kargo "taskactions/api/kargo/v1alpha1"
 	kargorules "taskactions/internal/kargo"
 	"taskactions/internal/pipeline"
 )
@@ -21,15 +22,26 @@ import (
 // Kargo controller does; against a cluster it is off unless asked for,
 // because Kargo's controller owns those statuses there.
 type Controller struct {
-	m       *Manager
-	workers int
-	log     zerolog.Logger
-	now     func() time.Time
+	m          *Manager
+	promotions Promotions
+	workers    int
+	log        zerolog.Logger
+	now        func() time.Time
 }
 
-// NewController returns a Stage controller over the manager's cache.
-func NewController(m *Manager, workers int, log zerolog.Logger) *Controller {
-	return &Controller{m: m, workers: max(workers, 1), log: log, now: time.Now}
+// Promotions is what the controller reads of Promotions, and writes of
+// Freight: a Stage's status follows its Promotions, and Freight verified
+// in a Stage becomes available downstream.
+type Promotions interface {
+	ForStage(project, stage string) []*kargo.Promotion
+	PromotionInformer() cache.SharedIndexInformer
+	MarkVerified(ctx context.Context, project, freight, stage string, at time.Time) error
+}
+
+// NewController returns a Stage controller over the manager's cache;
+// promotions may be nil (no Promotions are served).
+func NewController(m *Manager, promotions Promotions, workers int, log zerolog.Logger) *Controller {
+	return &Controller{m: m, promotions: promotions, workers: max(workers, 1), log: log, now: time.Now}
 }
 
 // Run reconciles every Stage that is added or changes until ctx ends.
@@ -40,6 +52,21 @@ func (c *Controller) Run(ctx context.Context) error {
 		return fmt.Errorf("stage controller: %w", errNotStarted)
 	}
 	k := pipeline.NewKeyQueue("stage-controller", c.workers, c.log)
+	if c.promotions != nil { // a Promotion's change is its Stage's
+		stageOf := func(obj any) {
+			if p, ok := obj.(*kargo.Promotion); ok {
+				k.AddKey(p.Namespace + "/" + p.Spec.Stage)
+			}
+		}
+		pinf := c.promotions.PromotionInformer()
+		reg, err := pinf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: stageOf, UpdateFunc: func(_, obj any) { stageOf(obj) }, DeleteFunc: stageOf,
+		})
+		if err != nil {
+			return err
+		}
+		defer func() { _ = pinf.RemoveEventHandler(reg) }()
+	}
 	return k.Run(ctx, inf, cache.ResourceEventHandlerFuncs{
 		AddFunc:    k.Add,
 		UpdateFunc: func(_, obj any) { k.Add(obj) },
@@ -58,9 +85,14 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 	if err != nil || s == nil || s.DeletionTimestamp != nil {
 		return err
 	}
-	status, changed := kargorules.Reconcile(s, metav1.NewTime(c.now().Truncate(time.Second)))
+	now := metav1.NewTime(c.now().Truncate(time.Second))
+	var promos []*kargo.Promotion
+	if c.promotions != nil {
+		promos = c.promotions.ForStage(ns, name)
+	}
+	status, changed := kargorules.ReconcileWithPromotions(s, promos, now)
 	if !changed {
-		return nil
+		return c.markVerified(ctx, s)
 	}
 	next := s.DeepCopy()
 	next.Status = status
@@ -72,6 +104,21 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 		return fmt.Errorf("update status of Stage %s: %w", key, err)
 	}
 	c.m.stages.Wrote(out)
+	return c.markVerified(ctx, out)
+}
+
+// markVerified records on each piece of Freight the Stage has verified
+// that it was (Kargo's markFreightVerifiedForStage), which makes it
+// available to the Stages downstream.
+func (c *Controller) markVerified(ctx context.Context, s *kargo.Stage) error {
+	if c.promotions == nil {
+		return nil
+	}
+	for _, f := range kargorules.VerifiedFreight(s) {
+		if err := c.promotions.MarkVerified(ctx, s.Namespace, f, s.Name, c.now()); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

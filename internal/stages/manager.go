@@ -50,33 +50,21 @@ func New(cfg Config) *Manager {
 	return m
 }
 
-const indexProject = "project" // the namespace
-
-// kind describes Stages to the pipeline: a project's list sorted by name,
-// and each event to the streams of its project and of the Stage.
+// kind describes Stages to the pipeline: by project (namespace), each
+// project's list sorted by name.
 func (m *Manager) kind() pipeline.Kind[*kargo.Stage, *Update] {
-	return pipeline.Kind[*kargo.Stage, *Update]{
+	return pipeline.ByNamespace(pipeline.Kind[*kargo.Stage, *Update]{
 		Name:      "Stage",
 		ListWatch: cache.NewListWatchFromClient(m.client.KargoV1alpha1().RESTClient(), "stages", metav1.NamespaceAll, fields.Everything()),
 		Example:   &kargo.Stage{},
-		Indexers:  cache.Indexers{indexProject: cache.MetaNamespaceIndexFunc},
-		Lists: func(s *kargo.Stage) []string {
-			return []string{pipeline.ListKey(indexProject, s.Namespace)}
-		},
-		Compare: func(a, b *kargo.Stage) int { return strings.Compare(a.Name, b.Name) },
-		View:    viewOf,
+		Compare:   func(a, b *kargo.Stage) int { return strings.Compare(a.Name, b.Name) },
+		View:      viewOf,
 		Same: func(a, b *Update) bool {
 			return a.Deleted == b.Deleted && a.Stage.UID == b.Stage.UID && a.Stage.ResourceVersion == b.Stage.ResourceVersion
 		},
-		Topics: func(s *kargo.Stage, _ *Update) []string {
-			return []string{projectTopic(s.Namespace), stageTopic(s.Namespace, s.Name)}
-		},
 		Journal: m.cfg.Journal,
-	}
+	})
 }
-
-func projectTopic(project string) string      { return "project/" + project }
-func stageTopic(project, stage string) string { return "stage/" + project + "/" + stage }
 
 // Start starts the cache and returns once it is synced.
 func (m *Manager) Start(ctx context.Context) error { return m.stages.Start(ctx) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	kargo "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/journal"
 	"taskactions/internal/pipeline"
 )
@@ -15,12 +14,7 @@ func (m *Manager) List(ctx context.Context, project string) ([]*Update, error) {
 	if err := m.projects.check(ctx, project, false); err != nil {
 		return nil, err
 	}
-	m.stages.CatchUp(ctx)
-	ss, err := m.stages.List(indexProject, project)
-	if err != nil {
-		return nil, err
-	}
-	return m.stages.Views(ss), nil
+	return m.stages.InNamespace(ctx, project)
 }
 
 // Get returns the view of one Stage from the cache.
@@ -28,15 +22,11 @@ func (m *Manager) Get(ctx context.Context, project, name string) (*Update, error
 	if err := m.projects.check(ctx, project, false); err != nil {
 		return nil, err
 	}
-	m.stages.CatchUp(ctx)
-	s, err := m.stages.Get(project, name)
-	if err != nil {
-		return nil, err
+	u, ok, err := m.stages.Named(ctx, project, name)
+	if err == nil && !ok {
+		err = notFound(project, name)
 	}
-	if s == nil {
-		return nil, notFound(project, name)
-	}
-	return m.stages.View(s), nil
+	return u, err
 }
 
 // Subscription delivers the Stage updates of a project or of one Stage.
@@ -50,19 +40,7 @@ type Start = journal.Start[*Update]
 // CheckProject first: a stream checks its project once, not at every
 // reconnect.
 func (m *Manager) Subscribe(ctx context.Context, project, name string, after *uint64) (*Subscription, Start, []*Update) {
-	topic, scope := projectTopic(project), func() []*kargo.Stage {
-		ss, _ := m.stages.List(indexProject, project)
-		return ss
-	}
-	if name != "" {
-		topic, scope = stageTopic(project, name), func() []*kargo.Stage {
-			if s, _ := m.stages.Get(project, name); s != nil {
-				return []*kargo.Stage{s}
-			}
-			return nil
-		}
-	}
-	return m.stages.Subscribe(ctx, topic, after, scope)
+	return m.stages.SubscribeNamespace(ctx, project, name, after)
 }
 
 func notFound(project, name string) error {

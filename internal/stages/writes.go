@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -168,38 +167,8 @@ func (m *Manager) prepare(project, name string, s *kargo.Stage) error {
 	return fieldErrors(kargorules.ValidateStage(s))
 }
 
-// fieldErrors turns Kubernetes field errors into the pipeline's.
-func fieldErrors(list field.ErrorList) error {
-	if len(list) == 0 {
-		return nil
-	}
-	errs := make(pipeline.FieldErrors, len(list))
-	for i, e := range list {
-		errs[i] = pipeline.FieldError{Path: fieldPath(e.Field), Detail: e.ErrorBody()}
-	}
-	return errs
-}
+func fieldErrors(list field.ErrorList) error { return pipeline.FromFieldErrors(list) }
 
-// writeError maps an API server error to the pipeline's errors: 404, 409
-// (a stale resource version, or a name taken), and 422 (what the CRD's
-// schema and CEL rules refuse) as field errors.
 func writeError(project, name string, err error) error {
-	var status apierrors.APIStatus
-	switch {
-	case apierrors.IsNotFound(err):
-		return notFound(project, name)
-	case apierrors.IsAlreadyExists(err):
-		return fmt.Errorf("Stage %q already exists in project %q: %w", name, project, pipeline.ErrConflict)
-	case apierrors.IsConflict(err):
-		return fmt.Errorf("Stage %q has changed since the resourceVersion this change was made from; read it again: %w", name, pipeline.ErrConflict)
-	case apierrors.IsInvalid(err) && errors.As(err, &status) && status.Status().Details != nil:
-		var errs pipeline.FieldErrors
-		for _, c := range status.Status().Details.Causes {
-			errs = append(errs, pipeline.FieldError{Path: fieldPath(c.Field), Detail: c.Message})
-		}
-		if len(errs) > 0 {
-			return errs
-		}
-	}
-	return fmt.Errorf("Stage %q in project %q: %w", name, project, err)
+	return pipeline.FromAPIError("Stage", project, name, err)
 }

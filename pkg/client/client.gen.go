@@ -132,19 +132,19 @@ func (e ConditionStatus) Valid() bool {
 
 // Defines values for ConditionType.
 const (
-	Failed      ConditionType = "Failed"
-	Progressing ConditionType = "Progressing"
-	Succeeded   ConditionType = "Succeeded"
+	ConditionTypeFailed      ConditionType = "Failed"
+	ConditionTypeProgressing ConditionType = "Progressing"
+	ConditionTypeSucceeded   ConditionType = "Succeeded"
 )
 
 // Valid indicates whether the value is a known member of the ConditionType enum.
 func (e ConditionType) Valid() bool {
 	switch e {
-	case Failed:
+	case ConditionTypeFailed:
 		return true
-	case Progressing:
+	case ConditionTypeProgressing:
 		return true
-	case Succeeded:
+	case ConditionTypeSucceeded:
 		return true
 	default:
 		return false
@@ -229,6 +229,51 @@ func (e Phase) Valid() bool {
 	case UNSPECIFIED:
 		return true
 	case WAITINGFORRESOURCES:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PromotionEventStatusPhase.
+const (
+	PromotionEventStatusPhaseAborted   PromotionEventStatusPhase = "Aborted"
+	PromotionEventStatusPhaseErrored   PromotionEventStatusPhase = "Errored"
+	PromotionEventStatusPhaseFailed    PromotionEventStatusPhase = "Failed"
+	PromotionEventStatusPhasePending   PromotionEventStatusPhase = "Pending"
+	PromotionEventStatusPhaseRunning   PromotionEventStatusPhase = "Running"
+	PromotionEventStatusPhaseSucceeded PromotionEventStatusPhase = "Succeeded"
+)
+
+// Valid indicates whether the value is a known member of the PromotionEventStatusPhase enum.
+func (e PromotionEventStatusPhase) Valid() bool {
+	switch e {
+	case PromotionEventStatusPhaseAborted:
+		return true
+	case PromotionEventStatusPhaseErrored:
+		return true
+	case PromotionEventStatusPhaseFailed:
+		return true
+	case PromotionEventStatusPhasePending:
+		return true
+	case PromotionEventStatusPhaseRunning:
+		return true
+	case PromotionEventStatusPhaseSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PromotionItemEventEvent.
+const (
+	PromotionItemEventEventPromotion PromotionItemEventEvent = "promotion"
+)
+
+// Valid indicates whether the value is a known member of the PromotionItemEventEvent enum.
+func (e PromotionItemEventEvent) Valid() bool {
+	switch e {
+	case PromotionItemEventEventPromotion:
 		return true
 	default:
 		return false
@@ -568,6 +613,14 @@ type ExpressionVariable struct {
 	Value *string `json:"value,omitempty"`
 }
 
+// Freight Kargo Freight (kargo.akuity.io/v1alpha1), as the Kubernetes API shows it.
+type Freight = kargov1alpha1.Freight
+
+// FreightList defines model for FreightList.
+type FreightList struct {
+	Items []Freight `json:"items"`
+}
+
 // FreightRequest defines model for FreightRequest.
 type FreightRequest struct {
 	Origin *struct {
@@ -671,6 +724,67 @@ type Problem struct {
 // ProjectName Example: flytesnacks
 type ProjectName = string
 
+// PromoteRequest Exactly one of freight (a name) and freightAlias.
+type PromoteRequest struct {
+	Freight      *string `json:"freight,omitempty"`
+	FreightAlias *string `json:"freightAlias,omitempty"`
+}
+
+// Promotion A Kargo Promotion (kargo.akuity.io/v1alpha1), as the Kubernetes API shows it.
+type Promotion = kargov1alpha1.Promotion
+
+// PromotionEvent The data of a `promotion` stream event.
+type PromotionEvent struct {
+	ApiVersion *string `json:"apiVersion,omitempty"`
+	Deleted    bool    `json:"deleted"`
+	Kind       *string `json:"kind,omitempty"`
+
+	// Metadata Kubernetes object metadata (the fields this API reads and writes).
+	Metadata *ObjectMeta `json:"metadata,omitempty"`
+	Spec     *struct {
+		Freight *string               `json:"freight,omitempty"`
+		Stage   *string               `json:"stage,omitempty"`
+		Steps   *[]PromotionStep      `json:"steps,omitempty"`
+		Vars    *[]ExpressionVariable `json:"vars,omitempty"`
+	} `json:"spec,omitempty"`
+	Status *struct {
+		CurrentStep           *int64                     `json:"currentStep,omitempty"`
+		FinishedAt            *time.Time                 `json:"finishedAt,omitempty"`
+		Freight               *map[string]interface{}    `json:"freight,omitempty"`
+		Message               *string                    `json:"message,omitempty"`
+		Phase                 *PromotionEventStatusPhase `json:"phase,omitempty"`
+		State                 *map[string]interface{}    `json:"state,omitempty"`
+		StepExecutionMetadata *[]struct {
+			Alias           *string    `json:"alias,omitempty"`
+			ContinueOnError *bool      `json:"continueOnError,omitempty"`
+			ErrorCount      *int64     `json:"errorCount,omitempty"`
+			FinishedAt      *time.Time `json:"finishedAt,omitempty"`
+			Message         *string    `json:"message,omitempty"`
+			StartedAt       *time.Time `json:"startedAt,omitempty"`
+			Status          *string    `json:"status,omitempty"`
+		} `json:"stepExecutionMetadata,omitempty"`
+	} `json:"status,omitempty"`
+}
+
+// PromotionEventStatusPhase defines model for PromotionEvent.Status.Phase.
+type PromotionEventStatusPhase string
+
+// PromotionItemEvent defines model for PromotionItemEvent.
+type PromotionItemEvent struct {
+	// Data The data of a `promotion` stream event.
+	Data  PromotionEvent          `json:"data"`
+	Event PromotionItemEventEvent `json:"event"`
+	Id    string                  `json:"id"`
+}
+
+// PromotionItemEventEvent defines model for PromotionItemEvent.Event.
+type PromotionItemEventEvent string
+
+// PromotionList defines model for PromotionList.
+type PromotionList struct {
+	Items []Promotion `json:"items"`
+}
+
 // PromotionStep defines model for PromotionStep.
 type PromotionStep struct {
 	As              *string                 `json:"as,omitempty"`
@@ -687,6 +801,11 @@ type PromotionStep struct {
 	} `json:"task,omitempty"`
 	Uses *string               `json:"uses,omitempty"`
 	Vars *[]ExpressionVariable `json:"vars,omitempty"`
+}
+
+// PromotionStreamEvent One event of a Promotion stream (see ActionStreamEvent).
+type PromotionStreamEvent struct {
+	union json.RawMessage
 }
 
 // ResetEvent The data of a `reset` event: the server cannot resume from the
@@ -960,6 +1079,9 @@ type ActionParam = ActionName
 // DomainParam Example: development
 type DomainParam = DomainName
 
+// FreightParam Example: test
+type FreightParam = StageName
+
 // LastEventIdHeaderParam defines model for lastEventIdHeaderParam.
 type LastEventIdHeaderParam = string
 
@@ -968,6 +1090,9 @@ type LastEventIdQueryParam = string
 
 // ProjectParam Example: flytesnacks
 type ProjectParam = ProjectName
+
+// PromotionParam Example: test
+type PromotionParam = StageName
 
 // RunParam Example: r1
 type RunParam = RunName
@@ -1014,6 +1139,20 @@ type StreamRunEventsParams struct {
 	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
 }
 
+// ApproveFreightParams defines parameters for ApproveFreight.
+type ApproveFreightParams struct {
+	Stage StageName `form:"stage" json:"stage"`
+}
+
+// StreamProjectPromotionsParams defines parameters for StreamProjectPromotions.
+type StreamProjectPromotionsParams struct {
+	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
+	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
+
+	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
+	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
+}
+
 // StreamProjectStagesParams defines parameters for StreamProjectStages.
 type StreamProjectStagesParams struct {
 	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
@@ -1025,6 +1164,15 @@ type StreamProjectStagesParams struct {
 
 // StreamStageParams defines parameters for StreamStage.
 type StreamStageParams struct {
+	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
+	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
+
+	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
+	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
+}
+
+// StreamStagePromotionsParams defines parameters for StreamStagePromotions.
+type StreamStagePromotionsParams struct {
 	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
 	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
 
@@ -1046,11 +1194,20 @@ type AbortActionJSONRequestBody = AbortRequest
 // PutActionStatusJSONRequestBody defines body for PutActionStatus for application/json ContentType.
 type PutActionStatusJSONRequestBody = StatusRequest
 
+// CreateFreightJSONRequestBody defines body for CreateFreight for application/json ContentType.
+type CreateFreightJSONRequestBody = Freight
+
 // CreateStageJSONRequestBody defines body for CreateStage for application/json ContentType.
 type CreateStageJSONRequestBody = Stage
 
 // ReplaceStageJSONRequestBody defines body for ReplaceStage for application/json ContentType.
 type ReplaceStageJSONRequestBody = Stage
+
+// PromoteToStageJSONRequestBody defines body for PromoteToStage for application/json ContentType.
+type PromoteToStageJSONRequestBody = PromoteRequest
+
+// PromoteDownstreamJSONRequestBody defines body for PromoteDownstream for application/json ContentType.
+type PromoteDownstreamJSONRequestBody = PromoteRequest
 
 // CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
 type CreateSessionJSONRequestBody = LoginRequest
@@ -1188,6 +1345,143 @@ func (t ActionStreamEvent) MarshalJSON() ([]byte, error) {
 }
 
 func (t *ActionStreamEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPromotionItemEvent returns the union data inside the PromotionStreamEvent as a PromotionItemEvent
+func (t PromotionStreamEvent) AsPromotionItemEvent() (PromotionItemEvent, error) {
+	var body PromotionItemEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPromotionItemEvent overwrites any union data inside the PromotionStreamEvent as the provided PromotionItemEvent
+func (t *PromotionStreamEvent) FromPromotionItemEvent(v PromotionItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"promotion"}`))
+	t.union = b
+	return err
+}
+
+// MergePromotionItemEvent performs a merge with any union data inside the PromotionStreamEvent, using the provided PromotionItemEvent
+func (t *PromotionStreamEvent) MergePromotionItemEvent(v PromotionItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"promotion"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSyncedStreamEvent returns the union data inside the PromotionStreamEvent as a SyncedStreamEvent
+func (t PromotionStreamEvent) AsSyncedStreamEvent() (SyncedStreamEvent, error) {
+	var body SyncedStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSyncedStreamEvent overwrites any union data inside the PromotionStreamEvent as the provided SyncedStreamEvent
+func (t *PromotionStreamEvent) FromSyncedStreamEvent(v SyncedStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
+	t.union = b
+	return err
+}
+
+// MergeSyncedStreamEvent performs a merge with any union data inside the PromotionStreamEvent, using the provided SyncedStreamEvent
+func (t *PromotionStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsResetStreamEvent returns the union data inside the PromotionStreamEvent as a ResetStreamEvent
+func (t PromotionStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
+	var body ResetStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResetStreamEvent overwrites any union data inside the PromotionStreamEvent as the provided ResetStreamEvent
+func (t *PromotionStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	t.union = b
+	return err
+}
+
+// MergeResetStreamEvent performs a merge with any union data inside the PromotionStreamEvent, using the provided ResetStreamEvent
+func (t *PromotionStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PromotionStreamEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t PromotionStreamEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "promotion":
+		return t.AsPromotionItemEvent()
+	case "reset":
+		return t.AsResetStreamEvent()
+	case "synced":
+		return t.AsSyncedStreamEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t PromotionStreamEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PromotionStreamEvent) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -1682,6 +1976,70 @@ type ClientInterface interface {
 	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/events (the `StreamRunEvents` operationId).
 	StreamRunEvents(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, params *StreamRunEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListFreight The Freight of a project, newest first
+	//
+	// Corresponds with GET /projects/{project}/freight (the `ListFreight` operationId).
+	ListFreight(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateFreightWithBody Create Freight, as a Warehouse would have discovered it
+	//
+	// Warehouses cannot reach real repositories here, so Freight is made
+	// by hand: an origin (a Warehouse is just the name of an origin) and
+	// at least one commit, image or chart. Its name is the hash of its
+	// artifacts, as Kargo names it; its alias the given one, or one made
+	// up. JSON, or YAML with Content-Type application/yaml.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /projects/{project}/freight (the `CreateFreight` operationId).
+	CreateFreightWithBody(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateFreight Create Freight, as a Warehouse would have discovered it
+	//
+	// Warehouses cannot reach real repositories here, so Freight is made
+	// by hand: an origin (a Warehouse is just the name of an origin) and
+	// at least one commit, image or chart. Its name is the hash of its
+	// artifacts, as Kargo names it; its alias the given one, or one made
+	// up. JSON, or YAML with Content-Type application/yaml.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /projects/{project}/freight (the `CreateFreight` operationId).
+	CreateFreight(ctx context.Context, project ProjectParam, body CreateFreightJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetFreight One piece of Freight, by name or alias
+	//
+	// Corresponds with GET /projects/{project}/freight/{freight} (the `GetFreight` operationId).
+	GetFreight(ctx context.Context, project ProjectParam, freight FreightParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApproveFreight Approve Freight for a Stage (available there whatever its verification)
+	//
+	// Corresponds with POST /projects/{project}/freight/{freight}/approve (the `ApproveFreight` operationId).
+	ApproveFreight(ctx context.Context, project ProjectParam, freight FreightParam, params *ApproveFreightParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StreamProjectPromotions Live stream of every Promotion of a project
+	//
+	// Corresponds with GET /projects/{project}/promotion-events (the `StreamProjectPromotions` operationId).
+	StreamProjectPromotions(ctx context.Context, project ProjectParam, params *StreamProjectPromotionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListPromotions The Promotions of a project, oldest first
+	//
+	// Corresponds with GET /projects/{project}/promotions (the `ListPromotions` operationId).
+	ListPromotions(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPromotion One Promotion
+	//
+	// Corresponds with GET /projects/{project}/promotions/{promotion} (the `GetPromotion` operationId).
+	GetPromotion(ctx context.Context, project ProjectParam, promotion PromotionParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AbortPromotion Abort a Promotion
+	//
+	// Sets Kargo's abort annotation; the run is aborted, the running step
+	// ends Aborted and so does the Promotion. A finished one is left as it is.
+	//
+	// Corresponds with POST /projects/{project}/promotions/{promotion}/abort (the `AbortPromotion` operationId).
+	AbortPromotion(ctx context.Context, project ProjectParam, promotion PromotionParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// StreamProjectStages Live stream of every Stage of a project
 	//
 	// Server-sent events with the contract of the action streams: one
@@ -1760,6 +2118,58 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /projects/{project}/stages/{stage}/events (the `StreamStage` operationId).
 	StreamStage(ctx context.Context, project ProjectParam, stage StageParam, params *StreamStageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListStagePromotions The Promotions of a Stage, oldest first
+	//
+	// Corresponds with GET /projects/{project}/stages/{stage}/promotions (the `ListStagePromotions` operationId).
+	ListStagePromotions(ctx context.Context, project ProjectParam, stage StageParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromoteToStageWithBody Promote Freight to the Stage
+	//
+	// Built as Kargo's builder builds it: named <stage>.<ULID>.<freight[:7]>,
+	// the Stage's vars then the template's, step aliases step-N. 400 with
+	// Kargo's message when the Freight is not available to the Stage; 422
+	// for a step that needs a PromotionTask, which this server does not serve.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /projects/{project}/stages/{stage}/promotions (the `PromoteToStage` operationId).
+	PromoteToStageWithBody(ctx context.Context, project ProjectParam, stage StageParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromoteToStage Promote Freight to the Stage
+	//
+	// Built as Kargo's builder builds it: named <stage>.<ULID>.<freight[:7]>,
+	// the Stage's vars then the template's, step aliases step-N. 400 with
+	// Kargo's message when the Freight is not available to the Stage; 422
+	// for a step that needs a PromotionTask, which this server does not serve.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /projects/{project}/stages/{stage}/promotions (the `PromoteToStage` operationId).
+	PromoteToStage(ctx context.Context, project ProjectParam, stage StageParam, body PromoteToStageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromoteDownstreamWithBody Promote Freight to every Stage that takes it from this one
+	//
+	// All or nothing, as Kargo checks: every downstream Stage must have the Freight available.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /projects/{project}/stages/{stage}/promotions/downstream (the `PromoteDownstream` operationId).
+	PromoteDownstreamWithBody(ctx context.Context, project ProjectParam, stage StageParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromoteDownstream Promote Freight to every Stage that takes it from this one
+	//
+	// All or nothing, as Kargo checks: every downstream Stage must have the Freight available.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /projects/{project}/stages/{stage}/promotions/downstream (the `PromoteDownstream` operationId).
+	PromoteDownstream(ctx context.Context, project ProjectParam, stage StageParam, body PromoteDownstreamJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StreamStagePromotions Live stream of the Promotions of a Stage
+	//
+	// Corresponds with GET /projects/{project}/stages/{stage}/promotions/events (the `StreamStagePromotions` operationId).
+	StreamStagePromotions(ctx context.Context, project ProjectParam, stage StageParam, params *StreamStagePromotionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RefreshStage Ask the Stage controller to reconcile the Stage now
 	//
@@ -2116,6 +2526,160 @@ func (c *Client) StreamRunEvents(ctx context.Context, project ProjectParam, doma
 	return c.Client.Do(req)
 }
 
+// ListFreight The Freight of a project, newest first
+//
+// Corresponds with GET /projects/{project}/freight (the `ListFreight` operationId).
+func (c *Client) ListFreight(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListFreightRequest(c.Server, project)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateFreightWithBody Create Freight, as a Warehouse would have discovered it
+//
+// Warehouses cannot reach real repositories here, so Freight is made
+// by hand: an origin (a Warehouse is just the name of an origin) and
+// at least one commit, image or chart. Its name is the hash of its
+// artifacts, as Kargo names it; its alias the given one, or one made
+// up. JSON, or YAML with Content-Type application/yaml.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /projects/{project}/freight (the `CreateFreight` operationId).
+func (c *Client) CreateFreightWithBody(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateFreightRequestWithBody(c.Server, project, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateFreight Create Freight, as a Warehouse would have discovered it
+//
+// Warehouses cannot reach real repositories here, so Freight is made
+// by hand: an origin (a Warehouse is just the name of an origin) and
+// at least one commit, image or chart. Its name is the hash of its
+// artifacts, as Kargo names it; its alias the given one, or one made
+// up. JSON, or YAML with Content-Type application/yaml.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /projects/{project}/freight (the `CreateFreight` operationId).
+func (c *Client) CreateFreight(ctx context.Context, project ProjectParam, body CreateFreightJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateFreightRequest(c.Server, project, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetFreight One piece of Freight, by name or alias
+//
+// Corresponds with GET /projects/{project}/freight/{freight} (the `GetFreight` operationId).
+func (c *Client) GetFreight(ctx context.Context, project ProjectParam, freight FreightParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetFreightRequest(c.Server, project, freight)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApproveFreight Approve Freight for a Stage (available there whatever its verification)
+//
+// Corresponds with POST /projects/{project}/freight/{freight}/approve (the `ApproveFreight` operationId).
+func (c *Client) ApproveFreight(ctx context.Context, project ProjectParam, freight FreightParam, params *ApproveFreightParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApproveFreightRequest(c.Server, project, freight, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamProjectPromotions Live stream of every Promotion of a project
+//
+// Corresponds with GET /projects/{project}/promotion-events (the `StreamProjectPromotions` operationId).
+func (c *Client) StreamProjectPromotions(ctx context.Context, project ProjectParam, params *StreamProjectPromotionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamProjectPromotionsRequest(c.Server, project, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPromotions The Promotions of a project, oldest first
+//
+// Corresponds with GET /projects/{project}/promotions (the `ListPromotions` operationId).
+func (c *Client) ListPromotions(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPromotionsRequest(c.Server, project)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPromotion One Promotion
+//
+// Corresponds with GET /projects/{project}/promotions/{promotion} (the `GetPromotion` operationId).
+func (c *Client) GetPromotion(ctx context.Context, project ProjectParam, promotion PromotionParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPromotionRequest(c.Server, project, promotion)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AbortPromotion Abort a Promotion
+//
+// Sets Kargo's abort annotation; the run is aborted, the running step
+// ends Aborted and so does the Promotion. A finished one is left as it is.
+//
+// Corresponds with POST /projects/{project}/promotions/{promotion}/abort (the `AbortPromotion` operationId).
+func (c *Client) AbortPromotion(ctx context.Context, project ProjectParam, promotion PromotionParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAbortPromotionRequest(c.Server, project, promotion)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // StreamProjectStages Live stream of every Stage of a project
 //
 // Server-sent events with the contract of the action streams: one
@@ -2275,6 +2839,118 @@ func (c *Client) ReplaceStage(ctx context.Context, project ProjectParam, stage S
 // Corresponds with GET /projects/{project}/stages/{stage}/events (the `StreamStage` operationId).
 func (c *Client) StreamStage(ctx context.Context, project ProjectParam, stage StageParam, params *StreamStageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStreamStageRequest(c.Server, project, stage, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListStagePromotions The Promotions of a Stage, oldest first
+//
+// Corresponds with GET /projects/{project}/stages/{stage}/promotions (the `ListStagePromotions` operationId).
+func (c *Client) ListStagePromotions(ctx context.Context, project ProjectParam, stage StageParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListStagePromotionsRequest(c.Server, project, stage)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromoteToStageWithBody Promote Freight to the Stage
+//
+// Built as Kargo's builder builds it: named <stage>.<ULID>.<freight[:7]>,
+// the Stage's vars then the template's, step aliases step-N. 400 with
+// Kargo's message when the Freight is not available to the Stage; 422
+// for a step that needs a PromotionTask, which this server does not serve.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /projects/{project}/stages/{stage}/promotions (the `PromoteToStage` operationId).
+func (c *Client) PromoteToStageWithBody(ctx context.Context, project ProjectParam, stage StageParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromoteToStageRequestWithBody(c.Server, project, stage, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromoteToStage Promote Freight to the Stage
+//
+// Built as Kargo's builder builds it: named <stage>.<ULID>.<freight[:7]>,
+// the Stage's vars then the template's, step aliases step-N. 400 with
+// Kargo's message when the Freight is not available to the Stage; 422
+// for a step that needs a PromotionTask, which this server does not serve.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /projects/{project}/stages/{stage}/promotions (the `PromoteToStage` operationId).
+func (c *Client) PromoteToStage(ctx context.Context, project ProjectParam, stage StageParam, body PromoteToStageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromoteToStageRequest(c.Server, project, stage, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromoteDownstreamWithBody Promote Freight to every Stage that takes it from this one
+//
+// All or nothing, as Kargo checks: every downstream Stage must have the Freight available.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /projects/{project}/stages/{stage}/promotions/downstream (the `PromoteDownstream` operationId).
+func (c *Client) PromoteDownstreamWithBody(ctx context.Context, project ProjectParam, stage StageParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromoteDownstreamRequestWithBody(c.Server, project, stage, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromoteDownstream Promote Freight to every Stage that takes it from this one
+//
+// All or nothing, as Kargo checks: every downstream Stage must have the Freight available.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /projects/{project}/stages/{stage}/promotions/downstream (the `PromoteDownstream` operationId).
+func (c *Client) PromoteDownstream(ctx context.Context, project ProjectParam, stage StageParam, body PromoteDownstreamJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromoteDownstreamRequest(c.Server, project, stage, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamStagePromotions Live stream of the Promotions of a Stage
+//
+// Corresponds with GET /projects/{project}/stages/{stage}/promotions/events (the `StreamStagePromotions` operationId).
+func (c *Client) StreamStagePromotions(ctx context.Context, project ProjectParam, stage StageParam, params *StreamStagePromotionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamStagePromotionsRequest(c.Server, project, stage, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3254,6 +3930,384 @@ func NewStreamRunEventsRequest(server string, project ProjectParam, domain Domai
 	return req, nil
 }
 
+// NewListFreightRequest constructs an http.Request for the ListFreight method
+func NewListFreightRequest(server string, project ProjectParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/freight", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateFreightRequest calls the generic CreateFreight builder with application/json body
+func NewCreateFreightRequest(server string, project ProjectParam, body CreateFreightJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateFreightRequestWithBody(server, project, "application/json", bodyReader)
+}
+
+// NewCreateFreightRequestWithBody constructs an http.Request for the CreateFreight method, with any body, and a specified content type
+func NewCreateFreightRequestWithBody(server string, project ProjectParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/freight", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetFreightRequest constructs an http.Request for the GetFreight method
+func NewGetFreightRequest(server string, project ProjectParam, freight FreightParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "freight", freight, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/freight/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewApproveFreightRequest constructs an http.Request for the ApproveFreight method
+func NewApproveFreightRequest(server string, project ProjectParam, freight FreightParam, params *ApproveFreightParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "freight", freight, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/freight/%s/approve", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "stage", params.Stage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewStreamProjectPromotionsRequest constructs an http.Request for the StreamProjectPromotions method
+func NewStreamProjectPromotionsRequest(server string, project ProjectParam, params *StreamProjectPromotionsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/promotion-events", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.LastEventId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastEventId", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListPromotionsRequest constructs an http.Request for the ListPromotions method
+func NewListPromotionsRequest(server string, project ProjectParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/promotions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPromotionRequest constructs an http.Request for the GetPromotion method
+func NewGetPromotionRequest(server string, project ProjectParam, promotion PromotionParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "promotion", promotion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/promotions/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAbortPromotionRequest constructs an http.Request for the AbortPromotion method
+func NewAbortPromotionRequest(server string, project ProjectParam, promotion PromotionParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "promotion", promotion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/promotions/%s/abort", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewStreamProjectStagesRequest constructs an http.Request for the StreamProjectStages method
 func NewStreamProjectStagesRequest(server string, project ProjectParam, params *StreamProjectStagesParams) (*http.Request, error) {
 	var err error
@@ -3571,6 +4625,238 @@ func NewStreamStageRequest(server string, project ProjectParam, stage StageParam
 	}
 
 	operationPath := fmt.Sprintf("/projects/%s/stages/%s/events", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.LastEventId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastEventId", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListStagePromotionsRequest constructs an http.Request for the ListStagePromotions method
+func NewListStagePromotionsRequest(server string, project ProjectParam, stage StageParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "stage", stage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/stages/%s/promotions", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPromoteToStageRequest calls the generic PromoteToStage builder with application/json body
+func NewPromoteToStageRequest(server string, project ProjectParam, stage StageParam, body PromoteToStageJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPromoteToStageRequestWithBody(server, project, stage, "application/json", bodyReader)
+}
+
+// NewPromoteToStageRequestWithBody constructs an http.Request for the PromoteToStage method, with any body, and a specified content type
+func NewPromoteToStageRequestWithBody(server string, project ProjectParam, stage StageParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "stage", stage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/stages/%s/promotions", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPromoteDownstreamRequest calls the generic PromoteDownstream builder with application/json body
+func NewPromoteDownstreamRequest(server string, project ProjectParam, stage StageParam, body PromoteDownstreamJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPromoteDownstreamRequestWithBody(server, project, stage, "application/json", bodyReader)
+}
+
+// NewPromoteDownstreamRequestWithBody constructs an http.Request for the PromoteDownstream method, with any body, and a specified content type
+func NewPromoteDownstreamRequestWithBody(server string, project ProjectParam, stage StageParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "stage", stage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/stages/%s/promotions/downstream", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewStreamStagePromotionsRequest constructs an http.Request for the StreamStagePromotions method
+func NewStreamStagePromotionsRequest(server string, project ProjectParam, stage StageParam, params *StreamStagePromotionsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "stage", stage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/stages/%s/promotions/events", pathParam0, pathParam1)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -4000,6 +5286,84 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/events (the `StreamRunEvents` operationId).
 	StreamRunEventsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, params *StreamRunEventsParams, reqEditors ...RequestEditorFn) (*StreamRunEventsResponse, error)
 
+	// ListFreightWithResponse The Freight of a project, newest first
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /projects/{project}/freight (the `ListFreight` operationId).
+	ListFreightWithResponse(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*ListFreightResponse, error)
+
+	// CreateFreightWithBodyWithResponse Create Freight, as a Warehouse would have discovered it
+	//
+	// Warehouses cannot reach real repositories here, so Freight is made
+	// by hand: an origin (a Warehouse is just the name of an origin) and
+	// at least one commit, image or chart. Its name is the hash of its
+	// artifacts, as Kargo names it; its alias the given one, or one made
+	// up. JSON, or YAML with Content-Type application/yaml.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/freight (the `CreateFreight` operationId).
+	CreateFreightWithBodyWithResponse(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateFreightResponse, error)
+
+	// CreateFreightWithResponse Create Freight, as a Warehouse would have discovered it
+	//
+	// Warehouses cannot reach real repositories here, so Freight is made
+	// by hand: an origin (a Warehouse is just the name of an origin) and
+	// at least one commit, image or chart. Its name is the hash of its
+	// artifacts, as Kargo names it; its alias the given one, or one made
+	// up. JSON, or YAML with Content-Type application/yaml.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/freight (the `CreateFreight` operationId).
+	CreateFreightWithResponse(ctx context.Context, project ProjectParam, body CreateFreightJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateFreightResponse, error)
+
+	// GetFreightWithResponse One piece of Freight, by name or alias
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /projects/{project}/freight/{freight} (the `GetFreight` operationId).
+	GetFreightWithResponse(ctx context.Context, project ProjectParam, freight FreightParam, reqEditors ...RequestEditorFn) (*GetFreightResponse, error)
+
+	// ApproveFreightWithResponse Approve Freight for a Stage (available there whatever its verification)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/freight/{freight}/approve (the `ApproveFreight` operationId).
+	ApproveFreightWithResponse(ctx context.Context, project ProjectParam, freight FreightParam, params *ApproveFreightParams, reqEditors ...RequestEditorFn) (*ApproveFreightResponse, error)
+
+	// StreamProjectPromotionsWithResponse Live stream of every Promotion of a project
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /projects/{project}/promotion-events (the `StreamProjectPromotions` operationId).
+	StreamProjectPromotionsWithResponse(ctx context.Context, project ProjectParam, params *StreamProjectPromotionsParams, reqEditors ...RequestEditorFn) (*StreamProjectPromotionsResponse, error)
+
+	// ListPromotionsWithResponse The Promotions of a project, oldest first
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /projects/{project}/promotions (the `ListPromotions` operationId).
+	ListPromotionsWithResponse(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*ListPromotionsResponse, error)
+
+	// GetPromotionWithResponse One Promotion
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /projects/{project}/promotions/{promotion} (the `GetPromotion` operationId).
+	GetPromotionWithResponse(ctx context.Context, project ProjectParam, promotion PromotionParam, reqEditors ...RequestEditorFn) (*GetPromotionResponse, error)
+
+	// AbortPromotionWithResponse Abort a Promotion
+	//
+	// Sets Kargo's abort annotation; the run is aborted, the running step
+	// ends Aborted and so does the Promotion. A finished one is left as it is.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/promotions/{promotion}/abort (the `AbortPromotion` operationId).
+	AbortPromotionWithResponse(ctx context.Context, project ProjectParam, promotion PromotionParam, reqEditors ...RequestEditorFn) (*AbortPromotionResponse, error)
+
 	// StreamProjectStagesWithResponse Live stream of every Stage of a project
 	//
 	// Server-sent events with the contract of the action streams: one
@@ -4088,6 +5452,62 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /projects/{project}/stages/{stage}/events (the `StreamStage` operationId).
 	StreamStageWithResponse(ctx context.Context, project ProjectParam, stage StageParam, params *StreamStageParams, reqEditors ...RequestEditorFn) (*StreamStageResponse, error)
+
+	// ListStagePromotionsWithResponse The Promotions of a Stage, oldest first
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /projects/{project}/stages/{stage}/promotions (the `ListStagePromotions` operationId).
+	ListStagePromotionsWithResponse(ctx context.Context, project ProjectParam, stage StageParam, reqEditors ...RequestEditorFn) (*ListStagePromotionsResponse, error)
+
+	// PromoteToStageWithBodyWithResponse Promote Freight to the Stage
+	//
+	// Built as Kargo's builder builds it: named <stage>.<ULID>.<freight[:7]>,
+	// the Stage's vars then the template's, step aliases step-N. 400 with
+	// Kargo's message when the Freight is not available to the Stage; 422
+	// for a step that needs a PromotionTask, which this server does not serve.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/stages/{stage}/promotions (the `PromoteToStage` operationId).
+	PromoteToStageWithBodyWithResponse(ctx context.Context, project ProjectParam, stage StageParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PromoteToStageResponse, error)
+
+	// PromoteToStageWithResponse Promote Freight to the Stage
+	//
+	// Built as Kargo's builder builds it: named <stage>.<ULID>.<freight[:7]>,
+	// the Stage's vars then the template's, step aliases step-N. 400 with
+	// Kargo's message when the Freight is not available to the Stage; 422
+	// for a step that needs a PromotionTask, which this server does not serve.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/stages/{stage}/promotions (the `PromoteToStage` operationId).
+	PromoteToStageWithResponse(ctx context.Context, project ProjectParam, stage StageParam, body PromoteToStageJSONRequestBody, reqEditors ...RequestEditorFn) (*PromoteToStageResponse, error)
+
+	// PromoteDownstreamWithBodyWithResponse Promote Freight to every Stage that takes it from this one
+	//
+	// All or nothing, as Kargo checks: every downstream Stage must have the Freight available.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/stages/{stage}/promotions/downstream (the `PromoteDownstream` operationId).
+	PromoteDownstreamWithBodyWithResponse(ctx context.Context, project ProjectParam, stage StageParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PromoteDownstreamResponse, error)
+
+	// PromoteDownstreamWithResponse Promote Freight to every Stage that takes it from this one
+	//
+	// All or nothing, as Kargo checks: every downstream Stage must have the Freight available.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/stages/{stage}/promotions/downstream (the `PromoteDownstream` operationId).
+	PromoteDownstreamWithResponse(ctx context.Context, project ProjectParam, stage StageParam, body PromoteDownstreamJSONRequestBody, reqEditors ...RequestEditorFn) (*PromoteDownstreamResponse, error)
+
+	// StreamStagePromotionsWithResponse Live stream of the Promotions of a Stage
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /projects/{project}/stages/{stage}/promotions/events (the `StreamStagePromotions` operationId).
+	StreamStagePromotionsWithResponse(ctx context.Context, project ProjectParam, stage StageParam, params *StreamStagePromotionsParams, reqEditors ...RequestEditorFn) (*StreamStagePromotionsResponse, error)
 
 	// RefreshStageWithResponse Ask the Stage controller to reconcile the Stage now
 	//
@@ -4775,6 +6195,383 @@ func (r StreamRunEventsResponse) ContentType() string {
 	return ""
 }
 
+type ListFreightResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *FreightList
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListFreightResponse) GetJSON200() *FreightList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListFreightResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListFreightResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListFreightResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListFreightResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListFreightResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateFreightResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Freight
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateFreightResponse) GetJSON201() *Freight {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CreateFreightResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateFreightResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateFreightResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateFreightResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateFreightResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetFreightResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Freight
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetFreightResponse) GetJSON200() *Freight {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetFreightResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetFreightResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetFreightResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetFreightResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetFreightResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ApproveFreightResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Freight
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ApproveFreightResponse) GetJSON200() *Freight {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ApproveFreightResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ApproveFreightResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApproveFreightResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApproveFreightResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApproveFreightResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type StreamProjectPromotionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r StreamProjectPromotionsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamProjectPromotionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamProjectPromotionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamProjectPromotionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamProjectPromotionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListPromotionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PromotionList
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPromotionsResponse) GetJSON200() *PromotionList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListPromotionsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPromotionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPromotionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPromotionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPromotionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetPromotionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Promotion
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPromotionResponse) GetJSON200() *Promotion {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetPromotionResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPromotionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPromotionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPromotionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPromotionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AbortPromotionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Promotion
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AbortPromotionResponse) GetJSON200() *Promotion {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r AbortPromotionResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r AbortPromotionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AbortPromotionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AbortPromotionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AbortPromotionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type StreamProjectStagesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5084,6 +6881,191 @@ func (r StreamStageResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r StreamStageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListStagePromotionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PromotionList
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListStagePromotionsResponse) GetJSON200() *PromotionList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListStagePromotionsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListStagePromotionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListStagePromotionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListStagePromotionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListStagePromotionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PromoteToStageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Promotion
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PromoteToStageResponse) GetJSON201() *Promotion {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PromoteToStageResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PromoteToStageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PromoteToStageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PromoteToStageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PromoteToStageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PromoteDownstreamResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *PromotionList
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PromoteDownstreamResponse) GetJSON201() *PromotionList {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PromoteDownstreamResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PromoteDownstreamResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PromoteDownstreamResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PromoteDownstreamResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PromoteDownstreamResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type StreamStagePromotionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r StreamStagePromotionsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamStagePromotionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamStagePromotionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamStagePromotionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamStagePromotionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5555,6 +7537,138 @@ func (c *ClientWithResponses) StreamRunEventsWithResponse(ctx context.Context, p
 	return ParseStreamRunEventsResponse(rsp)
 }
 
+// ListFreightWithResponse The Freight of a project, newest first
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /projects/{project}/freight (the `ListFreight` operationId).
+func (c *ClientWithResponses) ListFreightWithResponse(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*ListFreightResponse, error) {
+	rsp, err := c.ListFreight(ctx, project, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListFreightResponse(rsp)
+}
+
+// CreateFreightWithBodyWithResponse Create Freight, as a Warehouse would have discovered it
+//
+// Warehouses cannot reach real repositories here, so Freight is made
+// by hand: an origin (a Warehouse is just the name of an origin) and
+// at least one commit, image or chart. Its name is the hash of its
+// artifacts, as Kargo names it; its alias the given one, or one made
+// up. JSON, or YAML with Content-Type application/yaml.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/freight (the `CreateFreight` operationId).
+func (c *ClientWithResponses) CreateFreightWithBodyWithResponse(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateFreightResponse, error) {
+	rsp, err := c.CreateFreightWithBody(ctx, project, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateFreightResponse(rsp)
+}
+
+// CreateFreightWithResponse Create Freight, as a Warehouse would have discovered it
+//
+// Warehouses cannot reach real repositories here, so Freight is made
+// by hand: an origin (a Warehouse is just the name of an origin) and
+// at least one commit, image or chart. Its name is the hash of its
+// artifacts, as Kargo names it; its alias the given one, or one made
+// up. JSON, or YAML with Content-Type application/yaml.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/freight (the `CreateFreight` operationId).
+func (c *ClientWithResponses) CreateFreightWithResponse(ctx context.Context, project ProjectParam, body CreateFreightJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateFreightResponse, error) {
+	rsp, err := c.CreateFreight(ctx, project, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateFreightResponse(rsp)
+}
+
+// GetFreightWithResponse One piece of Freight, by name or alias
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /projects/{project}/freight/{freight} (the `GetFreight` operationId).
+func (c *ClientWithResponses) GetFreightWithResponse(ctx context.Context, project ProjectParam, freight FreightParam, reqEditors ...RequestEditorFn) (*GetFreightResponse, error) {
+	rsp, err := c.GetFreight(ctx, project, freight, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetFreightResponse(rsp)
+}
+
+// ApproveFreightWithResponse Approve Freight for a Stage (available there whatever its verification)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/freight/{freight}/approve (the `ApproveFreight` operationId).
+func (c *ClientWithResponses) ApproveFreightWithResponse(ctx context.Context, project ProjectParam, freight FreightParam, params *ApproveFreightParams, reqEditors ...RequestEditorFn) (*ApproveFreightResponse, error) {
+	rsp, err := c.ApproveFreight(ctx, project, freight, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApproveFreightResponse(rsp)
+}
+
+// StreamProjectPromotionsWithResponse Live stream of every Promotion of a project
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /projects/{project}/promotion-events (the `StreamProjectPromotions` operationId).
+func (c *ClientWithResponses) StreamProjectPromotionsWithResponse(ctx context.Context, project ProjectParam, params *StreamProjectPromotionsParams, reqEditors ...RequestEditorFn) (*StreamProjectPromotionsResponse, error) {
+	rsp, err := c.StreamProjectPromotions(ctx, project, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamProjectPromotionsResponse(rsp)
+}
+
+// ListPromotionsWithResponse The Promotions of a project, oldest first
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /projects/{project}/promotions (the `ListPromotions` operationId).
+func (c *ClientWithResponses) ListPromotionsWithResponse(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*ListPromotionsResponse, error) {
+	rsp, err := c.ListPromotions(ctx, project, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPromotionsResponse(rsp)
+}
+
+// GetPromotionWithResponse One Promotion
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /projects/{project}/promotions/{promotion} (the `GetPromotion` operationId).
+func (c *ClientWithResponses) GetPromotionWithResponse(ctx context.Context, project ProjectParam, promotion PromotionParam, reqEditors ...RequestEditorFn) (*GetPromotionResponse, error) {
+	rsp, err := c.GetPromotion(ctx, project, promotion, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPromotionResponse(rsp)
+}
+
+// AbortPromotionWithResponse Abort a Promotion
+//
+// Sets Kargo's abort annotation; the run is aborted, the running step
+// ends Aborted and so does the Promotion. A finished one is left as it is.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/promotions/{promotion}/abort (the `AbortPromotion` operationId).
+func (c *ClientWithResponses) AbortPromotionWithResponse(ctx context.Context, project ProjectParam, promotion PromotionParam, reqEditors ...RequestEditorFn) (*AbortPromotionResponse, error) {
+	rsp, err := c.AbortPromotion(ctx, project, promotion, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAbortPromotionResponse(rsp)
+}
+
 // StreamProjectStagesWithResponse Live stream of every Stage of a project
 //
 // Server-sent events with the contract of the action streams: one
@@ -5696,6 +7810,98 @@ func (c *ClientWithResponses) StreamStageWithResponse(ctx context.Context, proje
 		return nil, err
 	}
 	return ParseStreamStageResponse(rsp)
+}
+
+// ListStagePromotionsWithResponse The Promotions of a Stage, oldest first
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /projects/{project}/stages/{stage}/promotions (the `ListStagePromotions` operationId).
+func (c *ClientWithResponses) ListStagePromotionsWithResponse(ctx context.Context, project ProjectParam, stage StageParam, reqEditors ...RequestEditorFn) (*ListStagePromotionsResponse, error) {
+	rsp, err := c.ListStagePromotions(ctx, project, stage, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListStagePromotionsResponse(rsp)
+}
+
+// PromoteToStageWithBodyWithResponse Promote Freight to the Stage
+//
+// Built as Kargo's builder builds it: named <stage>.<ULID>.<freight[:7]>,
+// the Stage's vars then the template's, step aliases step-N. 400 with
+// Kargo's message when the Freight is not available to the Stage; 422
+// for a step that needs a PromotionTask, which this server does not serve.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/stages/{stage}/promotions (the `PromoteToStage` operationId).
+func (c *ClientWithResponses) PromoteToStageWithBodyWithResponse(ctx context.Context, project ProjectParam, stage StageParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PromoteToStageResponse, error) {
+	rsp, err := c.PromoteToStageWithBody(ctx, project, stage, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromoteToStageResponse(rsp)
+}
+
+// PromoteToStageWithResponse Promote Freight to the Stage
+//
+// Built as Kargo's builder builds it: named <stage>.<ULID>.<freight[:7]>,
+// the Stage's vars then the template's, step aliases step-N. 400 with
+// Kargo's message when the Freight is not available to the Stage; 422
+// for a step that needs a PromotionTask, which this server does not serve.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/stages/{stage}/promotions (the `PromoteToStage` operationId).
+func (c *ClientWithResponses) PromoteToStageWithResponse(ctx context.Context, project ProjectParam, stage StageParam, body PromoteToStageJSONRequestBody, reqEditors ...RequestEditorFn) (*PromoteToStageResponse, error) {
+	rsp, err := c.PromoteToStage(ctx, project, stage, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromoteToStageResponse(rsp)
+}
+
+// PromoteDownstreamWithBodyWithResponse Promote Freight to every Stage that takes it from this one
+//
+// All or nothing, as Kargo checks: every downstream Stage must have the Freight available.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/stages/{stage}/promotions/downstream (the `PromoteDownstream` operationId).
+func (c *ClientWithResponses) PromoteDownstreamWithBodyWithResponse(ctx context.Context, project ProjectParam, stage StageParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PromoteDownstreamResponse, error) {
+	rsp, err := c.PromoteDownstreamWithBody(ctx, project, stage, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromoteDownstreamResponse(rsp)
+}
+
+// PromoteDownstreamWithResponse Promote Freight to every Stage that takes it from this one
+//
+// All or nothing, as Kargo checks: every downstream Stage must have the Freight available.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/stages/{stage}/promotions/downstream (the `PromoteDownstream` operationId).
+func (c *ClientWithResponses) PromoteDownstreamWithResponse(ctx context.Context, project ProjectParam, stage StageParam, body PromoteDownstreamJSONRequestBody, reqEditors ...RequestEditorFn) (*PromoteDownstreamResponse, error) {
+	rsp, err := c.PromoteDownstream(ctx, project, stage, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromoteDownstreamResponse(rsp)
+}
+
+// StreamStagePromotionsWithResponse Live stream of the Promotions of a Stage
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /projects/{project}/stages/{stage}/promotions/events (the `StreamStagePromotions` operationId).
+func (c *ClientWithResponses) StreamStagePromotionsWithResponse(ctx context.Context, project ProjectParam, stage StageParam, params *StreamStagePromotionsParams, reqEditors ...RequestEditorFn) (*StreamStagePromotionsResponse, error) {
+	rsp, err := c.StreamStagePromotions(ctx, project, stage, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamStagePromotionsResponse(rsp)
 }
 
 // RefreshStageWithResponse Ask the Stage controller to reconcile the Stage now
@@ -6209,6 +8415,263 @@ func ParseStreamRunEventsResponse(rsp *http.Response) (*StreamRunEventsResponse,
 	return response, nil
 }
 
+// ParseListFreightResponse parses an HTTP response from a ListFreightWithResponse call
+func ParseListFreightResponse(rsp *http.Response) (*ListFreightResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListFreightResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest FreightList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateFreightResponse parses an HTTP response from a CreateFreightWithResponse call
+func ParseCreateFreightResponse(rsp *http.Response) (*CreateFreightResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateFreightResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Freight
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetFreightResponse parses an HTTP response from a GetFreightWithResponse call
+func ParseGetFreightResponse(rsp *http.Response) (*GetFreightResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetFreightResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Freight
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseApproveFreightResponse parses an HTTP response from a ApproveFreightWithResponse call
+func ParseApproveFreightResponse(rsp *http.Response) (*ApproveFreightResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApproveFreightResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Freight
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseStreamProjectPromotionsResponse parses an HTTP response from a StreamProjectPromotionsWithResponse call
+func ParseStreamProjectPromotionsResponse(rsp *http.Response) (*StreamProjectPromotionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamProjectPromotionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListPromotionsResponse parses an HTTP response from a ListPromotionsWithResponse call
+func ParseListPromotionsResponse(rsp *http.Response) (*ListPromotionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPromotionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PromotionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetPromotionResponse parses an HTTP response from a GetPromotionWithResponse call
+func ParseGetPromotionResponse(rsp *http.Response) (*GetPromotionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPromotionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Promotion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAbortPromotionResponse parses an HTTP response from a AbortPromotionWithResponse call
+func ParseAbortPromotionResponse(rsp *http.Response) (*AbortPromotionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AbortPromotionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Promotion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseStreamProjectStagesResponse parses an HTTP response from a StreamProjectStagesWithResponse call
 func ParseStreamProjectStagesResponse(rsp *http.Response) (*StreamProjectStagesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -6405,6 +8868,131 @@ func ParseStreamStageResponse(rsp *http.Response) (*StreamStageResponse, error) 
 	}
 
 	response := &StreamStageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListStagePromotionsResponse parses an HTTP response from a ListStagePromotionsWithResponse call
+func ParseListStagePromotionsResponse(rsp *http.Response) (*ListStagePromotionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListStagePromotionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PromotionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePromoteToStageResponse parses an HTTP response from a PromoteToStageWithResponse call
+func ParsePromoteToStageResponse(rsp *http.Response) (*PromoteToStageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PromoteToStageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Promotion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePromoteDownstreamResponse parses an HTTP response from a PromoteDownstreamWithResponse call
+func ParsePromoteDownstreamResponse(rsp *http.Response) (*PromoteDownstreamResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PromoteDownstreamResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest PromotionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseStreamStagePromotionsResponse parses an HTTP response from a StreamStagePromotionsWithResponse call
+func ParseStreamStagePromotionsResponse(rsp *http.Response) (*StreamStagePromotionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamStagePromotionsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}

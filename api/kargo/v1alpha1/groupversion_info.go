@@ -9,8 +9,8 @@ import (
 // GroupName is Kargo's API group.
 const GroupName = "kargo.akuity.io"
 
-// SchemeGroupVersion is the API group and version of Stage. The generated
-// clientset refers to it by this name.
+// SchemeGroupVersion is the API group and version of Stage, Promotion and
+// Freight. The generated clientset refers to it by this name.
 var SchemeGroupVersion = schema.GroupVersion{Group: GroupName, Version: "v1alpha1"}
 
 // GroupVersion is SchemeGroupVersion under the name Kargo's code uses.
@@ -18,6 +18,9 @@ var GroupVersion = SchemeGroupVersion
 
 // StagePlural is the Stage resource name in REST paths.
 const StagePlural = "stages"
+
+// PromotionPlural is the Promotion resource name in REST paths.
+const PromotionPlural = "promotions"
 
 // Resource qualifies a resource name with the group (for API errors and
 // the generated listers).
@@ -33,7 +36,11 @@ var (
 )
 
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(SchemeGroupVersion, &Stage{}, &StageList{})
+	s.AddKnownTypes(SchemeGroupVersion,
+		&Stage{}, &StageList{},
+		&Promotion{}, &PromotionList{},
+		&Freight{}, &FreightList{},
+	)
 	metav1.AddToGroupVersion(s, SchemeGroupVersion)
 	return nil
 }

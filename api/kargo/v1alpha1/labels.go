@@ -7,8 +7,13 @@ const (
 	LabelKeyShard = "kargo.akuity.io/shard"
 	// LabelKeyProject marks a namespace as a Kargo project (value "true").
 	LabelKeyProject = "kargo.akuity.io/project"
-	// LabelKeyAlias is a Freight's alias.
+	// LabelKeyAlias is a Freight's alias (kept equal to Freight.alias by
+	// the Freight defaulting webhook).
 	LabelKeyAlias = "kargo.akuity.io/alias"
+	// LabelKeyFreight names a piece of Freight on objects that refer to one.
+	LabelKeyFreight = "kargo.akuity.io/freight"
+	// LabelKeyStage names a Stage on objects that refer to one.
+	LabelKeyStage = "kargo.akuity.io/stage"
 
 	// LabelValueTrue is the value of boolean labels.
 	LabelValueTrue = "true"

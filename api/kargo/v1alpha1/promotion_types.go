@@ -1,10 +1,11 @@
 package v1alpha1
 
-// The step and status types a Stage's promotionTemplate and its status
-// (currentPromotion/lastPromotion) reference. The Promotion kind itself is
-// not defined here.
+// The Promotion kind (Kargo v1.6.4 api/v1alpha1/promotion_types.go) and the
+// step and status types a Stage's promotionTemplate and its status
+// (currentPromotion/lastPromotion) reference.
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -111,6 +112,133 @@ func (s PromotionStepStatus) Compare(other PromotionStepStatus) int {
 	default:
 		return 0
 	}
+}
+
+// PromotionAliasSeparator separates a task's alias from the alias of one of
+// its steps in the alias of a step inflated from a PromotionTask
+// ("<task alias>::<step alias>").
+const PromotionAliasSeparator = "::"
+
+// +genclient
+// +kubebuilder:resource:shortName={promo,promos}
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name=Shard,type=string,JSONPath=`.metadata.labels.kargo\.akuity\.io/shard`
+// +kubebuilder:printcolumn:name=Stage,type=string,JSONPath=`.spec.stage`
+// +kubebuilder:printcolumn:name=Freight,type=string,JSONPath=`.spec.freight`
+// +kubebuilder:printcolumn:name=Phase,type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name=Age,type=date,JSONPath=`.metadata.creationTimestamp`
+
+// Promotion represents a request to transition a particular Stage into a
+// particular Freight.
+type Promotion struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	// Spec describes the desired transition of a specific Stage into a specific
+	// Freight.
+	//
+	// +kubebuilder:validation:Required
+	Spec PromotionSpec `json:"spec"`
+	// Status describes the current state of the transition represented by this
+	// Promotion.
+	Status PromotionStatus `json:"status,omitempty"`
+}
+
+// GetStatus returns the Promotion's status.
+func (p *Promotion) GetStatus() *PromotionStatus {
+	return &p.Status
+}
+
+// PromotionSpec describes the desired transition of a specific Stage into a
+// specific Freight.
+type PromotionSpec struct {
+	// Stage specifies the name of the Stage to which this Promotion
+	// applies. The Stage referenced by this field MUST be in the same
+	// namespace as the Promotion.
+	//
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Stage string `json:"stage"`
+	// Freight specifies the piece of Freight to be promoted into the Stage
+	// referenced by the Stage field.
+	//
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Freight string `json:"freight"`
+	// Vars is a list of variables that can be referenced by expressions in
+	// promotion steps.
+	Vars []ExpressionVariable `json:"vars,omitempty"`
+	// Steps specifies the directives to be executed as part of this Promotion.
+	// The order in which the directives are executed is the order in which they
+	// are listed in this field.
+	//
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:items:XValidation:message="Promotion step must have uses set and must not reference a task",rule="has(self.uses) && !has(self.task)"
+	Steps []PromotionStep `json:"steps"`
+}
+
+// +kubebuilder:object:root=true
+
+// PromotionList contains a list of Promotion
+type PromotionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Promotion `json:"items"`
+}
+
+// AbortAction is an action to take on a Promotion to abort it.
+type AbortAction string
+
+const (
+	// AbortActionTerminate is an action to terminate the Promotion.
+	// I.e. the Promotion will be marked as failed and the controller
+	// will stop processing it.
+	AbortActionTerminate AbortAction = "terminate"
+)
+
+// AbortPromotionRequest is a request payload with an optional actor field which
+// can be used to annotate a Promotion using the AnnotationKeyAbort annotation.
+//
+// +k8s:deepcopy-gen=false
+type AbortPromotionRequest struct {
+	// Action is the action to take on the Promotion to abort it.
+	Action AbortAction `json:"action,omitempty"`
+	// Actor is the user who initiated the request.
+	Actor string `json:"actor,omitempty"`
+	// ControlPlane is a flag to indicate if the request has been initiated by
+	// a control plane.
+	ControlPlane bool `json:"controlPlane,omitempty"`
+}
+
+// Equals returns true if the AbortPromotionRequest is equal to the other
+// AbortPromotionRequest, false otherwise. Two VerificationRequests are equal
+// if their Action, Actor, and ControlPlane fields are equal.
+func (r *AbortPromotionRequest) Equals(other *AbortPromotionRequest) bool {
+	if r == nil && other == nil {
+		return true
+	}
+	if r == nil || other == nil {
+		return false
+	}
+	return r.Action == other.Action && r.Actor == other.Actor && r.ControlPlane == other.ControlPlane
+}
+
+// String returns the JSON string representation of the AbortPromotionRequest,
+// or an empty string if the AbortPromotionRequest is nil or has an empty Action.
+func (r *AbortPromotionRequest) String() string {
+	if r == nil || r.Action == "" {
+		return ""
+	}
+	b, _ := json.Marshal(r)
+	if b == nil {
+		return ""
+	}
+	return string(b)
 }
 
 // PromotionTaskReference describes a reference to a PromotionTask.

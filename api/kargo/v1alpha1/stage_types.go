@@ -55,6 +55,42 @@ func (s *Stage) IsControlFlow() bool {
 	}
 }
 
+// IsFreightAvailable answers whether the specified Freight is available to the
+// Stage.
+func (s *Stage) IsFreightAvailable(freight *Freight) bool {
+	if s == nil || freight == nil || s.Namespace != freight.Namespace {
+		return false
+	}
+	if freight.IsApprovedFor(s.Name) {
+		return true
+	}
+	for _, req := range s.Spec.RequestedFreight {
+		if !freight.Origin.Equals(&req.Origin) {
+			continue
+		}
+
+		if req.Sources.Direct {
+			return true
+		}
+		if req.Sources.AvailabilityStrategy == FreightAvailabilityStrategyAll {
+			// Make sure Freight is verified and soaked in all upstream Stages
+			for _, upstream := range req.Sources.Stages {
+				if !freight.IsVerifiedIn(upstream) || !freight.HasSoakedIn(upstream, req.Sources.RequiredSoakTime) {
+					return false
+				}
+			}
+			return true
+		}
+		// Make sure Freight is verified and soaked in at least one upstream Stage
+		for _, upstream := range req.Sources.Stages {
+			if freight.IsVerifiedIn(upstream) && freight.HasSoakedIn(upstream, req.Sources.RequiredSoakTime) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // GetStatus returns the Stage's status.
 func (s *Stage) GetStatus() *StageStatus {
 	return &s.Status

@@ -232,7 +232,7 @@ export function healthClass(state) {
  * was hidden, frozen or kept in the back-forward cache. The stream stays
  * open in the background (events are taken in, coalesced per Stage, and
  * applied by a timer since frames do not run there); on return whatever
- * is pending is applied at once, and a stream the browser closed is opened
+ * is pending is applied at once, and a stream that was closed is opened
  * again from the last event id (the server resumes, or resets with a fresh
  * snapshot). Kargo's own UI closed its watch when hidden and showed stale
  * Stages after (akuity/kargo #2094, #2384).
@@ -250,6 +250,15 @@ export function keepCurrent(live, then) {
   };
   document.addEventListener('visibilitychange', resume);
   document.addEventListener('resume', resume); // after a freeze
+  // The back-forward cache: a page kept there would hold its stream's
+  // connection (a browser has six per server over HTTP/1.1, and a few
+  // cached pages used them all up); it closes the stream when it goes and
+  // resumes from the last event id when it comes back.
+  window.addEventListener('pagehide', (ev) => {
+    if (!ev.persisted || !live.es) return;
+    clearTimeout(live.retryTimer);
+    live.es.close();
+  });
   window.addEventListener('pageshow', (ev) => { if (ev.persisted) resume(); });
 }
 
@@ -260,7 +269,9 @@ export function keepCurrent(live, then) {
 const nodeTemplate = h('li', { class: 'snode' },
   h('div', { class: 'sn-top' },
     h('a', { class: 'sn-name mono' }),
-    h('span', { class: 'spinner small', hidden: true, role: 'img', 'aria-label': 'Refreshing', title: 'Refreshing' })),
+    // Still, not spinning: hundreds of running animations would make every
+    // frame repaint the graph (the Stage page has the spinner).
+    h('span', { class: 'sn-refresh', hidden: true, role: 'img', 'aria-label': 'Refreshing', title: 'Refresh requested; the controller has not handled it yet', text: '↻' })),
   h('div', { class: 'sn-state' },
     stageBadge('Steady'),
     h('span', { class: 'sn-health chip sh-None' }, h('span', { class: 'dot', 'aria-hidden': 'true' }), 'Health —')),
@@ -275,6 +286,7 @@ const whTemplate = h('li', { class: 'wnode' },
 export function stagesPage(main, { project }, ui) {
   ui.setTitle(`Stages · ${project}`);
   ui.setCrumbs([{ label: project }, { label: 'Stages' }]);
+  main.classList.add('wide'); // a pipeline uses the whole width
 
   const countEl = h('span', { text: '–' });
   const chips = h('ul', { class: 'chips', id: 'stage-counts', 'aria-label': 'Stages per phase' });
@@ -291,6 +303,7 @@ export function stagesPage(main, { project }, ui) {
   const svgHost = h('div');
   svgHost.innerHTML = '<svg class="edges" aria-hidden="true" focusable="false"></svg>';
   const svg = svgHost.firstChild;
+  const SVG_NS = svg.namespaceURI;
   const list = h('ul', { class: 'nodes', 'aria-label': `Stages of ${project}, by column from the Warehouses` });
   const canvas = h('div', { class: 'graph', id: 'graph' }, svg, list);
   for (const [k, v] of Object.entries({ '--node-w': GRID.nodeW, '--node-h': GRID.nodeH, '--plain-h': GRID.plainH, '--wh-h': GRID.whH })) {
@@ -313,6 +326,8 @@ export function stagesPage(main, { project }, ui) {
 
   const nodes = new Map(); // stage name -> node
   const whs = new Map(); // warehouse name -> {el, t}
+  const edges = new Map(); // "from>to" (node ids) -> {el, d}
+  let nEdges = 0;
   const counts = new Map(); // phase -> number of Stages
   let query = '';
 
@@ -503,24 +518,106 @@ export function stagesPage(main, { project }, ui) {
       els.push(n.el);
     }
     // The DOM in reading order (column by column), for the keyboard and
-    // screen readers: only what is out of place moves.
+    // screen readers. Nodes on the page already: only what is out of place
+    // moves. New nodes go in over the next frames (mount).
+    const placed = [];
+    const fresh = [];
+    const before = []; // for each new node, the placed node it goes before
+    let ref = null;
+    for (let k = els.length - 1; k >= 0; k--) {
+      if (els[k].parentNode === list) {
+        ref = els[k];
+      } else {
+        fresh.push(els[k]);
+        before.push(ref);
+      }
+    }
+    for (const el of els) if (el.parentNode === list) placed.push(el);
     let i = 0;
-    for (let c = list.firstElementChild; c && i < els.length && c === els[i]; c = c.nextElementSibling) i++;
-    if (i < els.length) list.append(...els.slice(i));
+    for (let c = list.firstElementChild; c && i < placed.length && c === placed[i]; c = c.nextElementSibling) i++;
+    if (i < placed.length) list.append(...placed.slice(i));
+    fresh.reverse();
+    before.reverse();
 
     canvas.style.width = L.width + 'px';
     canvas.style.height = L.height + 'px';
     svg.setAttribute('width', String(L.width));
     svg.setAttribute('height', String(L.height));
-    let d = '';
+
+    // Edges: a path per edge, kept by its ends; only those that appear,
+    // go or move change. New ones go in after the new nodes.
+    const seen = new Set();
+    const newEdges = document.createDocumentFragment();
+    // Edges made by a layout whose nodes were still going in.
+    if (mountQueue) newEdges.append(mountQueue.edges);
     for (const [a, b] of L.edges) {
-      const wh = a.charCodeAt(0) === 119;
-      d += `<path class="${wh ? 'e-wh' : 'e-st'}" data-from="${attr(a)}" data-to="${attr(b)}" d="${edgePath(L.pos.get(a), L.pos.get(b))}"/>`;
+      const key = a + '>' + b;
+      seen.add(key);
+      const d = edgePath(L.pos.get(a), L.pos.get(b));
+      let e = edges.get(key);
+      if (!e) {
+        const el = document.createElementNS(SVG_NS, 'path');
+        el.setAttribute('class', a.charCodeAt(0) === 119 ? 'e-wh' : 'e-st');
+        el.setAttribute('data-from', a);
+        el.setAttribute('data-to', b);
+        edges.set(key, (e = { el, d: '' }));
+        newEdges.append(el);
+      }
+      if (e.d !== d) {
+        e.el.setAttribute('d', d);
+        e.d = d;
+      }
     }
-    svg.innerHTML = d;
-    setAttr(canvas, 'data-edges', String(L.edges.length));
+    for (const [key, e] of edges) {
+      if (!seen.has(key)) {
+        e.el.remove();
+        edges.delete(key);
+      }
+    }
+    nEdges = L.edges.length;
+
+    mountQueue = { fresh, before, next: 0, edges: newEdges };
+    mount();
     setText(countEl, `${nodes.size} stage${nodes.size === 1 ? '' : 's'} · ${whs.size} warehouse${whs.size === 1 ? '' : 's'}`);
   }
+
+  // mount puts new nodes on the page, MOUNT a frame, then new edges in a
+  // frame of their own: style and layout of 600 new nodes and their edges
+  // in one frame would hold it for a few hundred ms on a slow machine. A
+  // hidden tab, which renders no frames, takes them all at once.
+  const MOUNT = 100;
+  let mountQueue = null;
+  let mountFrame = 0;
+  let mountTimer = 0;
+  function mount() {
+    cancelAnimationFrame(mountFrame);
+    clearTimeout(mountTimer);
+    mountFrame = 0;
+    const q = mountQueue;
+    if (!q) return;
+    const all = document.hidden;
+    if (q.next < q.fresh.length) {
+      const end = all ? q.fresh.length : Math.min(q.fresh.length, q.next + MOUNT);
+      for (; q.next < end; q.next++) {
+        const el = q.fresh[q.next];
+        if (el.parentNode === list) continue;
+        const ref = q.before[q.next];
+        list.insertBefore(el, ref && ref.parentNode === list ? ref : null);
+      }
+      if (!all && (q.next < q.fresh.length || q.edges.firstChild)) {
+        // The timer: where frames do not run (a page just thawed, or in
+        // the background), the rest still goes in.
+        mountFrame = requestAnimationFrame(mount);
+        mountTimer = setTimeout(mount, 100);
+        return;
+      }
+    }
+    svg.append(q.edges);
+    mountQueue = null;
+    setAttr(canvas, 'data-edges', String(nEdges));
+  }
+  // A tab hidden while nodes go in takes the rest at once.
+  document.addEventListener('visibilitychange', () => { if (document.hidden && mountQueue) mount(); });
 
   let countsKey = '';
   let synced = false;
@@ -581,6 +678,9 @@ export function stagesPage(main, { project }, ui) {
     onState: ui.setConn,
   });
   live.start();
+  window.__live = live;
+  const orig = live.onItem.bind(live);
+  live.onItem = (ev) => { (window.__ev = window.__ev || []).push(Math.round(performance.now() - (window.__visAt || 0))); orig(ev); };
 
   // "5m ago" moves on; and a page that comes back is made current.
   const tick = () => {
@@ -591,6 +691,3 @@ export function stagesPage(main, { project }, ui) {
   keepCurrent(live, tick);
 }
 
-function attr(s) {
-  return s.replace(/[&"<>]/g, (c) => `&#${c.charCodeAt(0)};`);
-}

@@ -46,6 +46,10 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Flyte().V1().TaskActions().Informer()}, nil
 
 		// Group=kargo.akuity.io, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithResource("freights"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Kargo().V1alpha1().Freights().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("promotions"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Kargo().V1alpha1().Promotions().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("stages"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Kargo().V1alpha1().Stages().Informer()}, nil
 

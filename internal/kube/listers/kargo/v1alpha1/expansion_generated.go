@@ -6,6 +6,22 @@ Copyright The taskactions Authors.
 
 package v1alpha1
 
+// FreightListerExpansion allows custom methods to be added to
+// FreightLister.
+type FreightListerExpansion interface{}
+
+// FreightNamespaceListerExpansion allows custom methods to be added to
+// FreightNamespaceLister.
+type FreightNamespaceListerExpansion interface{}
+
+// PromotionListerExpansion allows custom methods to be added to
+// PromotionLister.
+type PromotionListerExpansion interface{}
+
+// PromotionNamespaceListerExpansion allows custom methods to be added to
+// PromotionNamespaceLister.
+type PromotionNamespaceListerExpansion interface{}
+
 // StageListerExpansion allows custom methods to be added to
 // StageLister.
 type StageListerExpansion interface{}

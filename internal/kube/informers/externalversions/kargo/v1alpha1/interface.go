@@ -12,6 +12,10 @@ import (
 
 // Interface provides access to all the informers in this group version.
 type Interface interface {
+	// Freights returns a FreightInformer.
+	Freights() TypedFreightInformer
+	// Promotions returns a PromotionInformer.
+	Promotions() TypedPromotionInformer
 	// Stages returns a StageInformer.
 	Stages() TypedStageInformer
 }
@@ -25,6 +29,16 @@ type version struct {
 // New returns a new Interface.
 func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) Interface {
 	return &version{factory: f, namespace: namespace, tweakListOptions: tweakListOptions}
+}
+
+// Freights returns a TypedFreightInformer.
+func (v *version) Freights() TypedFreightInformer {
+	return &freightInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// Promotions returns a TypedPromotionInformer.
+func (v *version) Promotions() TypedPromotionInformer {
+	return &promotionInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // Stages returns a TypedStageInformer.

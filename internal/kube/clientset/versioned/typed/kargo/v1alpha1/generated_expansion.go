@@ -6,4 +6,8 @@ Copyright The taskactions Authors.
 
 package v1alpha1
 
+type FreightExpansion interface{}
+
+type PromotionExpansion interface{}
+
 type StageExpansion interface{}

@@ -16,12 +16,22 @@ import (
 
 type KargoV1alpha1Interface interface {
 	RESTClient() rest.Interface
+	FreightsGetter
+	PromotionsGetter
 	StagesGetter
 }
 
 // KargoV1alpha1Client is used to interact with features provided by the kargo.akuity.io group.
 type KargoV1alpha1Client struct {
 	restClient rest.Interface
+}
+
+func (c *KargoV1alpha1Client) Freights(namespace string) FreightInterface {
+	return newFreights(c, namespace)
+}
+
+func (c *KargoV1alpha1Client) Promotions(namespace string) PromotionInterface {
+	return newPromotions(c, namespace)
 }
 
 func (c *KargoV1alpha1Client) Stages(namespace string) StageInterface {

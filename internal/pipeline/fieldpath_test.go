@@ -1,4 +1,4 @@
-package stages
+package pipeline
 
 import (
 	"slices"
@@ -18,8 +18,8 @@ func TestFieldPath(t *testing.T) {
 		{"", nil},
 		{"<nil>", nil},
 	} {
-		if got := fieldPath(tc.in); !slices.Equal(got, tc.want) {
-			t.Errorf("fieldPath(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := FieldPath(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("FieldPath(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

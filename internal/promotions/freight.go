@@ -1,0 +1,164 @@
+package promotions
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/tools/cache"
+
+	kargo "taskactions/api/kargo/v1alpha1"
+	"taskactions/internal/journal"
+	kargorules "taskactions/internal/kargo"
+	"taskactions/internal/pipeline"
+)
+
+// FreightView is a piece of Freight as clients see it, encoded once.
+type FreightView struct {
+	Freight *kargo.Freight
+	Deleted bool
+	JSON    journal.Encoded
+	Wire    journal.Encoded
+}
+
+const indexAlias = "alias"
+
+// freightKind: by project, newest first (Kargo's Freight timeline), with
+// an index on the alias.
+func freightKind(client rest, j journal.Config) pipeline.Kind[*kargo.Freight, *FreightView] {
+	return pipeline.ByNamespace(pipeline.Kind[*kargo.Freight, *FreightView]{
+		Name:      "Freight",
+		ListWatch: cache.NewListWatchFromClient(client, "freights", metav1.NamespaceAll, fields.Everything()),
+		Example:   &kargo.Freight{},
+		Indexers: cache.Indexers{indexAlias: func(obj any) ([]string, error) {
+			f := obj.(*kargo.Freight)
+			return []string{f.Namespace + "/" + f.Alias}, nil
+		}},
+		Compare: func(a, b *kargo.Freight) int {
+			return cmp.Or(b.CreationTimestamp.Compare(a.CreationTimestamp.Time), cmp.Compare(a.Name, b.Name))
+		},
+		View: func(f *kargo.Freight, deleted bool) *FreightView {
+			c := *f
+			c.APIVersion, c.Kind, c.ManagedFields = kargo.GroupVersion.String(), "Freight", nil
+			return &FreightView{Freight: &c, Deleted: deleted}
+		},
+		Journal: j,
+	})
+}
+
+// ListFreight returns a project's Freight, newest first.
+func (m *Manager) ListFreight(ctx context.Context, project string) ([]*FreightView, error) {
+	return m.freight.InNamespace(ctx, project)
+}
+
+// GetFreight returns one piece of Freight, by name or, failing that, by
+// alias (Kargo's API takes either).
+func (m *Manager) GetFreight(ctx context.Context, project, nameOrAlias string) (*FreightView, error) {
+	f, err := m.freightNamed(ctx, project, nameOrAlias, "")
+	if err != nil {
+		return nil, err
+	}
+	return m.freight.View(f), nil
+}
+
+// freightNamed finds Freight by name, or by alias when name is empty.
+func (m *Manager) freightNamed(ctx context.Context, project, name, alias string) (*kargo.Freight, error) {
+	m.freight.CatchUp(ctx)
+	if name != "" {
+		if f, err := m.freight.Get(project, name); err != nil || f != nil {
+			return f, err
+		}
+		alias = name
+	}
+	fs, err := m.freight.ByIndex(indexAlias, project+"/"+alias)
+	if err != nil {
+		return nil, err
+	}
+	if len(fs) == 0 {
+		if name != "" {
+			return nil, fmt.Errorf("%s: %w", kargorules.MsgFreightNotFound(name, project), pipeline.ErrNotFound)
+		}
+		return nil, fmt.Errorf("%s: %w", kargorules.MsgFreightAliasNotFound(alias, project), pipeline.ErrNotFound)
+	}
+	return fs[0], nil
+}
+
+// CreateFreight stores Freight as a Warehouse would have discovered it:
+// its name is the hash of its artifacts (Kargo's), its alias the given
+// one or a generated one.
+func (m *Manager) CreateFreight(ctx context.Context, project string, f *kargo.Freight) (*FreightView, error) {
+	if f.Namespace != "" && f.Namespace != project {
+		return nil, pipeline.FieldErrors{{Path: []string{"metadata", "namespace"},
+			Detail: fmt.Sprintf("Invalid value: %q: must be the project %q (or left out)", f.Namespace, project)}}
+	}
+	f.Namespace, f.ResourceVersion, f.Status = project, "", kargo.FreightStatus{}
+	if err := fieldErrors(kargorules.ValidateFreight(f)); err != nil {
+		return nil, err
+	}
+	if err := kargorules.DefaultFreight(f, true, m.newAlias(project)); err != nil {
+		return nil, err
+	}
+	out, err := m.client.KargoV1alpha1().Freights(project).Create(ctx, f, metav1.CreateOptions{})
+	if err != nil {
+		return nil, writeError("Freight", project, f.Name, err)
+	}
+	m.freight.Wrote(out)
+	return m.freight.View(out), nil
+}
+
+// newAlias makes an alias no Freight of the project has: Kargo picks an
+// adjective-animal pair; a short counter-based name serves here.
+func (m *Manager) newAlias(project string) func() (string, error) {
+	return func() (string, error) {
+		for i := len(m.freight.All()) + 1; ; i++ {
+			alias := fmt.Sprintf("freight-%d", i)
+			if fs, _ := m.freight.ByIndex(indexAlias, project+"/"+alias); len(fs) == 0 {
+				return alias, nil
+			}
+		}
+	}
+}
+
+// ApproveFreight makes Freight available to a Stage whatever its
+// verification or soak (Kargo's manual approval); approving again is a
+// no-op.
+func (m *Manager) ApproveFreight(ctx context.Context, project, nameOrAlias, stage string) (*FreightView, error) {
+	f, err := m.freightNamed(ctx, project, nameOrAlias, "")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := m.stage(ctx, project, stage); err != nil {
+		return nil, err
+	}
+	if f.IsApprovedFor(stage) {
+		return m.freight.View(f), nil
+	}
+	next := f.DeepCopy()
+	next.Status.AddApprovedStage(stage, m.now())
+	out, err := m.client.KargoV1alpha1().Freights(project).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, writeError("Freight", project, f.Name, err)
+	}
+	m.freight.Wrote(out)
+	return m.freight.View(out), nil
+}
+
+// MarkVerified records that Freight was verified in a Stage (which makes
+// it available downstream); already recorded is a no-op.
+func (m *Manager) MarkVerified(ctx context.Context, project, name, stage string, at time.Time) error {
+	f, err := m.freight.Get(project, name)
+	if err != nil || f == nil || f.IsVerifiedIn(stage) {
+		return err
+	}
+	next := f.DeepCopy()
+	next.Status.AddVerifiedStage(stage, at)
+	out, err := m.client.KargoV1alpha1().Freights(project).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+	if err != nil {
+		return writeError("Freight", project, name, err)
+	}
+	m.freight.Wrote(out)
+	return nil
+}

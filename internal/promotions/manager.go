@@ -1,0 +1,194 @@
+// Package promotions serves Kargo Freight and Promotions, and runs each
+// Promotion as a run of TaskActions: the root action is the Promotion, and
+// each promotion step a child action that the executor runs, with the step's
+// `uses` as its task type (orchestrator.go). Freight and Promotions flow
+// through the same pipeline as TaskActions and Stages.
+package promotions
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/tools/cache"
+
+	kargo "taskactions/api/kargo/v1alpha1"
+	"taskactions/internal/journal"
+	"taskactions/internal/kube/clientset/versioned"
+	"taskactions/internal/pipeline"
+	"taskactions/internal/stages"
+)
+
+// rest is what a ListWatch needs of a client.
+type rest = cache.Getter
+
+// Config holds the manager's dependencies.
+type Config struct {
+	Client  versioned.Interface
+	Stages  *stages.Manager
+	Journal journal.Config
+	Log     zerolog.Logger
+	Now     func() time.Time
+}
+
+// Manager is safe for concurrent use after New.
+type Manager struct {
+	cfg        Config
+	client     versioned.Interface
+	stages     *stages.Manager
+	freight    *pipeline.Cache[*kargo.Freight, *FreightView]
+	promotions *pipeline.Cache[*kargo.Promotion, *View]
+	now        func() time.Time
+}
+
+// New returns a stopped manager; Start starts it.
+func New(cfg Config) *Manager {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	rc := cfg.Client.KargoV1alpha1().RESTClient()
+	return &Manager{
+		cfg: cfg, client: cfg.Client, stages: cfg.Stages, now: cfg.Now,
+		freight:    pipeline.New(freightKind(rc, cfg.Journal), cfg.Log),
+		promotions: pipeline.New(promotionKind(rc, cfg.Journal), cfg.Log),
+	}
+}
+
+// View is a Promotion as clients see it, encoded once.
+type View struct {
+	Promotion *kargo.Promotion
+	Deleted   bool
+	JSON      journal.Encoded
+	Wire      journal.Encoded
+}
+
+const (
+	indexStage = "stage" // namespace/spec.stage
+	indexRun   = "run"   // namespace/the run's name
+)
+
+// promotionKind: by project, and by Stage, each list in Kargo's queue
+// order's tie-break (names hold a ULID: oldest first); the Stage's
+// promotions stream as a topic of their own.
+func promotionKind(client rest, j journal.Config) pipeline.Kind[*kargo.Promotion, *View] {
+	return pipeline.ByNamespace(pipeline.Kind[*kargo.Promotion, *View]{
+		Name:      "Promotion",
+		ListWatch: cache.NewListWatchFromClient(client, "promotions", metav1.NamespaceAll, fields.Everything()),
+		Example:   &kargo.Promotion{},
+		Indexers: cache.Indexers{
+			indexStage: func(obj any) ([]string, error) {
+				p := obj.(*kargo.Promotion)
+				return []string{p.Namespace + "/" + p.Spec.Stage}, nil
+			},
+			indexRun: func(obj any) ([]string, error) {
+				p := obj.(*kargo.Promotion)
+				return []string{p.Namespace + "/" + runName(p.Name)}, nil
+			},
+		},
+		Lists: func(p *kargo.Promotion) []string {
+			return []string{pipeline.ListKey(indexStage, p.Namespace+"/"+p.Spec.Stage)}
+		},
+		Compare: func(a, b *kargo.Promotion) int { return strings.Compare(a.Name, b.Name) },
+		View: func(p *kargo.Promotion, deleted bool) *View {
+			c := *p
+			c.APIVersion, c.Kind, c.ManagedFields = kargo.GroupVersion.String(), "Promotion", nil
+			return &View{Promotion: &c, Deleted: deleted}
+		},
+		Topics: func(p *kargo.Promotion, _ *View) []string {
+			return []string{stageTopic(p.Namespace, p.Spec.Stage)}
+		},
+		Journal: j,
+	})
+}
+
+func stageTopic(project, stage string) string { return "promotions-of/" + project + "/" + stage }
+
+// Start starts the Freight and Promotion caches.
+func (m *Manager) Start(ctx context.Context) error {
+	if err := m.freight.Start(ctx); err != nil {
+		return err
+	}
+	if err := m.promotions.Start(ctx); err != nil {
+		m.freight.Stop()
+		return err
+	}
+	return nil
+}
+
+// Stop stops the caches.
+func (m *Manager) Stop() {
+	m.promotions.Stop()
+	m.freight.Stop()
+}
+
+// Caches are the pipelines of Freight and Promotions.
+func (m *Manager) Caches() []pipeline.Stats {
+	return []pipeline.Stats{m.freight, m.promotions}
+}
+
+// Journal exposes cursor formatting for Promotion streams.
+func (m *Manager) Journal() *journal.Journal[*View] { return m.promotions.Journal() }
+
+// FreightJournal exposes cursor formatting for Freight streams.
+func (m *Manager) FreightJournal() *journal.Journal[*FreightView] { return m.freight.Journal() }
+
+// List returns a project's Promotions, or (stage set) a Stage's, oldest
+// first.
+func (m *Manager) List(ctx context.Context, project, stage string) ([]*View, error) {
+	if stage == "" {
+		return m.promotions.InNamespace(ctx, project)
+	}
+	m.promotions.CatchUp(ctx)
+	ps, err := m.promotions.List(indexStage, project+"/"+stage)
+	if err != nil {
+		return nil, err
+	}
+	return m.promotions.Views(ps), nil
+}
+
+// Get returns one Promotion.
+func (m *Manager) Get(ctx context.Context, project, name string) (*View, error) {
+	v, ok, err := m.promotions.Named(ctx, project, name)
+	if err == nil && !ok {
+		err = fmt.Errorf("Promotion %q not found in project %q: %w", name, project, pipeline.ErrNotFound)
+	}
+	return v, err
+}
+
+// PromotionInformer is the Promotion informer, for the Stage controller.
+func (m *Manager) PromotionInformer() cache.SharedIndexInformer { return m.promotions.Informer() }
+
+// ForStage returns the cached Promotions of a Stage (the Stage
+// controller's input).
+func (m *Manager) ForStage(project, stage string) []*kargo.Promotion {
+	ps, _ := m.promotions.List(indexStage, project+"/"+stage)
+	return ps
+}
+
+// Subscription delivers Promotion views.
+type Subscription = journal.Subscription[*View]
+
+// Start says how a subscription begins.
+type Start = journal.Start[*View]
+
+// Subscribe opens a subscription to a project's Promotions, or (stage
+// set) to a Stage's.
+func (m *Manager) Subscribe(ctx context.Context, project, stage string, after *uint64) (*journal.Subscription[*View], journal.Start[*View], []*View) {
+	if stage == "" {
+		return m.promotions.SubscribeNamespace(ctx, project, "", after)
+	}
+	return m.promotions.Subscribe(ctx, stageTopic(project, stage), after, func() []*kargo.Promotion {
+		return m.ForStage(project, stage)
+	})
+}
+
+func fieldErrors(list field.ErrorList) error { return pipeline.FromFieldErrors(list) }
+
+func writeError(kind, project, name string, err error) error {
+	return pipeline.FromAPIError(kind, project, name, err)
+}

@@ -1,0 +1,355 @@
+package promotions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/rs/zerolog"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	kargo "taskactions/api/kargo/v1alpha1"
+	v1 "taskactions/api/v1"
+	"taskactions/internal/pipeline"
+	"taskactions/internal/promotion"
+	"taskactions/internal/taskactions"
+)
+
+// Actions is what the orchestrator needs of the action manager.
+type Actions interface {
+	Enqueue(ctx context.Context, req taskactions.EnqueueRequest) (*v1.TaskAction, bool, error)
+	GetTaskAction(ctx context.Context, id taskactions.ActionID) (*v1.TaskAction, error)
+	PutStatus(ctx context.Context, id taskactions.ActionID, attempt uint32, st taskactions.StatusUpdate) (*v1.TaskAction, error)
+	AbortAction(ctx context.Context, id taskactions.ActionID, reason string) error
+	Informer() cache.SharedIndexInformer
+}
+
+// OrchestratorConfig holds the orchestrator's dependencies.
+type OrchestratorConfig struct {
+	Actions Actions
+	// Runnable reports whether the executor runs a task type; a step whose
+	// `uses` it does not run ends Errored, with Kargo's message.
+	Runnable func(taskType string) bool
+	// OutputRoot is the executor's: a step's outputs are in
+	// <OutputRoot>/<project>/<domain>/<run>/<action>/outputs.json.
+	OutputRoot string
+	Workers    int
+	Log        zerolog.Logger
+}
+
+// Orchestrator runs each Promotion as a run of TaskActions, beside the
+// executor (which runs the steps): one Promotion at a time per Stage, the
+// one the Stage names currentPromotion (the Stage controller keeps Kargo's
+// queue); its steps in order, step N+1 enqueued once step N is terminal,
+// with Kargo's rules between them (package promotion). What it has
+// decided is in the Promotion's status (step metadata, outputs in state),
+// written before the step's action is enqueued: a restart resumes from
+// there, and no step runs twice.
+type Orchestrator struct {
+	m   *Manager
+	cfg OrchestratorConfig
+}
+
+// NewOrchestrator returns an orchestrator over the manager's caches.
+func NewOrchestrator(m *Manager, cfg OrchestratorConfig) *Orchestrator {
+	cfg.Workers = max(cfg.Workers, 1)
+	return &Orchestrator{m: m, cfg: cfg}
+}
+
+// Run reconciles Promotions until ctx ends: on their own events, on their
+// Stage's (the queue moves), and on their actions'.
+func (o *Orchestrator) Run(ctx context.Context) error {
+	k := pipeline.NewKeyQueue("promotions", o.cfg.Workers, o.cfg.Log)
+	stages := o.m.stages.Cache().Informer()
+	sreg, err := stages.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj any) {
+			s := obj.(*kargo.Stage)
+			for _, p := range o.m.ForStage(s.Namespace, s.Name) {
+				if !p.Status.Phase.IsTerminal() {
+					k.Add(p)
+				}
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = stages.RemoveEventHandler(sreg) }()
+	areg, err := o.cfg.Actions.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj any) {
+			if p := o.promotionOf(obj.(*v1.TaskAction)); p != nil {
+				k.Add(p)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = o.cfg.Actions.Informer().RemoveEventHandler(areg) }()
+	return k.Run(ctx, o.m.promotions.Informer(), cache.ResourceEventHandlerFuncs{
+		AddFunc:    k.Add,
+		UpdateFunc: func(_, obj any) { k.Add(obj) },
+	}, o.reconcile)
+}
+
+// promotionOf is the Promotion whose run an action belongs to, if any.
+func (o *Orchestrator) promotionOf(ta *v1.TaskAction) *kargo.Promotion {
+	if ta.Spec.Domain != Domain {
+		return nil
+	}
+	ps, _ := o.m.promotions.ByIndex(indexRun, ta.Spec.Project+"/"+ta.Spec.RunName)
+	if len(ps) == 0 {
+		return nil
+	}
+	return ps[0]
+}
+
+// reconcile advances one Promotion as far as it can go now.
+func (o *Orchestrator) reconcile(ctx context.Context, key string) error {
+	ns, name, _ := cache.SplitMetaNamespaceKey(key)
+	p, err := o.m.promotions.Get(ns, name)
+	if err != nil || p == nil || p.Status.Phase.IsTerminal() {
+		return err
+	}
+	st, err := o.m.stage(ctx, ns, p.Spec.Stage)
+	if errors.Is(err, pipeline.ErrNotFound) {
+		return o.finish(ctx, p, kargo.PromotionPhaseErrored, fmt.Sprintf("Stage %q not found", p.Spec.Stage))
+	}
+	if err != nil {
+		return err
+	}
+	if p.Status.Phase == "" {
+		return o.accept(ctx, p, st) // Pending, with its Freight
+	}
+	if _, abort := p.Annotations[kargo.AnnotationKeyAbort]; abort {
+		return o.abort(ctx, p)
+	}
+	if cur := st.Status.CurrentPromotion; cur == nil || cur.Name != p.Name {
+		return nil // queued behind another, or the Stage is not ready for it
+	}
+	if err := o.startRun(ctx, p); err != nil {
+		return err
+	}
+	return o.advance(ctx, p)
+}
+
+// accept marks a new Promotion Pending, with the Freight and the Freight
+// collection it will leave the Stage with.
+func (o *Orchestrator) accept(ctx context.Context, p *kargo.Promotion, st *kargo.Stage) error {
+	f, err := o.m.freightNamed(ctx, p.Namespace, p.Spec.Freight, "")
+	if err != nil {
+		return o.finish(ctx, p, kargo.PromotionPhaseErrored, err.Error())
+	}
+	return o.updateStatus(ctx, p, func(s *kargo.PromotionStatus) {
+		ref := f.Reference()
+		s.Phase, s.Freight = kargo.PromotionPhasePending, &ref
+		fc := &kargo.FreightCollection{}
+		if cur := st.Status.FreightHistory.Current(); cur != nil {
+			fc.UpdateOrPush(cur.References()...)
+		}
+		fc.UpdateOrPush(ref)
+		s.FreightCollection = fc
+	})
+}
+
+// startRun enqueues the run's root action (idempotent) and marks both
+// running.
+func (o *Orchestrator) startRun(ctx context.Context, p *kargo.Promotion) error {
+	root := o.rootID(p)
+	tmpl, _ := json.Marshal(map[string]any{"type": RootTaskType, "custom": map[string]any{"promotion": p.Name, "stage": p.Spec.Stage}})
+	ta, _, err := o.cfg.Actions.Enqueue(ctx, taskactions.EnqueueRequest{
+		ID: root, TaskType: RootTaskType, TaskTemplate: tmpl, ShortName: p.Name, Group: p.Spec.Stage,
+	})
+	if err != nil {
+		return fmt.Errorf("enqueue the run of Promotion %s: %w", p.Name, err)
+	}
+	if v1.PhaseOf(ta.Status.Conditions) == v1.PhaseQueued {
+		if _, err := o.cfg.Actions.PutStatus(ctx, root, 1, taskactions.StatusUpdate{Phase: v1.PhaseRunning}); err != nil {
+			return err
+		}
+	}
+	if p.Status.Phase == kargo.PromotionPhasePending {
+		return o.updateStatus(ctx, p, func(s *kargo.PromotionStatus) { s.Phase = kargo.PromotionPhaseRunning })
+	}
+	return nil
+}
+
+func (o *Orchestrator) rootID(p *kargo.Promotion) taskactions.ActionID {
+	r := RunOf(p)
+	return taskactions.ActionID{Project: r.Project, Domain: r.Domain, Run: r.Run, Name: RootAction}
+}
+
+func (o *Orchestrator) stepID(p *kargo.Promotion, i int) taskactions.ActionID {
+	id := o.rootID(p)
+	id.Name = stepAction(i)
+	return id
+}
+
+// advance takes decisions until one has to wait for a step to run.
+func (o *Orchestrator) advance(ctx context.Context, p *kargo.Promotion) error {
+	in := promotion.Input{Steps: p.Spec.Steps, Vars: p.Spec.Vars, Ctx: o.context(p), Done: records(p)}
+	// The step in flight: record its end, or wait for it.
+	if n := len(in.Done); n > 0 && in.Done[n-1].Status == kargo.PromotionStepStatusRunning {
+		ta, err := o.cfg.Actions.GetTaskAction(ctx, o.stepID(p, n-1))
+		switch {
+		case errors.Is(err, pipeline.ErrNotFound):
+			in.Done = in.Done[:n-1] // decided, not yet enqueued when the server stopped
+		case err != nil:
+			return err
+		default:
+			r, ended := o.ended(p, n-1, in.Done[n-1], ta)
+			if !ended {
+				return nil
+			}
+			return o.record(ctx, p, n-1, r)
+		}
+	}
+	d := promotion.Decide(in)
+	now := time.Now()
+	switch {
+	case d.Waiting:
+		return nil
+	case d.Finished:
+		return o.finish(ctx, p, d.Phase, d.Message)
+	case d.Skip:
+		return o.record(ctx, p, d.Index, promotion.StepRecord{Alias: d.Alias, Status: kargo.PromotionStepStatusSkipped, Message: d.SkipReason, StartedAt: &now, FinishedAt: &now})
+	case d.Errored:
+		return o.record(ctx, p, d.Index, promotion.StepRecord{Alias: d.Alias, Status: kargo.PromotionStepStatusErrored, Message: d.Error, StartedAt: &now, FinishedAt: &now})
+	case d.Run && o.cfg.Runnable != nil && !o.cfg.Runnable(d.Uses):
+		return o.record(ctx, p, d.Index, promotion.StepRecord{Alias: d.Alias, Status: kargo.PromotionStepStatusErrored,
+			Message: fmt.Sprintf("no promotion step runner found for kind %q", d.Uses), StartedAt: &now, FinishedAt: &now})
+	case d.Run:
+		return o.run(ctx, p, d, in.Done)
+	}
+	return nil
+}
+
+// run records step d.Index as Running, then enqueues its action.
+func (o *Orchestrator) run(ctx context.Context, p *kargo.Promotion, d promotion.Decision, done []promotion.StepRecord) error {
+	if len(done) == d.Index { // not recorded yet
+		now := time.Now()
+		if err := o.record(ctx, p, d.Index, promotion.StepRecord{Alias: d.Alias, Status: kargo.PromotionStepStatusRunning, StartedAt: &now}); err != nil {
+			return err
+		}
+	}
+	meta := map[string]any{"retries": d.Retries}
+	if d.Timeout > 0 {
+		meta["timeout"] = d.Timeout.String()
+	}
+	tmpl, err := json.Marshal(map[string]any{"type": d.Uses, "metadata": meta, "custom": d.Config})
+	if err != nil {
+		return o.record(ctx, p, d.Index, promotion.StepRecord{Alias: d.Alias, Status: kargo.PromotionStepStatusErrored, Message: err.Error()})
+	}
+	_, _, err = o.cfg.Actions.Enqueue(ctx, taskactions.EnqueueRequest{
+		ID: o.stepID(p, d.Index), Parent: RootAction, TaskType: d.Uses, TaskTemplate: tmpl, ShortName: d.Alias,
+	})
+	if errors.Is(err, pipeline.ErrConflict) {
+		return nil // enqueued before a restart, with a config evaluated then: keep that one
+	}
+	return err
+}
+
+// ended reports whether a step's action is terminal, and its record if so.
+func (o *Orchestrator) ended(p *kargo.Promotion, i int, r promotion.StepRecord, ta *v1.TaskAction) (promotion.StepRecord, bool) {
+	phase := v1.PhaseOf(ta.Status.Conditions)
+	if !phase.Terminal() {
+		return r, false
+	}
+	var msg string
+	if es := ta.Status.ErrorState; es != nil {
+		msg = es.Message
+	}
+	if phase == v1.PhaseAborted {
+		msg = ta.Annotations[v1.AnnotationAbortReason]
+	}
+	r.Status, r.Message = promotion.StepStatusOf(string(phase), ta.Status.Attempts, p.Spec.Steps[i], r.Alias, msg)
+	r.ErrorCount = ta.Status.Attempts - 1
+	if phase == v1.PhaseSucceeded {
+		r.ErrorCount = 0
+		id := o.stepID(p, i)
+		out, err := readOutputs(filepath.Join(o.cfg.OutputRoot, id.Project, id.Domain, id.Run, id.Name))
+		if err != nil {
+			r.Status, r.Message = kargo.PromotionStepStatusErrored, fmt.Sprintf("read the outputs of step %q: %v", r.Alias, err)
+		}
+		r.Outputs = out
+	}
+	now := time.Now()
+	r.FinishedAt = &now
+	return r, true
+}
+
+// record writes step i's record; its event brings the next decision.
+func (o *Orchestrator) record(ctx context.Context, p *kargo.Promotion, i int, r promotion.StepRecord) error {
+	return o.updateStatus(ctx, p, func(s *kargo.PromotionStatus) {
+		setRecord(s, i, r, p.Spec.Steps[i].ContinueOnError)
+	})
+}
+
+// finish ends the Promotion and its run's root action.
+func (o *Orchestrator) finish(ctx context.Context, p *kargo.Promotion, phase kargo.PromotionPhase, msg string) error {
+	root := o.rootID(p)
+	update := taskactions.StatusUpdate{Phase: v1.PhaseSucceeded}
+	switch phase {
+	case kargo.PromotionPhaseSucceeded:
+	case kargo.PromotionPhaseAborted:
+		update.Phase = ""
+	default:
+		update = taskactions.StatusUpdate{Phase: v1.PhaseFailed, Error: &v1.ErrorState{Kind: v1.ErrorKindUser, Message: msg}}
+	}
+	if update.Phase != "" {
+		if _, err := o.cfg.Actions.PutStatus(ctx, root, 1, update); err != nil && !errors.Is(err, pipeline.ErrNotFound) && !errors.Is(err, pipeline.ErrConflict) {
+			return err
+		}
+	}
+	return o.updateStatus(ctx, p, func(s *kargo.PromotionStatus) {
+		s.Phase, s.Message = phase, msg
+		s.FinishedAt = &metav1.Time{Time: time.Now()}
+	})
+}
+
+// abort ends a Promotion that was asked to stop: a running one through its
+// run (the running step ends Aborted, and the Promotion with it), a
+// waiting one at once.
+func (o *Orchestrator) abort(ctx context.Context, p *kargo.Promotion) error {
+	n := len(p.Status.StepExecutionMetadata)
+	if n == 0 || p.Status.StepExecutionMetadata[n-1].Status != kargo.PromotionStepStatusRunning {
+		_ = o.cfg.Actions.AbortAction(ctx, o.rootID(p), "Promotion aborted")
+		return o.finish(ctx, p, kargo.PromotionPhaseAborted, "Promotion aborted")
+	}
+	if err := o.cfg.Actions.AbortAction(ctx, o.rootID(p), "Promotion aborted"); err != nil && !errors.Is(err, pipeline.ErrNotFound) {
+		return err
+	}
+	return o.advance(ctx, p)
+}
+
+func (o *Orchestrator) context(p *kargo.Promotion) promotion.Context {
+	c := promotion.Context{Project: p.Namespace, Promotion: p.Name, Stage: p.Spec.Stage,
+		Actor: p.Annotations[kargo.AnnotationKeyCreateActor]}
+	c.TargetFreight.Name = p.Spec.Freight
+	if f := p.Status.Freight; f != nil {
+		c.TargetFreight.Origin = f.Origin
+	}
+	return c
+}
+
+// updateStatus writes a Promotion's status from the cached object; a
+// conflict means a newer version is on its way, whose event brings the
+// Promotion back.
+func (o *Orchestrator) updateStatus(ctx context.Context, p *kargo.Promotion, mutate func(*kargo.PromotionStatus)) error {
+	next := p.DeepCopy()
+	mutate(&next.Status)
+	out, err := o.m.client.KargoV1alpha1().Promotions(p.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+	if err != nil {
+		err = writeError("Promotion", p.Namespace, p.Name, err)
+		if errors.Is(err, pipeline.ErrConflict) || errors.Is(err, pipeline.ErrNotFound) {
+			return nil
+		}
+		return err
+	}
+	o.m.promotions.Wrote(out)
+	return nil
+}

@@ -1,0 +1,155 @@
+package promotions
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	kargo "taskactions/api/kargo/v1alpha1"
+	kargorules "taskactions/internal/kargo"
+	"taskactions/internal/pipeline"
+)
+
+// FreightRef names Freight by name or by alias: exactly one of the two.
+type FreightRef struct{ Name, Alias string }
+
+func (r FreightRef) check() error {
+	if (r.Name == "") == (r.Alias == "") {
+		return fmt.Errorf("exactly one of freight or freightAlias should not be empty: %w", pipeline.ErrInvalid)
+	}
+	return nil
+}
+
+// Promote creates a Promotion of Freight to a Stage, built as Kargo's
+// builder builds it, once the Freight is available to the Stage. actor
+// is who asked (the create-actor annotation).
+func (m *Manager) Promote(ctx context.Context, project, stage string, ref FreightRef, actor string) (*View, error) {
+	if err := ref.check(); err != nil {
+		return nil, err
+	}
+	st, err := m.stage(ctx, project, stage)
+	if err != nil {
+		return nil, err
+	}
+	f, err := m.freightNamed(ctx, project, ref.Name, ref.Alias)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsFreightAvailable(f) {
+		return nil, fmt.Errorf("%s: %w", kargorules.MsgFreightNotAvailable(f.Name, stage), pipeline.ErrInvalid)
+	}
+	return m.create(ctx, st, f.Name, actor)
+}
+
+// PromoteDownstream promotes Freight to every Stage that takes it from
+// stage, all or nothing: each must have the Freight available before any
+// is created, as Kargo checks. Control-flow Stages (no steps) are skipped.
+func (m *Manager) PromoteDownstream(ctx context.Context, project, stage string, ref FreightRef, actor string) ([]*View, error) {
+	if err := ref.check(); err != nil {
+		return nil, err
+	}
+	if _, err := m.stage(ctx, project, stage); err != nil {
+		return nil, err
+	}
+	f, err := m.freightNamed(ctx, project, ref.Name, ref.Alias)
+	if err != nil {
+		return nil, err
+	}
+	all, err := m.stages.List(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	var downstream []*kargo.Stage
+	for _, u := range all {
+		if takesFrom(u.Stage, f.Origin, stage) {
+			downstream = append(downstream, u.Stage)
+		}
+	}
+	if len(downstream) == 0 {
+		return nil, fmt.Errorf("%s: %w", kargorules.MsgNoDownstreamStages(stage), pipeline.ErrNotFound)
+	}
+	for _, d := range downstream {
+		if !d.IsFreightAvailable(f) {
+			return nil, fmt.Errorf("%s: %w", kargorules.MsgFreightNotAvailableDownstream(f.Name, d.Name), pipeline.ErrInvalid)
+		}
+	}
+	var out []*View
+	var errs []error
+	for _, d := range downstream {
+		if d.IsControlFlow() {
+			continue
+		}
+		v, err := m.create(ctx, d, f.Name, actor)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("Stage %q: %w", d.Name, err))
+			continue
+		}
+		out = append(out, v)
+	}
+	return out, errors.Join(errs...)
+}
+
+// takesFrom: s requests Freight of origin from upstream.
+func takesFrom(s *kargo.Stage, origin kargo.FreightOrigin, upstream string) bool {
+	for _, r := range s.Spec.RequestedFreight {
+		if r.Origin.Equals(&origin) {
+			for _, u := range r.Sources.Stages {
+				if u == upstream {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func (m *Manager) stage(ctx context.Context, project, name string) (*kargo.Stage, error) {
+	u, err := m.stages.Get(ctx, project, name)
+	if err != nil {
+		return nil, err
+	}
+	return u.Stage, nil
+}
+
+// create builds and stores a Promotion.
+func (m *Manager) create(ctx context.Context, st *kargo.Stage, freight, actor string) (*View, error) {
+	p, err := kargorules.BuildPromotion(st, freight, actor, m.now(), rand.Reader)
+	switch {
+	case errors.Is(err, kargorules.ErrPromotionTaskUnsupported):
+		return nil, fmt.Errorf("%w: %w", err, pipeline.ErrUnsupported)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w", err, pipeline.ErrInvalid)
+	}
+	out, err := m.client.KargoV1alpha1().Promotions(st.Namespace).Create(ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		return nil, writeError("Promotion", st.Namespace, p.Name, err)
+	}
+	m.promotions.Wrote(out)
+	return m.promotions.View(out), nil
+}
+
+// Abort asks for a Promotion to be aborted, as Kargo does: the annotation
+// kargo.akuity.io/abort. The orchestrator aborts its run; the running step
+// ends Aborted, and so does the Promotion. A finished one is left as it is.
+func (m *Manager) Abort(ctx context.Context, project, name, actor string) (*View, error) {
+	v, err := m.Get(ctx, project, name)
+	if err != nil {
+		return nil, err
+	}
+	if v.Promotion.Status.Phase.IsTerminal() {
+		return v, nil
+	}
+	req := kargo.AbortPromotionRequest{Action: kargo.AbortActionTerminate, Actor: actor}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{kargo.AnnotationKeyAbort: req.String()}}})
+	out, err := m.client.KargoV1alpha1().Promotions(project).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return nil, writeError("Promotion", project, name, err)
+	}
+	m.promotions.Wrote(out)
+	return m.promotions.View(out), nil
+}

@@ -1,0 +1,128 @@
+package promotions
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kargo "taskactions/api/kargo/v1alpha1"
+	"taskactions/internal/promotion"
+	"taskactions/internal/taskactions"
+)
+
+// A Promotion's run: project = the Promotion's project, domain "kargo",
+// run name = the ULID in the Promotion's name; the root action is
+// "promotion", step i the child "step-<i+1>" (its alias is its short
+// name: aliases need not be valid action names).
+const (
+	Domain       = "kargo"
+	RootAction   = "promotion"
+	RootTaskType = "kargo-promotion" // no plugin claims it: the orchestrator reports its status
+)
+
+// RunOf is the run of a Promotion.
+func RunOf(p *kargo.Promotion) taskactions.RunID {
+	return taskactions.RunID{Project: p.Namespace, Domain: Domain, Run: runName(p.Name)}
+}
+
+// runName is the ULID of a name <stage>.<ULID>.<freight>, lowercased (26
+// characters, a valid run name); a Promotion named otherwise (kubectl)
+// gets a hash of its name.
+func runName(name string) string {
+	parts := strings.Split(name, ".")
+	if len(parts) >= 3 && len(parts[len(parts)-2]) == 26 {
+		return strings.ToLower(parts[len(parts)-2])
+	}
+	sum := sha256.Sum256([]byte(name))
+	return "p" + hex.EncodeToString(sum[:])[:25]
+}
+
+func stepAction(i int) string { return fmt.Sprintf("step-%d", i+1) }
+
+// stepIndex is the index of a step action's name, or -1.
+func stepIndex(action string) int {
+	var i int
+	if _, err := fmt.Sscanf(action, "step-%d", &i); err != nil || i < 1 {
+		return -1
+	}
+	return i - 1
+}
+
+// records are the steps decided so far, from the Promotion's status: its
+// step metadata, and the outputs kept in status.state by alias.
+func records(p *kargo.Promotion) []promotion.StepRecord {
+	state := p.Status.GetState()
+	out := make([]promotion.StepRecord, len(p.Status.StepExecutionMetadata))
+	for i, md := range p.Status.StepExecutionMetadata {
+		out[i] = promotion.StepRecord{
+			Alias: md.Alias, Status: md.Status, Message: md.Message, ErrorCount: md.ErrorCount,
+			StartedAt: timeOf(md.StartedAt), FinishedAt: timeOf(md.FinishedAt),
+		}
+		if o, ok := state[md.Alias].(map[string]any); ok {
+			out[i].Outputs = o
+		}
+	}
+	return out
+}
+
+func timeOf(t *metav1.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	return &t.Time
+}
+
+// setRecord writes step i's record into the status (appending when it is
+// the next one), its outputs into status.state.
+func setRecord(st *kargo.PromotionStatus, i int, r promotion.StepRecord, continueOnError bool) {
+	md := kargo.StepExecutionMetadata{
+		Alias: r.Alias, Status: r.Status, Message: r.Message, ErrorCount: r.ErrorCount,
+		ContinueOnError: continueOnError,
+	}
+	if r.StartedAt != nil {
+		md.StartedAt = &metav1.Time{Time: *r.StartedAt}
+	}
+	if r.FinishedAt != nil {
+		md.FinishedAt = &metav1.Time{Time: *r.FinishedAt}
+	}
+	if i < len(st.StepExecutionMetadata) {
+		st.StepExecutionMetadata[i] = md
+	} else {
+		st.StepExecutionMetadata = append(st.StepExecutionMetadata, md)
+	}
+	st.CurrentStep = int64(i)
+	if r.Outputs != nil {
+		state := st.GetState()
+		if state == nil {
+			state = map[string]any{}
+		}
+		state[r.Alias] = r.Outputs
+		raw, _ := json.Marshal(state)
+		st.State = &apiextensionsv1.JSON{Raw: raw}
+	}
+}
+
+// readOutputs reads what a step action's plugin wrote as outputs.json;
+// none is an empty map.
+func readOutputs(dir string) (map[string]any, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "outputs.json"))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return map[string]any{"value": string(b)}, nil
+	}
+	return out, nil
+}

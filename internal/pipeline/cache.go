@@ -226,7 +226,9 @@ func (c *Cache[T, V]) ByIndex(index, key string) ([]T, error) {
 
 // List returns the sorted list of an index key (one the kind's Lists
 // names, so that events keep it current). The caller owns the slice, not
-// the objects.
+// the objects. The list is as fresh as the events this cache has handled
+// (what CatchUp waits for); a controller woken by a handler of its own on
+// the informer may run before this cache's handler, and reads ByIndex.
 func (c *Cache[T, V]) List(index, key string) ([]T, error) {
 	if c.Informer() == nil {
 		return nil, errNotWatching

@@ -163,10 +163,12 @@ func (m *Manager) Get(ctx context.Context, project, name string) (*View, error) 
 // PromotionInformer is the Promotion informer, for the Stage controller.
 func (m *Manager) PromotionInformer() cache.SharedIndexInformer { return m.promotions.Informer() }
 
-// ForStage returns the cached Promotions of a Stage (the Stage
-// controller's input).
+// ForStage returns the cached Promotions of a Stage, unsorted: the input
+// of controllers. It reads the informer's index, not the sorted list that
+// the pipeline's own handler patches: a controller woken by an event may
+// run before that handler has.
 func (m *Manager) ForStage(project, stage string) []*kargo.Promotion {
-	ps, _ := m.promotions.List(indexStage, project+"/"+stage)
+	ps, _ := m.promotions.ByIndex(indexStage, project+"/"+stage)
 	return ps
 }
 
@@ -183,7 +185,8 @@ func (m *Manager) Subscribe(ctx context.Context, project, stage string, after *u
 		return m.promotions.SubscribeNamespace(ctx, project, "", after)
 	}
 	return m.promotions.Subscribe(ctx, stageTopic(project, stage), after, func() []*kargo.Promotion {
-		return m.ForStage(project, stage)
+		ps, _ := m.promotions.List(indexStage, project+"/"+stage)
+		return ps
 	})
 }
 

@@ -37,7 +37,7 @@ export class ApiError extends Error {
   }
 }
 
-async function request(method, path, body) {
+export async function request(method, path, body) {
   let resp;
   try {
     resp = await fetch(BASE + path, {

@@ -5,7 +5,8 @@
 
 /** Sizes of the grid, in CSS pixels; the page's nodes are drawn this big. */
 export const GRID = {
-  nodeW: 236, // a node's width
+  nodeW: 236, // a Stage node's width
+  whW: 160, // a Warehouse's width (the first column)
   nodeH: 112, // a Stage node's height (its slot)
   plainH: 72, // a control-flow Stage's box, centred in its slot
   whH: 58, // a Warehouse's box, centred in its slot
@@ -25,7 +26,7 @@ const byName = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
  * @param {Map<string, {direct: string[], up: string[]}>} stages
  *   stage name -> the Warehouses it takes Freight from directly, and the
  *   Stages it takes Freight from
- * @returns {{pos: Map<string, {x: number, y: number, col: number, row: number}>,
+ * @returns {{pos: Map<string, {x: number, y: number, w: number, col: number, row: number}>,
  *   order: string[], edges: [string, string][], warehouses: string[],
  *   width: number, height: number}}
  *   node id -> position (top left of the slot); ids in column then row
@@ -101,7 +102,8 @@ export function layout(stages) {
   for (const [name, d] of depth) put(d + shift, stageId(name));
 
   // Rows: column by column, each node level with the mean row of what
-  // feeds it (a chain stays on one line) or below the node above it,
+  // feeds it from the nearest column (a chain stays on one line) or below
+  // the node above it,
   // whichever is lower; the order within a column follows the same mean
   // (the barycentre heuristic: few crossings, one sort per column). Once
   // the first column of Stages is placed, each Warehouse moves down to its
@@ -122,13 +124,23 @@ export function layout(stages) {
       col.forEach((id, i) => row.set(id, i));
       continue;
     }
+    // What feeds a node from the nearest column decides its row (a Stage
+    // that also takes Freight from far back keeps its chain straight).
     const want = new Map();
     for (const id of col) {
       let sum = 0;
       let n = 0;
+      let near = -1;
       for (const p of preds(id)) {
         const r = row.get(p);
-        if (r !== undefined) {
+        if (r === undefined) continue;
+        const c = p.charCodeAt(0) === 119 ? 0 : depth.get(p.slice(2)) + shift;
+        if (c > near) {
+          near = c;
+          sum = 0;
+          n = 0;
+        }
+        if (c === near) {
           sum += r;
           n++;
         }
@@ -160,12 +172,15 @@ export function layout(stages) {
   }
   if (cols.length === 1) rows = cols[0].length;
 
+  // Columns are as wide as a Stage node, the Warehouses' narrower.
+  const whCol = shift === 0;
+  const colX = (c) => GRID.pad + c * (GRID.nodeW + GRID.gapX) - (whCol && c > 0 ? GRID.nodeW - GRID.whW : 0);
   const pos = new Map();
   const order = [];
   for (let c = 0; c < cols.length; c++) {
     for (const id of cols[c]) {
       const r = row.get(id);
-      pos.set(id, { col: c, row: r, x: GRID.pad + c * (GRID.nodeW + GRID.gapX), y: GRID.pad + r * (GRID.nodeH + GRID.gapY) });
+      pos.set(id, { col: c, row: r, x: colX(c), w: whCol && c === 0 ? GRID.whW : GRID.nodeW, y: GRID.pad + r * (GRID.nodeH + GRID.gapY) });
       order.push(id);
     }
   }
@@ -180,7 +195,7 @@ export function layout(stages) {
   const ncols = cols.length;
   return {
     pos, order, edges, warehouses: whs,
-    width: ncols ? GRID.pad * 2 + ncols * GRID.nodeW + (ncols - 1) * GRID.gapX : 0,
+    width: ncols ? colX(ncols - 1) + GRID.nodeW + GRID.pad : 0,
     height: rows ? GRID.pad * 2 + rows * GRID.nodeH + (rows - 1) * GRID.gapY : 0,
   };
 }
@@ -193,7 +208,7 @@ export function layout(stages) {
  * trunk, not 200 curves across each other.
  */
 export function edgePath(from, to) {
-  const x1 = from.x + GRID.nodeW;
+  const x1 = from.x + from.w;
   const y1 = from.y + GRID.nodeH / 2;
   const x2 = to.x;
   const y2 = to.y + GRID.nodeH / 2;

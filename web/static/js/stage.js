@@ -126,7 +126,10 @@ export function stagePage(main, { project, stage }, ui) {
     spinner.hidden = !on;
     setText(refreshLabel, on ? 'Refreshing…' : 'Refresh');
     setAttr(refreshBtn, 'aria-busy', String(on));
-    refreshBtn.disabled = on || gone || !cur;
+    // Busy, the button stays focusable (a disabled one would drop the
+    // keyboard focus) and says it is not available now.
+    setAttr(refreshBtn, 'aria-disabled', on ? 'true' : null);
+    refreshBtn.disabled = gone || !cur;
     if (on) setText(refreshStatus, 'Refreshing: waiting for the controller to reconcile the stage…');
   }
 
@@ -151,7 +154,6 @@ export function stagePage(main, { project, stage }, ui) {
       inflight = false;
       wasOn = false; // the answer said how it went
       updateRefresh();
-      if (document.activeElement === document.body) refreshBtn.focus();
     }
   });
 
@@ -242,7 +244,8 @@ function facts(s, now) {
       lp.status && lp.status.message ? h('p', { class: 'muted wrap small', text: lp.status.message }) : null)
       : h('span', { id: 'stage-last-promotion', text: 'No promotions' })],
     ['Shard', (s.spec && s.spec.shard) || '—'],
-    ['Reconciled', st.observedGeneration === undefined ? 'not yet' : `generation ${st.observedGeneration} of ${gen}`],
+    // Kargo moves observedGeneration on only once the Stage is Ready.
+    ['Generation', `${gen ?? '—'} · observed ${st.observedGeneration ?? '—'}`],
     ['Last refresh', st.lastHandledRefresh ? refreshValue(st.lastHandledRefresh) : h('span', { id: 'stage-last-refresh', text: 'none' })],
     ['Created', timeEl(s.metadata.creationTimestamp)],
   ].filter(Boolean);
@@ -299,6 +302,7 @@ function steps(s) {
           h('span', { class: 'muted' }, ' as ', h('code', { text: st.as || `${st.task ? 'task' : 'step'}-${i + 1}` }))),
         st.if ? h('p', { class: 'muted small wrap' }, 'if ', h('code', { text: st.if })) : null)))));
   }
+  if (isControlFlow(s)) return out; // no Freight of its own to verify
   const v = s.spec && s.spec.verification;
   const ats = (v && v.analysisTemplates) || [];
   out.push(h('p', { class: 'pad verification' }, h('strong', { text: 'Verification: ' }),

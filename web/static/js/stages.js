@@ -10,7 +10,7 @@
 // (graph.js), so nothing reads layout; nodes off screen are not rendered
 // (content-visibility).
 import { h, setAttr, setText } from './dom.js';
-import { ApiError, MAX, validName } from './api.js';
+import { MAX, request, validName } from './api.js';
 import { LiveCollection } from './live.js';
 import { fullTime, ms } from './format.js';
 import { GRID, edgePath, layout, stageId, whId } from './graph.js';
@@ -43,31 +43,9 @@ export function validStageName(s) {
   return typeof s === 'string' && s.length >= 1 && s.length <= 253 && SUBDOMAIN.test(s);
 }
 
-// The Stage API (as api.js does for actions): JSON in and out, RFC 9457
-// problem documents as ApiError. Unsafe methods carry a JSON body, which the
-// server requires of them.
-async function call(method, path, body) {
-  let resp;
-  try {
-    resp = await fetch(BASE + path, {
-      method,
-      headers: body === undefined ? { Accept: 'application/json' } : { Accept: 'application/json', 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  } catch {
-    throw new ApiError(0, 'Network error', 'The server could not be reached. Check that it is running and try again.');
-  }
-  const type = resp.headers.get('Content-Type') || '';
-  const data = type.includes('json') ? await resp.json().catch(() => null) : null;
-  if (!resp.ok) {
-    let detail = data && data.detail;
-    if (data && Array.isArray(data.errors) && data.errors.length) {
-      detail = [detail, ...data.errors.map((e) => e.detail)].filter(Boolean).join(' ');
-    }
-    throw new ApiError(resp.status, (data && data.title) || resp.statusText, detail);
-  }
-  return data;
-}
+// The Stage API: api.js's request (JSON in and out, problem documents as
+// ApiError).
+const call = request;
 
 /** getStage reads one Stage (ApiError 404 when there is none). */
 export function getStage(p, s) {
@@ -239,8 +217,9 @@ export function healthClass(state) {
  */
 export function keepCurrent(live, then) {
   const resume = () => {
-    if (document.visibilityState !== 'visible' || live.stopped) return;
-    if (!live.es || live.es.readyState === EventSource.CLOSED) {
+    // (Not started, as for a Stage that is not there: nothing to resume.)
+    if (document.visibilityState !== 'visible' || live.stopped || !live.es) return;
+    if (live.es.readyState === EventSource.CLOSED) {
       clearTimeout(live.retryTimer);
       live.connect();
     } else {
@@ -263,6 +242,12 @@ export function keepCurrent(live, then) {
 }
 
 // The pipeline page.
+
+// setHidden hides or shows an element if that changes anything (setting
+// hidden to what it is would still be a mutation).
+function setHidden(el, hidden) {
+  if (el.hidden !== hidden) el.hidden = hidden;
+}
 
 // A Stage node's template, cloned for each Stage: cheaper than building
 // 600 nodes element by element.
@@ -306,7 +291,7 @@ export function stagesPage(main, { project }, ui) {
   const SVG_NS = svg.namespaceURI;
   const list = h('ul', { class: 'nodes', 'aria-label': `Stages of ${project}, by column from the Warehouses` });
   const canvas = h('div', { class: 'graph', id: 'graph' }, svg, list);
-  for (const [k, v] of Object.entries({ '--node-w': GRID.nodeW, '--node-h': GRID.nodeH, '--plain-h': GRID.plainH, '--wh-h': GRID.whH })) {
+  for (const [k, v] of Object.entries({ '--node-w': GRID.nodeW, '--wh-w': GRID.whW, '--node-h': GRID.nodeH, '--plain-h': GRID.plainH, '--wh-h': GRID.whH })) {
     canvas.style.setProperty(k, v + 'px');
   }
   const scroller = h('div', { class: 'pipeline', tabindex: '0', role: 'region', 'aria-label': 'Pipeline graph (scrolls)' }, canvas);
@@ -343,7 +328,7 @@ export function stagesPage(main, { project }, ui) {
     el.setAttribute('data-stage', name);
     const node = {
       name, el, from: pr.nextElementSibling, t: '', key: null, src: null, phase: null, health: null, cf: null, color: null,
-      spin: top.lastElementChild,
+      refreshing: top.lastElementChild,
       badge: state.firstElementChild,
       healthEl: state.lastElementChild,
       freight: fr.lastElementChild,
@@ -388,13 +373,13 @@ export function stagesPage(main, { project }, ui) {
     const f = freightText(s);
     setText(node.freight, f || 'No freight');
     setAttr(node.freight, 'title', f || null);
-    node.freightK.hidden = !f;
+    setHidden(node.freightK, !f);
     node.freight.classList.toggle('mono', !!f);
     const lp = s.status && s.status.lastPromotion;
     node.promoName = (lp && lp.name) || '';
     node.promoAt = (lp && lp.finishedAt) || '';
     promoText(node, now);
-    node.spin.hidden = !refreshPending(s);
+    setHidden(node.refreshing, !refreshPending(s));
     const color = stageColor(s);
     if (node.color !== color) {
       node.color = color;
@@ -405,13 +390,13 @@ export function stagesPage(main, { project }, ui) {
   }
 
   function promoText(node, now) {
-    node.promoK.hidden = !node.promoName;
+    setHidden(node.promoK, !node.promoName);
     if (!node.promoName) {
       setText(node.promo, 'No promotions');
       setAttr(node.promo, 'title', null);
       return;
     }
-    const when = node.promoAt ? relTime(node.promoAt, now) : 'running';
+    const when = node.promoAt ? relTime(node.promoAt, now) : '';
     setText(node.promo, when ? `${node.promoName} · ${when}` : node.promoName);
     setAttr(node.promo, 'title', node.promoAt ? `${node.promoName}, finished ${fullTime(node.promoAt)}` : node.promoName);
   }
@@ -585,7 +570,7 @@ export function stagesPage(main, { project }, ui) {
   // frame of their own: style and layout of 600 new nodes and their edges
   // in one frame would hold it for a few hundred ms on a slow machine. A
   // hidden tab, which renders no frames, takes them all at once.
-  const MOUNT = 100;
+  const MOUNT = 80;
   let mountQueue = null;
   let mountFrame = 0;
   let mountTimer = 0;
@@ -595,7 +580,9 @@ export function stagesPage(main, { project }, ui) {
     mountFrame = 0;
     const q = mountQueue;
     if (!q) return;
-    const all = document.hidden;
+    // All at once: in a hidden tab (no frames to spread them over), when
+    // asked (the tab came back), and when there are few.
+    const all = document.hidden || q.all || q.fresh.length - q.next <= MOUNT / 2;
     if (q.next < q.fresh.length) {
       const end = all ? q.fresh.length : Math.min(q.fresh.length, q.next + MOUNT);
       for (; q.next < end; q.next++) {
@@ -616,8 +603,13 @@ export function stagesPage(main, { project }, ui) {
     mountQueue = null;
     setAttr(canvas, 'data-edges', String(nEdges));
   }
+  function mountAll() {
+    if (!mountQueue) return;
+    mountQueue.all = true;
+    mount();
+  }
   // A tab hidden while nodes go in takes the rest at once.
-  document.addEventListener('visibilitychange', () => { if (document.hidden && mountQueue) mount(); });
+  document.addEventListener('visibilitychange', () => { if (document.hidden) mountAll(); });
 
   let countsKey = '';
   let synced = false;
@@ -678,9 +670,6 @@ export function stagesPage(main, { project }, ui) {
     onState: ui.setConn,
   });
   live.start();
-  window.__live = live;
-  const orig = live.onItem.bind(live);
-  live.onItem = (ev) => { (window.__ev = window.__ev || []).push(Math.round(performance.now() - (window.__visAt || 0))); orig(ev); };
 
   // "5m ago" moves on; and a page that comes back is made current.
   const tick = () => {
@@ -688,6 +677,9 @@ export function stagesPage(main, { project }, ui) {
     for (const node of nodes.values()) if (node.promoAt) promoText(node, now);
   };
   setInterval(tick, 15000);
-  keepCurrent(live, tick);
+  keepCurrent(live, () => {
+    tick();
+    mountAll();
+  });
 }
 

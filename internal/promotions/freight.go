@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/tools/cache"
@@ -146,19 +147,45 @@ func (m *Manager) ApproveFreight(ctx context.Context, project, nameOrAlias, stag
 	return m.freight.View(out), nil
 }
 
-// MarkVerified records that Freight was verified in a Stage (which makes
-// it available downstream); already recorded is a no-op.
-func (m *Manager) MarkVerified(ctx context.Context, project, name, stage string, at time.Time) error {
-	f, err := m.freight.Get(project, name)
-	if err != nil || f == nil || f.IsVerifiedIn(stage) {
+// SyncFreight brings the Freight of a Stage's project in line with the
+// Stage's status, as Kargo's Stage controller does: the Freight of its
+// current collection is currentlyIn the Stage (since now, if it was not),
+// Freight that left it is not (its soak is kept as the longest completed
+// one), and the Freight the Stage has verified is verifiedIn it.
+func (m *Manager) SyncFreight(ctx context.Context, s *kargo.Stage, now time.Time) error {
+	current := map[string]bool{}
+	if cur := s.Status.FreightHistory.Current(); cur != nil {
+		for _, ref := range cur.References() {
+			current[ref.Name] = true
+		}
+	}
+	verified := map[string]bool{}
+	for _, name := range kargorules.VerifiedFreight(s) {
+		verified[name] = true
+	}
+	all, err := m.freight.ByIndex(pipeline.IndexNamespace, s.Namespace)
+	if err != nil {
 		return err
 	}
-	next := f.DeepCopy()
-	next.Status.AddVerifiedStage(stage, at)
-	out, err := m.client.KargoV1alpha1().Freights(project).UpdateStatus(ctx, next, metav1.UpdateOptions{})
-	if err != nil {
-		return writeError("Freight", project, name, err)
+	for _, f := range all {
+		next := f.DeepCopy()
+		switch _, in := f.Status.CurrentlyIn[s.Name]; {
+		case current[f.Name] && !in:
+			next.Status.AddCurrentStage(s.Name, now)
+		case !current[f.Name] && in:
+			next.Status.RemoveCurrentStage(s.Name)
+		}
+		if verified[f.Name] {
+			next.Status.AddVerifiedStage(s.Name, now)
+		}
+		if equality.Semantic.DeepEqual(f.Status, next.Status) {
+			continue
+		}
+		out, err := m.client.KargoV1alpha1().Freights(s.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+		if err != nil {
+			return writeError("Freight", s.Namespace, f.Name, err)
+		}
+		m.freight.Wrote(out)
 	}
-	m.freight.Wrote(out)
 	return nil
 }

@@ -35,7 +35,7 @@ type Controller struct {
 type Promotions interface {
 	ForStage(project, stage string) []*kargo.Promotion
 	PromotionInformer() cache.SharedIndexInformer
-	MarkVerified(ctx context.Context, project, freight, stage string, at time.Time) error
+	SyncFreight(ctx context.Context, s *kargo.Stage, now time.Time) error
 }
 
 // NewController returns a Stage controller over the manager's cache;
@@ -92,7 +92,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 	}
 	status, changed := kargorules.ReconcileWithPromotions(s, promos, now)
 	if !changed {
-		return c.markVerified(ctx, s)
+		return c.syncFreight(ctx, s)
 	}
 	next := s.DeepCopy()
 	next.Status = status
@@ -104,22 +104,17 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 		return fmt.Errorf("update status of Stage %s: %w", key, err)
 	}
 	c.m.stages.Wrote(out)
-	return c.markVerified(ctx, out)
+	return c.syncFreight(ctx, out)
 }
 
-// markVerified records on each piece of Freight the Stage has verified
-// that it was (Kargo's markFreightVerifiedForStage), which makes it
-// available to the Stages downstream.
-func (c *Controller) markVerified(ctx context.Context, s *kargo.Stage) error {
+// syncFreight records on Freight where it is (Kargo's syncFreight, for
+// soak times) and where it was verified (markFreightVerifiedForStage),
+// which makes it available to the Stages downstream.
+func (c *Controller) syncFreight(ctx context.Context, s *kargo.Stage) error {
 	if c.promotions == nil {
 		return nil
 	}
-	for _, f := range kargorules.VerifiedFreight(s) {
-		if err := c.promotions.MarkVerified(ctx, s.Namespace, f, s.Name, c.now()); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.promotions.SyncFreight(ctx, s, c.now())
 }
 
 var errNotStarted = fmt.Errorf("the Stage cache is not started")

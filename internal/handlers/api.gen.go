@@ -1137,6 +1137,12 @@ type StreamRunEventsParams struct {
 	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
 }
 
+// ListFreightParams defines parameters for ListFreight.
+type ListFreightParams struct {
+	// AvailableTo Only the Freight available to this Stage (as Kargo decides it), which can be promoted to it.
+	AvailableTo *StageName `form:"availableTo,omitempty" json:"availableTo,omitempty"`
+}
+
 // ApproveFreightParams defines parameters for ApproveFreight.
 type ApproveFreightParams struct {
 	Stage StageName `form:"stage" json:"stage"`
@@ -1804,7 +1810,7 @@ type ServerInterface interface {
 	StreamRunEvents(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, params StreamRunEventsParams)
 	// ListFreight The Freight of a project, newest first
 	// (GET /projects/{project}/freight)
-	ListFreight(w http.ResponseWriter, r *http.Request, project ProjectParam)
+	ListFreight(w http.ResponseWriter, r *http.Request, project ProjectParam, params ListFreightParams)
 	// CreateFreight Create Freight, as a Warehouse would have discovered it
 	// (POST /projects/{project}/freight)
 	CreateFreight(w http.ResponseWriter, r *http.Request, project ProjectParam)
@@ -1963,7 +1969,7 @@ func (_ Unimplemented) StreamRunEvents(w http.ResponseWriter, r *http.Request, p
 
 // ListFreight The Freight of a project, newest first
 // (GET /projects/{project}/freight)
-func (_ Unimplemented) ListFreight(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+func (_ Unimplemented) ListFreight(w http.ResponseWriter, r *http.Request, project ProjectParam, params ListFreightParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2858,8 +2864,24 @@ func (siw *ServerInterfaceWrapper) ListFreight(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListFreightParams
+
+	// ------------- Optional query parameter "availableTo" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "availableTo", r.URL.Query(), &params.AvailableTo, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "availableTo"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "availableTo", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.ListFreight(w, r, project)
+		siw.Handler.ListFreight(w, r, project, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4608,6 +4630,7 @@ func (response StreamRunEventsdefaultApplicationProblemPlusJSONResponse) VisitSt
 
 type ListFreightRequestObject struct {
 	Project ProjectParam `json:"project"`
+	Params  ListFreightParams
 }
 
 type ListFreightResponseObject interface {
@@ -6218,10 +6241,11 @@ func (sh *strictHandler) StreamRunEvents(w http.ResponseWriter, r *http.Request,
 }
 
 // ListFreight operation middleware
-func (sh *strictHandler) ListFreight(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+func (sh *strictHandler) ListFreight(w http.ResponseWriter, r *http.Request, project ProjectParam, params ListFreightParams) {
 	var request ListFreightRequestObject
 
 	request.Project = project
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.ListFreight(ctx, request.(ListFreightRequestObject))

@@ -14,7 +14,7 @@ import (
 
 // ListFreight lists a project's Freight, newest first.
 func (s *Server) ListFreight(ctx context.Context, req ListFreightRequestObject) (ListFreightResponseObject, error) {
-	vs, err := s.promos.ListFreight(ctx, req.Project)
+	vs, err := s.promos.ListFreight(ctx, req.Project, value(req.Params.AvailableTo))
 	if err != nil {
 		return nil, err
 	}

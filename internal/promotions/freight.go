@@ -50,9 +50,24 @@ func freightKind(client rest, j journal.Config) pipeline.Kind[*kargo.Freight, *F
 	})
 }
 
-// ListFreight returns a project's Freight, newest first.
-func (m *Manager) ListFreight(ctx context.Context, project string) ([]*FreightView, error) {
-	return m.freight.InNamespace(ctx, project)
+// ListFreight returns a project's Freight, newest first; with
+// availableTo, only what is available to that Stage.
+func (m *Manager) ListFreight(ctx context.Context, project, availableTo string) ([]*FreightView, error) {
+	all, err := m.freight.InNamespace(ctx, project)
+	if err != nil || availableTo == "" {
+		return all, err
+	}
+	st, err := m.stage(ctx, project, availableTo)
+	if err != nil {
+		return nil, err
+	}
+	var out []*FreightView
+	for _, v := range all {
+		if st.IsFreightAvailable(v.Freight) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
 // GetFreight returns one piece of Freight, by name or, failing that, by

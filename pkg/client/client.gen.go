@@ -1139,6 +1139,12 @@ type StreamRunEventsParams struct {
 	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
 }
 
+// ListFreightParams defines parameters for ListFreight.
+type ListFreightParams struct {
+	// AvailableTo Only the Freight available to this Stage (as Kargo decides it), which can be promoted to it.
+	AvailableTo *StageName `form:"availableTo,omitempty" json:"availableTo,omitempty"`
+}
+
 // ApproveFreightParams defines parameters for ApproveFreight.
 type ApproveFreightParams struct {
 	Stage StageName `form:"stage" json:"stage"`
@@ -1979,7 +1985,7 @@ type ClientInterface interface {
 	// ListFreight The Freight of a project, newest first
 	//
 	// Corresponds with GET /projects/{project}/freight (the `ListFreight` operationId).
-	ListFreight(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListFreight(ctx context.Context, project ProjectParam, params *ListFreightParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateFreightWithBody Create Freight, as a Warehouse would have discovered it
 	//
@@ -2529,8 +2535,8 @@ func (c *Client) StreamRunEvents(ctx context.Context, project ProjectParam, doma
 // ListFreight The Freight of a project, newest first
 //
 // Corresponds with GET /projects/{project}/freight (the `ListFreight` operationId).
-func (c *Client) ListFreight(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListFreightRequest(c.Server, project)
+func (c *Client) ListFreight(ctx context.Context, project ProjectParam, params *ListFreightParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListFreightRequest(c.Server, project, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3931,7 +3937,7 @@ func NewStreamRunEventsRequest(server string, project ProjectParam, domain Domai
 }
 
 // NewListFreightRequest constructs an http.Request for the ListFreight method
-func NewListFreightRequest(server string, project ProjectParam) (*http.Request, error) {
+func NewListFreightRequest(server string, project ProjectParam, params *ListFreightParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3954,6 +3960,33 @@ func NewListFreightRequest(server string, project ProjectParam) (*http.Request, 
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.AvailableTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "availableTo", *params.AvailableTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -5291,7 +5324,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /projects/{project}/freight (the `ListFreight` operationId).
-	ListFreightWithResponse(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*ListFreightResponse, error)
+	ListFreightWithResponse(ctx context.Context, project ProjectParam, params *ListFreightParams, reqEditors ...RequestEditorFn) (*ListFreightResponse, error)
 
 	// CreateFreightWithBodyWithResponse Create Freight, as a Warehouse would have discovered it
 	//
@@ -7542,8 +7575,8 @@ func (c *ClientWithResponses) StreamRunEventsWithResponse(ctx context.Context, p
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /projects/{project}/freight (the `ListFreight` operationId).
-func (c *ClientWithResponses) ListFreightWithResponse(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*ListFreightResponse, error) {
-	rsp, err := c.ListFreight(ctx, project, reqEditors...)
+func (c *ClientWithResponses) ListFreightWithResponse(ctx context.Context, project ProjectParam, params *ListFreightParams, reqEditors ...RequestEditorFn) (*ListFreightResponse, error) {
+	rsp, err := c.ListFreight(ctx, project, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -189,60 +190,86 @@ func (o *Orchestrator) stepID(p *kargo.Promotion, i int) taskactions.ActionID {
 	return id
 }
 
-// advance takes decisions until one has to wait for a step to run.
+// advance takes every decision that needs no waiting and writes them in
+// one status update, before it enqueues the step to run next (so that a
+// restart finds it decided); a finished Promotion ends its run first.
 func (o *Orchestrator) advance(ctx context.Context, p *kargo.Promotion) error {
-	in := promotion.Input{Steps: p.Spec.Steps, Vars: p.Spec.Vars, Ctx: o.context(p), Done: records(p)}
-	// The step in flight: record its end, or wait for it.
-	if n := len(in.Done); n > 0 && in.Done[n-1].Status == kargo.PromotionStepStatusRunning {
-		ta, err := o.cfg.Actions.GetTaskAction(ctx, o.stepID(p, n-1))
-		switch {
-		case errors.Is(err, pipeline.ErrNotFound):
-			in.Done = in.Done[:n-1] // decided, not yet enqueued when the server stopped
-		case err != nil:
+	next := p.DeepCopy()
+	d, err := o.decide(ctx, next)
+	if err != nil {
+		return err
+	}
+	if d.Finished {
+		if err := o.finishRun(ctx, p, d.Phase, d.Message); err != nil {
 			return err
-		default:
-			r, ended := o.ended(p, n-1, in.Done[n-1], ta)
-			if !ended {
-				return nil
-			}
-			return o.record(ctx, p, n-1, r)
+		}
+		next.Status.Phase, next.Status.Message = d.Phase, d.Message
+		next.Status.FinishedAt = &metav1.Time{Time: time.Now()}
+	}
+	if !equality.Semantic.DeepEqual(p.Status, next.Status) {
+		if written, err := o.writeStatus(ctx, next); err != nil || !written {
+			return err
 		}
 	}
-	d := promotion.Decide(in)
-	now := time.Now()
-	switch {
-	case d.Waiting:
-		return nil
-	case d.Finished:
-		return o.finish(ctx, p, d.Phase, d.Message)
-	case d.Skip:
-		return o.record(ctx, p, d.Index, promotion.StepRecord{Alias: d.Alias, Status: kargo.PromotionStepStatusSkipped, Message: d.SkipReason, StartedAt: &now, FinishedAt: &now})
-	case d.Errored:
-		return o.record(ctx, p, d.Index, promotion.StepRecord{Alias: d.Alias, Status: kargo.PromotionStepStatusErrored, Message: d.Error, StartedAt: &now, FinishedAt: &now})
-	case d.Run && o.cfg.Runnable != nil && !o.cfg.Runnable(d.Uses):
-		return o.record(ctx, p, d.Index, promotion.StepRecord{Alias: d.Alias, Status: kargo.PromotionStepStatusErrored,
-			Message: fmt.Sprintf("no promotion step runner found for kind %q", d.Uses), StartedAt: &now, FinishedAt: &now})
-	case d.Run:
-		return o.run(ctx, p, d, in.Done)
+	if d.Run {
+		return o.enqueueStep(ctx, p, d)
 	}
 	return nil
 }
 
-// run records step d.Index as Running, then enqueues its action.
-func (o *Orchestrator) run(ctx context.Context, p *kargo.Promotion, d promotion.Decision, done []promotion.StepRecord) error {
-	if len(done) == d.Index { // not recorded yet
-		now := time.Now()
-		if err := o.record(ctx, p, d.Index, promotion.StepRecord{Alias: d.Alias, Status: kargo.PromotionStepStatusRunning, StartedAt: &now}); err != nil {
-			return err
+// decide records in p's status every decision it can take now, and
+// returns the last one: Waiting (a step runs), Finished, or Run (the step
+// to enqueue, recorded Running).
+func (o *Orchestrator) decide(ctx context.Context, p *kargo.Promotion) (promotion.Decision, error) {
+	for {
+		in := promotion.Input{Steps: p.Spec.Steps, Vars: p.Spec.Vars, Ctx: o.context(p), Done: records(p)}
+		// The step in flight: record its end, or wait for it.
+		if n := len(in.Done); n > 0 && in.Done[n-1].Status == kargo.PromotionStepStatusRunning {
+			ta, err := o.cfg.Actions.GetTaskAction(ctx, o.stepID(p, n-1))
+			switch {
+			case errors.Is(err, pipeline.ErrNotFound):
+				in.Done = in.Done[:n-1] // decided, not yet enqueued when the server stopped
+			case err != nil:
+				return promotion.Decision{}, err
+			default:
+				r, ended := o.ended(p, n-1, in.Done[n-1], ta)
+				if !ended {
+					return promotion.Decision{Waiting: true}, nil
+				}
+				setRecord(&p.Status, n-1, r, p.Spec.Steps[n-1].ContinueOnError)
+				continue
+			}
 		}
+		d := promotion.Decide(in)
+		now := time.Now()
+		r := promotion.StepRecord{Alias: d.Alias, StartedAt: &now, FinishedAt: &now}
+		switch {
+		case d.Skip:
+			r.Status, r.Message = kargo.PromotionStepStatusSkipped, d.SkipReason
+		case d.Errored:
+			r.Status, r.Message = kargo.PromotionStepStatusErrored, d.Error
+		case d.Run && o.cfg.Runnable != nil && !o.cfg.Runnable(d.Uses):
+			r.Status, r.Message = kargo.PromotionStepStatusErrored, fmt.Sprintf("no promotion step runner found for kind %q", d.Uses)
+		case d.Run:
+			r.Status, r.FinishedAt = kargo.PromotionStepStatusRunning, nil
+			setRecord(&p.Status, d.Index, r, p.Spec.Steps[d.Index].ContinueOnError)
+			return d, nil
+		default: // Waiting or Finished
+			return d, nil
+		}
+		setRecord(&p.Status, d.Index, r, p.Spec.Steps[d.Index].ContinueOnError)
 	}
+}
+
+// enqueueStep enqueues the action of a step decided to run (idempotent).
+func (o *Orchestrator) enqueueStep(ctx context.Context, p *kargo.Promotion, d promotion.Decision) error {
 	meta := map[string]any{"retries": d.Retries}
 	if d.Timeout > 0 {
 		meta["timeout"] = d.Timeout.String()
 	}
 	tmpl, err := json.Marshal(map[string]any{"type": d.Uses, "metadata": meta, "custom": d.Config})
 	if err != nil {
-		return o.record(ctx, p, d.Index, promotion.StepRecord{Alias: d.Alias, Status: kargo.PromotionStepStatusErrored, Message: err.Error()})
+		return fmt.Errorf("Promotion %s, step %q: %w", p.Name, d.Alias, err)
 	}
 	_, _, err = o.cfg.Actions.Enqueue(ctx, taskactions.EnqueueRequest{
 		ID: o.stepID(p, d.Index), Parent: RootAction, TaskType: d.Uses, TaskTemplate: tmpl, ShortName: d.Alias,
@@ -282,33 +309,34 @@ func (o *Orchestrator) ended(p *kargo.Promotion, i int, r promotion.StepRecord, 
 	return r, true
 }
 
-// record writes step i's record; its event brings the next decision.
-func (o *Orchestrator) record(ctx context.Context, p *kargo.Promotion, i int, r promotion.StepRecord) error {
-	return o.updateStatus(ctx, p, func(s *kargo.PromotionStatus) {
-		setRecord(s, i, r, p.Spec.Steps[i].ContinueOnError)
-	})
-}
-
 // finish ends the Promotion and its run's root action.
 func (o *Orchestrator) finish(ctx context.Context, p *kargo.Promotion, phase kargo.PromotionPhase, msg string) error {
-	root := o.rootID(p)
-	update := taskactions.StatusUpdate{Phase: v1.PhaseSucceeded}
-	switch phase {
-	case kargo.PromotionPhaseSucceeded:
-	case kargo.PromotionPhaseAborted:
-		update.Phase = ""
-	default:
-		update = taskactions.StatusUpdate{Phase: v1.PhaseFailed, Error: &v1.ErrorState{Kind: v1.ErrorKindUser, Message: msg}}
-	}
-	if update.Phase != "" {
-		if _, err := o.cfg.Actions.PutStatus(ctx, root, 1, update); err != nil && !errors.Is(err, pipeline.ErrNotFound) && !errors.Is(err, pipeline.ErrConflict) {
-			return err
-		}
+	if err := o.finishRun(ctx, p, phase, msg); err != nil {
+		return err
 	}
 	return o.updateStatus(ctx, p, func(s *kargo.PromotionStatus) {
 		s.Phase, s.Message = phase, msg
 		s.FinishedAt = &metav1.Time{Time: time.Now()}
 	})
+}
+
+// finishRun reports the end of a Promotion on its run's root action (an
+// aborted one was ended by the abort). It is written before the
+// Promotion's phase: a restart in between ends the run again, as a no-op.
+func (o *Orchestrator) finishRun(ctx context.Context, p *kargo.Promotion, phase kargo.PromotionPhase, msg string) error {
+	update := taskactions.StatusUpdate{Phase: v1.PhaseSucceeded}
+	switch phase {
+	case kargo.PromotionPhaseSucceeded:
+	case kargo.PromotionPhaseAborted:
+		return nil
+	default:
+		update = taskactions.StatusUpdate{Phase: v1.PhaseFailed, Error: &v1.ErrorState{Kind: v1.ErrorKindUser, Message: msg}}
+	}
+	_, err := o.cfg.Actions.PutStatus(ctx, o.rootID(p), 1, update)
+	if errors.Is(err, pipeline.ErrNotFound) || errors.Is(err, pipeline.ErrConflict) {
+		return nil // never started, or already ended
+	}
+	return err
 }
 
 // abort ends a Promotion that was asked to stop: a running one through its
@@ -336,20 +364,26 @@ func (o *Orchestrator) context(p *kargo.Promotion) promotion.Context {
 	return c
 }
 
-// updateStatus writes a Promotion's status from the cached object; a
-// conflict means a newer version is on its way, whose event brings the
-// Promotion back.
+// updateStatus writes a Promotion's status from the cached object.
 func (o *Orchestrator) updateStatus(ctx context.Context, p *kargo.Promotion, mutate func(*kargo.PromotionStatus)) error {
 	next := p.DeepCopy()
 	mutate(&next.Status)
-	out, err := o.m.client.KargoV1alpha1().Promotions(p.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+	_, err := o.writeStatus(ctx, next)
+	return err
+}
+
+// writeStatus writes a Promotion's status. A conflict means a newer
+// version is on its way, whose event brings the Promotion back: nothing
+// is written, and nothing more is done this round.
+func (o *Orchestrator) writeStatus(ctx context.Context, next *kargo.Promotion) (written bool, err error) {
+	out, err := o.m.client.KargoV1alpha1().Promotions(next.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
 	if err != nil {
-		err = writeError("Promotion", p.Namespace, p.Name, err)
+		err = writeError("Promotion", next.Namespace, next.Name, err)
 		if errors.Is(err, pipeline.ErrConflict) || errors.Is(err, pipeline.ErrNotFound) {
-			return nil
+			return false, nil
 		}
-		return err
+		return false, err
 	}
 	o.m.promotions.Wrote(out)
-	return nil
+	return true, nil
 }

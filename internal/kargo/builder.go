@@ -54,7 +54,7 @@ func BuildPromotion(stage *v1alpha1.Stage, freight string, actor string, now tim
 		return nil, errors.New("stage is required")
 	}
 	if stage.Spec.PromotionTemplate == nil {
-		return nil, fmt.Errorf("stage %q has no promotion template", stage.Name)
+		return nil, errors.New(MsgNoPromotionSteps(stage.Name, stage.Namespace))
 	}
 	if freight == "" {
 		return nil, errors.New("freight is required")

@@ -113,7 +113,7 @@ func TestBuildPromotion(t *testing.T) {
 		task    bool
 	}{
 		{"nil stage", nil, "f", "stage is required", false},
-		{"no template", &v1alpha1.Stage{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, "f", `stage "s" has no promotion template`, false},
+		{"no template", &v1alpha1.Stage{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, "f", `Stage "s" in namespace "" defines no promotion steps`, false},
 		{"no freight", promoStage("s", v1alpha1.PromotionStep{Uses: "x"}), "", "freight is required", false},
 		{"no steps", promoStage("s"), "f", `Stage "s" in namespace "kargo-demo" defines no promotion steps`, false},
 		{"task step", promoStage("s", v1alpha1.PromotionStep{Uses: "x"},

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -44,3 +45,16 @@ func (e FieldErrors) Unwrap() error { return ErrInvalid }
 // ErrUnsupported: the request is well formed, but asks for something this
 // server does not do (a promotion step that needs a PromotionTask).
 var ErrUnsupported = errors.New("unsupported")
+
+// Errorf is an error of a kind (ErrNotFound, ErrInvalid, ...) whose
+// message is the formatted text alone, without the kind's name after it:
+// what people read in a problem's detail. %w in format wraps as in
+// fmt.Errorf.
+func Errorf(kind error, format string, args ...any) error {
+	return &kindError{err: fmt.Errorf(format, args...), kind: kind}
+}
+
+type kindError struct{ err, kind error }
+
+func (e *kindError) Error() string   { return e.err.Error() }
+func (e *kindError) Unwrap() []error { return []error{e.err, e.kind} }

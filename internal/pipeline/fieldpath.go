@@ -61,11 +61,11 @@ func FromAPIError(kind, project, name string, err error) error {
 	var status apierrors.APIStatus
 	switch {
 	case apierrors.IsNotFound(err):
-		return fmt.Errorf("%s %q not found in project %q: %w", kind, name, project, ErrNotFound)
+		return Errorf(ErrNotFound, "%s %q not found in project %q", kind, name, project)
 	case apierrors.IsAlreadyExists(err):
-		return fmt.Errorf("%s %q already exists in project %q: %w", kind, name, project, ErrConflict)
+		return Errorf(ErrConflict, "%s %q already exists in project %q", kind, name, project)
 	case apierrors.IsConflict(err):
-		return fmt.Errorf("%s %q has changed since the resourceVersion this change was made from; read it again: %w", kind, name, ErrConflict)
+		return Errorf(ErrConflict, "%s %q has changed since the resourceVersion this change was made from; read it again", kind, name)
 	case apierrors.IsInvalid(err) && errors.As(err, &status) && status.Status().Details != nil:
 		var errs FieldErrors
 		for _, c := range status.Status().Details.Causes {

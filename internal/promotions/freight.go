@@ -95,9 +95,9 @@ func (m *Manager) freightNamed(ctx context.Context, project, name, alias string)
 	}
 	if len(fs) == 0 {
 		if name != "" {
-			return nil, fmt.Errorf("%s: %w", kargorules.MsgFreightNotFound(name, project), pipeline.ErrNotFound)
+			return nil, pipeline.Errorf(pipeline.ErrNotFound, "%s", kargorules.MsgFreightNotFound(name, project))
 		}
-		return nil, fmt.Errorf("%s: %w", kargorules.MsgFreightAliasNotFound(alias, project), pipeline.ErrNotFound)
+		return nil, pipeline.Errorf(pipeline.ErrNotFound, "%s", kargorules.MsgFreightAliasNotFound(alias, project))
 	}
 	return fs[0], nil
 }

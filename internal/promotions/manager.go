@@ -7,7 +7,6 @@ package promotions
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -155,7 +154,7 @@ func (m *Manager) List(ctx context.Context, project, stage string) ([]*View, err
 func (m *Manager) Get(ctx context.Context, project, name string) (*View, error) {
 	v, ok, err := m.promotions.Named(ctx, project, name)
 	if err == nil && !ok {
-		err = fmt.Errorf("Promotion %q not found in project %q: %w", name, project, pipeline.ErrNotFound)
+		err = pipeline.Errorf(pipeline.ErrNotFound, "Promotion %q not found in project %q", name, project)
 	}
 	return v, err
 }

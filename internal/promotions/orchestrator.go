@@ -294,7 +294,9 @@ func (o *Orchestrator) ended(p *kargo.Promotion, i int, r promotion.StepRecord, 
 		msg = ta.Annotations[v1.AnnotationAbortReason]
 	}
 	r.Status, r.Message = promotion.StepStatusOf(string(phase), ta.Status.Attempts, p.Spec.Steps[i], r.Alias, msg)
-	r.ErrorCount = ta.Status.Attempts - 1
+	// Kargo's errorCount: the consecutive failed attempts (each attempt
+	// after the first follows a failure; a success resets it).
+	r.ErrorCount = ta.Status.Attempts
 	if phase == v1.PhaseSucceeded {
 		r.ErrorCount = 0
 		id := o.stepID(p, i)

@@ -20,7 +20,7 @@ type FreightRef struct{ Name, Alias string }
 
 func (r FreightRef) check() error {
 	if (r.Name == "") == (r.Alias == "") {
-		return fmt.Errorf("exactly one of freight or freightAlias should not be empty: %w", pipeline.ErrInvalid)
+		return pipeline.Errorf(pipeline.ErrInvalid, "exactly one of freight or freightAlias should not be empty")
 	}
 	return nil
 }
@@ -41,7 +41,7 @@ func (m *Manager) Promote(ctx context.Context, project, stage string, ref Freigh
 		return nil, err
 	}
 	if !st.IsFreightAvailable(f) {
-		return nil, fmt.Errorf("%s: %w", kargorules.MsgFreightNotAvailable(f.Name, stage), pipeline.ErrInvalid)
+		return nil, pipeline.Errorf(pipeline.ErrInvalid, "%s", kargorules.MsgFreightNotAvailable(f.Name, stage))
 	}
 	return m.create(ctx, st, f.Name, actor)
 }
@@ -71,11 +71,11 @@ func (m *Manager) PromoteDownstream(ctx context.Context, project, stage string, 
 		}
 	}
 	if len(downstream) == 0 {
-		return nil, fmt.Errorf("%s: %w", kargorules.MsgNoDownstreamStages(stage), pipeline.ErrNotFound)
+		return nil, pipeline.Errorf(pipeline.ErrNotFound, "%s", kargorules.MsgNoDownstreamStages(stage))
 	}
 	for _, d := range downstream {
 		if !d.IsFreightAvailable(f) {
-			return nil, fmt.Errorf("%s: %w", kargorules.MsgFreightNotAvailableDownstream(f.Name, d.Name), pipeline.ErrInvalid)
+			return nil, pipeline.Errorf(pipeline.ErrInvalid, "%s", kargorules.MsgFreightNotAvailableDownstream(f.Name, d.Name))
 		}
 	}
 	var out []*View
@@ -121,9 +121,9 @@ func (m *Manager) create(ctx context.Context, st *kargo.Stage, freight, actor st
 	p, err := kargorules.BuildPromotion(st, freight, actor, m.now(), rand.Reader)
 	switch {
 	case errors.Is(err, kargorules.ErrPromotionTaskUnsupported):
-		return nil, fmt.Errorf("%w: %w", err, pipeline.ErrUnsupported)
+		return nil, pipeline.Errorf(pipeline.ErrUnsupported, "%w", err)
 	case err != nil:
-		return nil, fmt.Errorf("%w: %w", err, pipeline.ErrInvalid)
+		return nil, pipeline.Errorf(pipeline.ErrInvalid, "%w", err)
 	}
 	out, err := m.client.KargoV1alpha1().Promotions(st.Namespace).Create(ctx, p, metav1.CreateOptions{})
 	if err != nil {

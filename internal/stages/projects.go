@@ -30,7 +30,7 @@ func (p projects) check(ctx context.Context, project string, writing bool) error
 	ns, err := p.kube.CoreV1().Namespaces().Get(ctx, project, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err) && (p.kargo || !writing):
-		return fmt.Errorf("project %q not found: %w", project, pipeline.ErrNotFound)
+		return pipeline.Errorf(pipeline.ErrNotFound, "project %q not found", project)
 	case apierrors.IsNotFound(err):
 		_, err = p.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: project}}, metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
@@ -41,7 +41,7 @@ func (p projects) check(ctx context.Context, project string, writing bool) error
 		return fmt.Errorf("read namespace %q: %w", project, err)
 	case p.kargo && ns.Labels[kargo.LabelKeyProject] != kargo.LabelValueTrue:
 		// Kargo's words (internal/server/validation).
-		return fmt.Errorf("namespace %q is not a project: %w", project, pipeline.ErrInvalid)
+		return pipeline.Errorf(pipeline.ErrInvalid, "namespace %q is not a project", project)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package stages
 
 import (
 	"context"
-	"fmt"
 
 	"taskactions/internal/journal"
 	"taskactions/internal/pipeline"
@@ -44,7 +43,7 @@ func (m *Manager) Subscribe(ctx context.Context, project, name string, after *ui
 }
 
 func notFound(project, name string) error {
-	return fmt.Errorf("Stage %q not found in project %q: %w", name, project, pipeline.ErrNotFound)
+	return pipeline.Errorf(pipeline.ErrNotFound, "Stage %q not found in project %q", name, project)
 }
 
 // CheckProject reports whether a project can be read (see projects).

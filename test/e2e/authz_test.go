@@ -44,9 +44,9 @@ type matrixSubject struct {
 
 // matrixOp is one operation of the document as the matrix calls it.
 type matrixOp struct {
-	// verbs needed in authz/dev (in project authz, for a Stage
-	// operation); nil: any authenticated caller; public operations are
-	// marked so.
+	// verbs needed in authz/dev (in project authz, for an operation on
+	// Stages, Freight or Promotions: stage set); nil: any authenticated
+	// caller; public operations are marked so.
 	verbs  []string
 	public bool
 	stage  bool
@@ -99,12 +99,29 @@ func TestAuthorizationMatrix(t *testing.T) {
 	// controller does not change them under the matrix).
 	S := "/projects/authz/stages"
 	createStageAs := func(name string) {
-		code, problem := matrixCall(t, s, "POST", S, regularStage(name, ""), s.token)
+		body := name
+		if !strings.HasPrefix(name, "{") {
+			body = regularStage(name, "")
+		}
+		code, problem := matrixCall(t, s, "POST", S, body, s.token)
 		if code != http.StatusCreated {
 			t.Fatalf("create Stage %s: HTTP %d %s", name, code, problem)
 		}
 	}
 	createStageAs("st")
+	// dn takes Freight from st: the Freight F, approved for it, can be
+	// promoted downstream of st; PR is a Promotion of F to st.
+	createStageAs(`{"metadata":{"name":"dn"},"spec":{"requestedFreight":[{"origin":{"kind":"Warehouse","name":"w"},"sources":{"stages":["st"]}}],` +
+		`"promotionTemplate":{"spec":{"steps":[{"uses":"echo"}]}}}}`)
+	var F, PR string
+	{
+		var f, pr struct{ Metadata struct{ Name string } }
+		matrixPost(t, s, "/projects/authz/freight", `{"origin":{"kind":"Warehouse","name":"w"},"images":[{"repoURL":"r","tag":"matrix"}]}`, http.StatusCreated, &f)
+		F = f.Metadata.Name
+		matrixPost(t, s, "/projects/authz/freight/"+F+"/approve?stage=dn", "", http.StatusOK, nil)
+		matrixPost(t, s, S+"/st/promotions", fmt.Sprintf(`{"freight":%q}`, F), http.StatusCreated, &pr)
+		PR = pr.Metadata.Name
+	}
 	for _, sub := range subjects {
 		for _, prefix := range []string{"rp-", "dl-", "rf-"} {
 			createStageAs(prefix + sub.name)
@@ -124,7 +141,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 				return false
 			}
 		}
-		return len(l.Items) == 1+3*len(subjects)
+		return len(l.Items) == 2+3*len(subjects)
 	})
 	A := "/projects/authz/domains/dev/runs/r1/actions"
 	enqueueOf := func(taskType string) func(string) (string, string, string) {
@@ -185,6 +202,29 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}},
 		"refreshStage": {verbs: []string{"write"}, stage: true, ok: 200, request: func(sub string) (string, string, string) {
 			return "POST", S + "/rf-" + sub + "/refresh", ""
+		}},
+		// Freight and Promotions belong to the project too.
+		"listFreight":             {verbs: read, stage: true, ok: 200, request: get("/projects/authz/freight")},
+		"getFreight":              {verbs: read, stage: true, ok: 200, request: get("/projects/authz/freight/" + F)},
+		"listPromotions":          {verbs: read, stage: true, ok: 200, request: get("/projects/authz/promotions")},
+		"listStagePromotions":     {verbs: read, stage: true, ok: 200, request: get(S + "/st/promotions")},
+		"getPromotion":            {verbs: read, stage: true, ok: 200, request: get("/projects/authz/promotions/" + PR)},
+		"streamProjectPromotions": {verbs: read, stage: true, ok: 200, request: get("/projects/authz/promotion-events")},
+		"streamStagePromotions":   {verbs: read, stage: true, ok: 200, request: get(S + "/st/promotions/events")},
+		"createFreight": {verbs: []string{"write"}, stage: true, ok: 201, request: func(sub string) (string, string, string) {
+			return "POST", "/projects/authz/freight", fmt.Sprintf(`{"origin":{"kind":"Warehouse","name":"w"},"images":[{"repoURL":"r","tag":%q}]}`, sub)
+		}},
+		"approveFreight": {verbs: []string{"write"}, stage: true, ok: 200, request: func(string) (string, string, string) {
+			return "POST", "/projects/authz/freight/" + F + "/approve?stage=st", ""
+		}},
+		"promoteToStage": {verbs: []string{"write"}, stage: true, ok: 201, request: func(string) (string, string, string) {
+			return "POST", S + "/st/promotions", fmt.Sprintf(`{"freight":%q}`, F)
+		}},
+		"promoteDownstream": {verbs: []string{"write"}, stage: true, ok: 201, request: func(string) (string, string, string) {
+			return "POST", S + "/st/promotions/downstream", fmt.Sprintf(`{"freight":%q}`, F)
+		}},
+		"abortPromotion": {verbs: []string{"abort"}, stage: true, ok: 200, request: func(string) (string, string, string) {
+			return "POST", "/projects/authz/promotions/" + PR + "/abort", ""
 		}},
 		"getSession":    {ok: 200, request: get("/session")},
 		"deleteSession": {public: true, ok: 204, request: func(string) (string, string, string) { return "DELETE", "/session", "" }},
@@ -253,11 +293,34 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"preader-token-0123456789", S + "/st", http.StatusOK},
 		{"preader-token-0123456789", "/projects/authz/stage-events", http.StatusOK},
 		{"preader-token-0123456789", "/projects/elsewhere/stages", http.StatusForbidden},
+		{"reader-token-0123456789", "/projects/authz/freight", http.StatusForbidden},
+		{"reader-token-0123456789", "/projects/authz/promotions", http.StatusForbidden},
+		{"preader-token-0123456789", "/projects/authz/freight", http.StatusOK},
+		{"preader-token-0123456789", "/projects/authz/promotions", http.StatusOK},
+		{"preader-token-0123456789", "/projects/elsewhere/promotions", http.StatusForbidden},
 		{"stranger-token-0123456789", "/projects/elsewhere/stages", http.StatusOK},
 	} {
 		if code, problem := matrixCall(t, s, "GET", c.path, "", c.token); code != c.want {
 			t.Errorf("GET %s with %s: HTTP %d, want %d (%s)", c.path, strings.Split(c.token, "-")[0], code, c.want, problem)
 		}
+	}
+}
+
+// matrixPost posts body with the admin token, checks the status and
+// decodes the answer into v (nil: not).
+func matrixPost(t *testing.T, s *server, path, body string, want int, v any) {
+	t.Helper()
+	resp, err := s.http.Post(s.URL()+"/api/v1"+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b := readAll(t, resp.Body)
+	if resp.StatusCode != want {
+		t.Fatalf("POST %s: HTTP %d, want %d: %s", path, resp.StatusCode, want, b)
+	}
+	if v != nil {
+		mustJSON(t, []byte(b), v)
 	}
 }
 

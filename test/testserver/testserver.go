@@ -26,7 +26,7 @@ func Config(dataDir, listen string) app.Config {
 	}
 	cfg.DataDir = dataDir
 	cfg.ShutdownGracePeriod = 2 * time.Second
-	cfg.ExecutorTaskTypes = "echo,sleep,process"
+	cfg.ExecutorTaskTypes = "echo,sleep,process,http"
 	return cfg
 }
 

@@ -1,0 +1,346 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	kargo "taskactions/api/kargo/v1alpha1"
+	"taskactions/internal/app"
+	"taskactions/internal/testenv"
+	"taskactions/pkg/client"
+	"taskactions/test/testserver"
+)
+
+// A Promotion's life: abort, the Stage's queue, the streams, and a server
+// SIGKILLed in the middle of one.
+
+// While a step runs, abort ends its action ABORTED, the step Aborted, the
+// Promotion Aborted (no later step, not even an always() one) and the
+// run's root ABORTED; a Promotion waiting its turn ends Aborted at once.
+func TestPromotionAbort(t *testing.T) {
+	k := newKProject(t, srv)
+	k.createStage("slow", direct(), nil,
+		pstep("echo", "first", nil),
+		pstep("sleep", "nap", map[string]any{"duration": "1m"}),
+		withIf(pstep("echo", "after", nil), "${{ always() }}"))
+	f := k.createFreight("1.0.0", "")
+	p := k.promote("slow", f.Name)
+	eventually(t, 15*time.Second, "the step nap to run", func() bool {
+		p = k.promotion(p.Name)
+		return slices.Equal(steps(p), []string{"first=Succeeded", "nap=Running"}) && k.actions(p.Name)["step-2"].Phase == client.RUNNING
+	})
+	// One waiting behind it ends at once, without a run.
+	q := k.promote("slow", f.Name)
+	eventually(t, 10*time.Second, "the second to wait", func() bool {
+		return k.promotion(q.Name).Status.Phase == kargo.PromotionPhasePending
+	})
+	into[kargo.Promotion](t, k.do(http.MethodPost, "/promotions/"+q.Name+"/abort", ""), http.StatusOK)
+	if q = k.finished(q.Name); q.Status.Phase != kargo.PromotionPhaseAborted || len(q.Status.StepExecutionMetadata) != 0 || len(k.actions(q.Name)) != 0 {
+		t.Errorf("aborted while waiting: %s, steps %v, %d actions", q.Status.Phase, steps(q), len(k.actions(q.Name)))
+	}
+	if got := k.promotion(p.Name); got.Status.Phase != kargo.PromotionPhaseRunning {
+		t.Errorf("the running one after the abort of the waiting one: %s", got.Status.Phase)
+	}
+
+	r := into[kargo.Promotion](t, k.do(http.MethodPost, "/promotions/"+p.Name+"/abort", ""), http.StatusOK)
+	if a := r.Annotations[kargo.AnnotationKeyAbort]; !strings.Contains(a, `"actor":"subject:`) {
+		t.Errorf("abort annotation %q", a)
+	}
+	p = k.finished(p.Name)
+	if p.Status.Phase != kargo.PromotionPhaseAborted || !slices.Equal(steps(p), []string{"first=Succeeded", "nap=Aborted"}) {
+		t.Errorf("aborted Promotion: %s %q, steps %v", p.Status.Phase, p.Status.Message, steps(p))
+	}
+	acts := k.actions(p.Name)
+	if acts["promotion"].Phase != client.ABORTED || acts["step-1"].Phase != client.SUCCEEDED || acts["step-2"].Phase != client.ABORTED || len(acts) != 3 {
+		t.Errorf("run: root %s, step-1 %s, step-2 %s, %d actions", acts["promotion"].Phase, acts["step-1"].Phase, acts["step-2"].Phase, len(acts))
+	}
+	eventually(t, 10*time.Second, "the Stage's last Promotion", func() bool {
+		st := k.stage("slow")
+		c := condition(st, kargo.ConditionTypeReady)
+		lp := st.Status.LastPromotion
+		return lp != nil && lp.Name == q.Name && lp.Status != nil && lp.Status.Phase == kargo.PromotionPhaseAborted &&
+			c != nil && c.Status == "False" && c.Reason == "LastPromotionAborted"
+	})
+	// Again: nothing changes.
+	if again := into[kargo.Promotion](t, k.do(http.MethodPost, "/promotions/"+p.Name+"/abort", ""), http.StatusOK); again.Status.Phase != kargo.PromotionPhaseAborted {
+		t.Errorf("second abort: %s", again.Status.Phase)
+	}
+}
+
+// Two Promotions of one Stage: the second waits, Pending and without a
+// run, while the Stage's currentPromotion is the first; then it runs. Both
+// succeed, in creation order.
+func TestPromotionQueue(t *testing.T) {
+	k := newKProject(t, srv)
+	k.createStage("q", direct(), nil, pstep("sleep", "wait", map[string]any{"duration": "1500ms"}))
+	f1, f2 := k.createFreight("1.0.0", ""), k.createFreight("2.0.0", "")
+	p1, p2 := k.promote("q", f1.Name), k.promote("q", f2.Name)
+	if p1.Name >= p2.Name {
+		t.Errorf("names %s, %s: want creation order", p1.Name, p2.Name)
+	}
+	eventually(t, 10*time.Second, "the first to run", func() bool {
+		return k.promotion(p1.Name).Status.Phase == kargo.PromotionPhaseRunning
+	})
+	if cur := k.stage("q").Status.CurrentPromotion; cur == nil || cur.Name != p1.Name || cur.Freight == nil || cur.Freight.Name != f1.Name {
+		t.Errorf("currentPromotion %+v, want %s", cur, p1.Name)
+	}
+	if q := k.promotion(p2.Name); q.Status.Phase != kargo.PromotionPhasePending || q.Status.Freight == nil || q.Status.Freight.Name != f2.Name {
+		t.Errorf("the second, while the first runs: %s, freight %+v", q.Status.Phase, q.Status.Freight)
+	}
+	if acts := k.actions(p2.Name); len(acts) != 0 {
+		t.Errorf("the second has a run of %d actions while it waits", len(acts))
+	}
+	// The second is never seen started before the first has ended (read
+	// the second first: what it shows happened before the first's read).
+	eventually(t, 20*time.Second, "both to end", func() bool {
+		second, first := k.promotion(p2.Name), k.promotion(p1.Name)
+		if second.Status.Phase != kargo.PromotionPhasePending && !first.Status.Phase.IsTerminal() {
+			t.Fatalf("the second is %s while the first is %s", second.Status.Phase, first.Status.Phase)
+		}
+		return second.Status.Phase.IsTerminal()
+	})
+	for _, p := range []kargo.Promotion{k.promotion(p1.Name), k.promotion(p2.Name)} {
+		if p.Status.Phase != kargo.PromotionPhaseSucceeded {
+			t.Errorf("%s: %s %q", p.Name, p.Status.Phase, p.Status.Message)
+		}
+	}
+	eventually(t, 10*time.Second, "the Stage's history", func() bool {
+		st := k.stage("q").Status
+		return st.LastPromotion != nil && st.LastPromotion.Name == p2.Name && len(st.FreightHistory) == 2 &&
+			st.FreightHistory[0].Includes(f2.Name) && st.FreightHistory[1].Includes(f1.Name) && st.CurrentPromotion == nil
+	})
+}
+
+// promotionEvent is the data of a `promotion` event.
+type promotionEvent struct {
+	kargo.Promotion
+	Deleted *bool `json:"deleted"`
+}
+
+// promotionOf decodes a `promotion` event: deleted false, its id the
+// resource version (0 in a snapshot).
+func promotionOf(t testing.TB, ev client.Event) promotionEvent {
+	t.Helper()
+	if ev.Type != "promotion" {
+		t.Fatalf("%s event %s, want a promotion event", ev.Type, ev.Data)
+	}
+	var p promotionEvent
+	mustJSON(t, ev.Data, &p)
+	if p.Kind != "Promotion" || p.Name == "" || p.Deleted == nil || *p.Deleted {
+		t.Errorf("promotion event data %s", ev.Data)
+	}
+	if !ev.HasID || (ev.ID != "0" && ev.ID != p.ResourceVersion) {
+		t.Errorf("promotion event of %s at %s has id %q", p.Name, p.ResourceVersion, ev.ID)
+	}
+	return p
+}
+
+// phasesUntil reads a stream until done, and returns each Promotion's
+// phases as its events showed them (repeats dropped).
+func phasesUntil(t testing.TB, s *sseStream, done func(promotionEvent) bool) map[string][]kargo.PromotionPhase {
+	t.Helper()
+	out := map[string][]kargo.PromotionPhase{}
+	var last uint64
+	for {
+		ev := s.next(t, 20*time.Second)
+		p := promotionOf(t, ev)
+		if c := cursorOf(t, ev.ID); c <= last {
+			t.Errorf("event id %d after %d", c, last)
+		} else {
+			last = c
+		}
+		if ph := out[p.Name]; len(ph) == 0 || ph[len(ph)-1] != p.Status.Phase {
+			out[p.Name] = append(ph, p.Status.Phase)
+		}
+		if done(p) {
+			return out
+		}
+	}
+}
+
+// A Stage's promotions stream: a snapshot, then each phase of a Promotion
+// as an event (Pending while the one before runs, Running, Succeeded);
+// only the Stage's. The project's stream has every Stage's.
+func TestPromotionStreams(t *testing.T) {
+	k := newKProject(t, srv)
+	k.createStage("s", direct(), nil, pstep("sleep", "wait", map[string]any{"duration": "1s"}))
+	k.createStage("other", direct(), nil, pstep("echo", "e", nil))
+	f := k.createFreight("1.0.0", "")
+	p0 := k.finished(k.promote("s", f.Name).Name)
+	stage := openStream(t, srv.http, k.url("/stages/s/promotions/events"), "")
+	project := openStream(t, srv.http, k.url("/promotion-events"), "")
+	for name, s := range map[string]*sseStream{"stage": stage, "project": project} {
+		evs := s.untilSynced(t)
+		if len(evs) != 2 || promotionOf(t, evs[0]).Name != p0.Name || evs[0].ID != "0" || promotionOf(t, evs[0]).Status.Phase != kargo.PromotionPhaseSucceeded {
+			t.Fatalf("%s stream's snapshot: %s", name, eventTypes(evs))
+		}
+		if sy := syncedOf(t, evs[1]); sy.Resumed || sy.Count != 1 {
+			t.Errorf("%s stream: synced %s", name, evs[1].Data)
+		}
+	}
+	p1, p2, o := k.promote("s", f.Name), k.promote("s", f.Name), k.promote("other", f.Name)
+	succeeded := func(name string) func(promotionEvent) bool {
+		return func(p promotionEvent) bool { return p.Name == name && p.Status.Phase == kargo.PromotionPhaseSucceeded }
+	}
+	phases := phasesUntil(t, stage, succeeded(p2.Name))
+	got := phases[p2.Name]
+	if len(got) > 0 && got[0] == "" {
+		got = got[1:] // created: the Pending write may come in the same event
+	}
+	if !slices.Equal(got, []kargo.PromotionPhase{kargo.PromotionPhasePending, kargo.PromotionPhaseRunning, kargo.PromotionPhaseSucceeded}) {
+		t.Errorf("the second's phases %v, want Pending Running Succeeded", phases[p2.Name])
+	}
+	if ph := phases[p1.Name]; len(ph) < 2 || !slices.Equal(ph[len(ph)-2:], []kargo.PromotionPhase{kargo.PromotionPhaseRunning, kargo.PromotionPhaseSucceeded}) {
+		t.Errorf("the first's phases %v", ph)
+	}
+	if _, ok := phases[o.Name]; ok {
+		t.Errorf("the stream of s delivered the other Stage's Promotion")
+	}
+	ended := map[string]bool{}
+	all := phasesUntil(t, project, func(p promotionEvent) bool {
+		ended[p.Name] = p.Status.Phase.IsTerminal()
+		return ended[o.Name] && ended[p2.Name]
+	})
+	for _, name := range []string{p1.Name, p2.Name, o.Name} {
+		if _, ok := all[name]; !ok {
+			t.Errorf("the project's stream has no event of %s", name)
+		}
+	}
+}
+
+// promoServeEnv, set to a data dir, makes TestPromotionServerProcess a
+// server on it (listening on promoListenEnv), for TestPromotionRestart to
+// SIGKILL: a server in the test's own process cannot take one.
+const (
+	promoServeEnv  = "TASKACTIONS_E2E_PROMOTION_SERVER"
+	promoListenEnv = "TASKACTIONS_E2E_PROMOTION_LISTEN"
+)
+
+// TestPromotionServerProcess is the server process of TestPromotionRestart
+// (this test binary, run with promoServeEnv set); otherwise it does
+// nothing.
+func TestPromotionServerProcess(t *testing.T) {
+	dir := os.Getenv(promoServeEnv)
+	if dir == "" {
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	cfg := testserver.Config(dir, os.Getenv(promoListenEnv))
+	cfg.ExecutorTaskTypes = promoTaskTypes
+	if err := app.Run(ctx, cfg, testenv.Logger()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A server SIGKILLed while the second of three steps runs: restarted on
+// its data dir, it resumes the Promotion, which succeeds; no step that had
+// ended runs again (the first step's action has one attempt and one
+// SUCCEEDED, and its http request was made once), and the last step runs
+// once.
+func TestPromotionRestart(t *testing.T) {
+	dir := t.TempDir()
+	dataDir := filepath.Join(dir, "data")
+	rec := newRecorder(t)
+
+	// The first server, in a process of its own (its test binary's shared
+	// server goes in dir too, so that nothing outlives the test).
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPromotionServerProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), promoServeEnv+"="+dataDir, promoListenEnv+"="+addr, "TMPDIR="+dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	eventually(t, 90*time.Second, "the server process to be ready", func() bool {
+		select {
+		case <-exited:
+			t.Fatalf("the server process exited:\n%s", stderr.String())
+		default:
+		}
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	token, err := testserver.AdminToken(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1 := &server{url: "http://" + addr, dataDir: dataDir, token: token, http: &http.Client{Transport: testserver.Authorized(token, nil)}}
+	if s1.api, err = client.NewClientWithResponses(s1.url+"/api/v1", client.WithBearerToken(token)); err != nil {
+		t.Fatal(err)
+	}
+
+	k := newKProject(t, s1)
+	k.createStage("r", direct(), nil,
+		pstep("http", "one", map[string]any{"url": rec.URL + "/one"}),
+		pstep("sleep", "two", map[string]any{"duration": "3s"}),
+		pstep("http", "three", map[string]any{"url": rec.URL + "/three"}))
+	p := k.promote("r", k.createFreight("1.0.0", "").Name)
+	eventually(t, 15*time.Second, "the second step to run", func() bool {
+		return k.actions(p.Name)["step-2"].Phase == client.RUNNING
+	})
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	if n := rec.count("/three"); n != 0 {
+		t.Fatalf("the third step ran before the kill")
+	}
+
+	s2, err := startServer(dataDir, func(c *app.Config) { c.ExecutorTaskTypes = promoTaskTypes })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Stop()
+	k.s = s2
+	p = k.finished(p.Name)
+	if p.Status.Phase != kargo.PromotionPhaseSucceeded || !slices.Equal(steps(p), []string{"one=Succeeded", "two=Succeeded", "three=Succeeded"}) {
+		t.Fatalf("after the restart: %s %q, steps %v", p.Status.Phase, p.Status.Message, steps(p))
+	}
+	acts := k.actions(p.Name)
+	for _, name := range []string{"step-1", "step-3"} {
+		a := acts[name]
+		succeeded := 0
+		for _, h := range a.PhaseHistory {
+			if h.Phase == client.SUCCEEDED {
+				succeeded++
+			}
+		}
+		if a.Phase != client.SUCCEEDED || a.Attempts != 1 || succeeded != 1 {
+			t.Errorf("%s: %s, %d attempts, %d SUCCEEDED in its history; want one of each", name, a.Phase, a.Attempts, succeeded)
+		}
+	}
+	if acts["step-2"].Phase != client.SUCCEEDED || acts["promotion"].Phase != client.SUCCEEDED {
+		t.Errorf("step-2 %s, root %s", acts["step-2"].Phase, acts["promotion"].Phase)
+	}
+	if a, b := rec.count("/one"), rec.count("/three"); a != 1 || b != 1 {
+		t.Errorf("requests: %d to /one, %d to /three; want one each", a, b)
+	}
+}

@@ -163,8 +163,11 @@ func (o *Orchestrator) startRun(ctx context.Context, p *kargo.Promotion) error {
 	root := o.rootID(p)
 	tmpl, _ := json.Marshal(map[string]any{"type": RootTaskType, "custom": map[string]any{"promotion": p.Name, "stage": p.Spec.Stage}})
 	ta, _, err := o.cfg.Actions.Enqueue(ctx, taskactions.EnqueueRequest{
-		ID: root, TaskType: RootTaskType, TaskTemplate: tmpl, ShortName: p.Name, Group: p.Spec.Stage,
+		ID: root, TaskType: RootTaskType, TaskTemplate: tmpl, ShortName: shortName(p.Name), Group: p.Spec.Stage,
 	})
+	if unrunnable(err) {
+		return o.finish(ctx, p, kargo.PromotionPhaseErrored, fmt.Sprintf("cannot start the run: %v", err))
+	}
 	if err != nil {
 		return fmt.Errorf("enqueue the run of Promotion %s: %w", p.Name, err)
 	}
@@ -272,13 +275,31 @@ func (o *Orchestrator) enqueueStep(ctx context.Context, p *kargo.Promotion, d pr
 		return fmt.Errorf("Promotion %s, step %q: %w", p.Name, d.Alias, err)
 	}
 	_, _, err = o.cfg.Actions.Enqueue(ctx, taskactions.EnqueueRequest{
-		ID: o.stepID(p, d.Index), Parent: RootAction, TaskType: d.Uses, TaskTemplate: tmpl, ShortName: d.Alias,
+		ID: o.stepID(p, d.Index), Parent: RootAction, TaskType: d.Uses, TaskTemplate: tmpl, ShortName: shortName(d.Alias),
 	})
-	if errors.Is(err, pipeline.ErrConflict) {
+	switch {
+	case errors.Is(err, pipeline.ErrConflict):
 		return nil // enqueued before a restart, with a config evaluated then: keep that one
+	case unrunnable(err):
+		now := time.Now()
+		return o.updateStatus(ctx, p, func(s *kargo.PromotionStatus) {
+			setRecord(s, d.Index, promotion.StepRecord{Alias: d.Alias, Status: kargo.PromotionStepStatusErrored,
+				Message: fmt.Sprintf("cannot run step %q: %v", d.Alias, err), StartedAt: &now, FinishedAt: &now},
+				p.Spec.Steps[d.Index].ContinueOnError)
+		})
 	}
 	return err
 }
+
+// unrunnable: the action cannot be stored as asked (too large a config,
+// a field the schema refuses); retrying would not change that.
+func unrunnable(err error) bool {
+	return errors.Is(err, pipeline.ErrInvalid) || errors.Is(err, pipeline.ErrTooLarge)
+}
+
+// shortName fits a name into an action's short name (63 bytes; names and
+// aliases are ASCII).
+func shortName(s string) string { return s[:min(len(s), 63)] }
 
 // ended reports whether a step's action is terminal, and its record if so.
 func (o *Orchestrator) ended(p *kargo.Promotion, i int, r promotion.StepRecord, ta *v1.TaskAction) (promotion.StepRecord, bool) {

@@ -352,3 +352,18 @@ func TestFreightSoak(t *testing.T) {
 		t.Errorf("after %s replaced it in test, %s's status is %s, want its longest soak in test recorded", f2.Name, f1.Name, mustMarshal(t, k.freight(f1.Name).Status))
 	}
 }
+
+// TestPromotionLongNames: a Stage named near the limit and a step alias
+// longer than an action's short name still promote (the run's names are
+// cut to fit, the Promotion's are Kargo's).
+func TestPromotionLongNames(t *testing.T) {
+	k := newKProject(t, srv)
+	stage := "a-stage-with-a-rather-long-name-" + strings.Repeat("x", 40)
+	alias := "an-alias-longer-than-the-sixty-three-characters-of-a-short-name"
+	k.createStage(stage, direct(), nil, pstep("echo", alias, nil))
+	f := k.createFreight("long", "")
+	p := k.finished(k.promote(stage, f.Name).Name)
+	if p.Status.Phase != kargo.PromotionPhaseSucceeded || record(p, alias).Status != kargo.PromotionStepStatusSucceeded {
+		t.Fatalf("Promotion %s ended %s (%s), step %+v", p.Name, p.Status.Phase, p.Status.Message, record(p, alias))
+	}
+}

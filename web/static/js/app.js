@@ -4,7 +4,9 @@
 //   /projects/{p}/domains/{d}            the runs, live
 //   /projects/{p}/domains/{d}/runs/{r}   one run's action tree, live
 //   /projects/{p}/stages                 a project's Kargo Stages as a pipeline, live
-//   /projects/{p}/stages/{s}             one Stage: conditions, spec, refresh, delete
+//   /projects/{p}/stages/{s}             one Stage: conditions, spec, refresh, delete,
+//                                        promote, its promotions and Freight timeline
+//   /projects/{p}/promotions/{name}      one Promotion: its steps, live; abort
 import { h, clear } from './dom.js';
 import { MAX, pages, validName, session, logout } from './api.js';
 import { loginPage } from './login.js';
@@ -13,6 +15,7 @@ import { runsPage } from './runs.js';
 import { runPage } from './run.js';
 import { stagesPage, validProject, validStageName } from './stages.js';
 import { stagePage } from './stage.js';
+import { promotionPage } from './promote.js';
 
 const main = document.getElementById('main');
 const crumbs = document.getElementById('crumbs');
@@ -69,6 +72,16 @@ function route() {
   }
   if (!parts) return notFound('This address is not valid.');
   if (parts.length === 0) return homePage(main, ui);
+  if (parts[0] === 'projects' && parts[2] === 'promotions' && parts.length === 4) {
+    const [project, name] = [parts[1], parts[3]];
+    if (!validProject(project)) {
+      return notFound(`“${project}” is not a valid project name: use lower-case letters, digits and “-” (starting and ending with a letter or digit), at most ${MAX.project} characters.`);
+    }
+    if (!validStageName(name)) {
+      return notFound(`“${name}” is not a valid promotion name: use lower-case letters, digits, “-” and “.”, at most 253 characters.`);
+    }
+    return promotionPage(main, { project, name }, ui);
+  }
   if (parts[0] === 'projects' && parts[2] === 'stages' && (parts.length === 3 || parts.length === 4)) {
     const [project, stage] = [parts[1], parts[3]];
     if (!validProject(project)) {

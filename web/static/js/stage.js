@@ -1,7 +1,9 @@
 // /projects/{p}/stages/{s}: one Stage, kept live by its stream: what it is
 // (phase, health, freight, promotions), its conditions, what it requests
 // and its promotion steps; Refresh (with a spinner until the controller
-// has handled it) and Delete.
+// has handled it) and Delete. Also its Promotions, live by the Stage's
+// Promotion stream, Promote (promote.js's dialog) and its Freight
+// timeline (status.freightHistory, the current first).
 import { h, setAttr, setText } from './dom.js';
 import { ApiError } from './api.js';
 import { LiveCollection } from './live.js';
@@ -12,6 +14,8 @@ import {
   refreshPending, refreshStage, refreshToken, relTime, stageBadge, stagePages, stagePhase, stageStreams,
   updateStageBadge,
 } from './stages.js';
+import { byNewest, connStates, openPromote, promotionList, promotionPages, promotionPhase, promotionStreams } from './promote.js';
+import { FreightIndex, freightTimeline } from './freight.js';
 
 export function stagePage(main, { project, stage }, ui) {
   ui.setTitle(`${stage} · Stages · ${project}`);
@@ -25,6 +29,7 @@ export function stagePage(main, { project, stage }, ui) {
   const refreshLabel = h('span', { text: 'Refresh' });
   const refreshBtn = h('button', { type: 'button', class: 'btn', id: 'refresh-stage', disabled: true, 'aria-busy': 'false', 'aria-describedby': 'refresh-status' }, spinner, refreshLabel);
   const deleteBtn = h('button', { type: 'button', class: 'btn danger', id: 'delete-stage', disabled: true, text: 'Delete stage' });
+  const promoteBtn = h('button', { type: 'button', class: 'btn primary', id: 'promote-stage', disabled: true, 'aria-haspopup': 'dialog', text: 'Promote' });
   const refreshStatus = h('p', { class: 'refresh-status muted', id: 'refresh-status', role: 'status' });
   const notice = h('div', { class: 'callout notice-stage', role: 'alert', hidden: true });
   const loading = h('p', { class: 'empty', text: 'Loading the stage…' });
@@ -39,17 +44,20 @@ export function stagePage(main, { project, stage }, ui) {
         h('p', { class: 'eyebrow', text: `${project} · stage` }),
         h('h1', null, h('span', { class: 'mono', id: 'stage-name', text: stage }), badge),
         desc),
-      h('div', { class: 'head-actions' }, refreshBtn, deleteBtn)),
+      h('div', { class: 'head-actions' }, promoteBtn, refreshBtn, deleteBtn)),
     refreshStatus, notice, loading, body);
 
   // The sections: each is drawn again only when what it shows changed.
   const sections = {
     facts: panel('Status', 'facts-title', right),
+    freight: panel('Freight timeline', 'freight-title', right),
+    promotions: panel('Promotions', 'promotions-title', left),
     conditions: panel('Conditions', 'conditions-title', left),
     steps: panel('Promotion steps', 'steps-title', left),
     requests: panel('Requested freight', 'requests-title', right),
   };
   const drawn = {};
+  sections.promotions.body.append(h('p', { class: 'empty', text: 'Loading the promotions…' }));
   function draw(name, key, build) {
     if (drawn[name] === key) return;
     drawn[name] = key;
@@ -79,6 +87,9 @@ export function stagePage(main, { project, stage }, ui) {
     setText(desc, d);
     desc.hidden = !d;
     deleteBtn.disabled = false;
+    // A control-flow Stage has no steps to run: nothing is promoted to it.
+    promoteBtn.hidden = isControlFlow(s);
+    promoteBtn.disabled = false;
     drawAll();
     updateRefresh();
   }
@@ -89,11 +100,22 @@ export function stagePage(main, { project, stage }, ui) {
     const st = s.status || {};
     const now = Date.now();
     const lp = st.lastPromotion;
-    draw('facts', JSON.stringify([st.health, st.freightHistory && st.freightHistory[0], st.freightSummary, st.currentPromotion, lp, st.lastHandledRefresh,
-      st.observedGeneration, s.metadata.generation, s.spec && s.spec.shard, stagePhase(s), lp && lp.finishedAt ? relTime(lp.finishedAt, now) : '']), () => facts(s, now));
+    draw('facts', JSON.stringify([index.version, st.health, st.freightHistory && st.freightHistory[0], st.freightSummary, st.currentPromotion, lp, st.lastHandledRefresh,
+      st.observedGeneration, s.metadata.generation, s.spec && s.spec.shard, stagePhase(s), lp && lp.finishedAt ? relTime(lp.finishedAt, now) : '']), () => facts(s, now, project, index));
     draw('conditions', JSON.stringify(st.conditions || []), () => conditions(st.conditions || []));
     draw('steps', JSON.stringify([s.spec && s.spec.promotionTemplate, s.spec && s.spec.verification]), () => steps(s));
     draw('requests', JSON.stringify((s.spec && s.spec.requestedFreight) || []), () => requests(project, s));
+    draw('freight', JSON.stringify([st.freightHistory || [], index.version, Math.floor(now / 60000)]), () => freightTimeline(s, index, now));
+    drawPromotions();
+  }
+
+  // The Stage's Promotions, newest first, from their stream.
+  function drawPromotions() {
+    if (!promosSynced) return;
+    const items = [...promos.items.values()].sort(byNewest);
+    const current = cur && cur.status && cur.status.currentPromotion ? cur.status.currentPromotion.name : '';
+    const key = JSON.stringify([index.version, current, items.slice(0, 50).map((pr) => [pr.metadata.name, promotionPhase(pr), pr.status, pr.spec && pr.spec.freight]), items.length]);
+    draw('promotions', key, () => promotionList(project, items, index, current));
   }
 
   function showGone(message) {
@@ -106,6 +128,7 @@ export function stagePage(main, { project, stage }, ui) {
     notice.replaceChildren(h('p', { text: message }), h('p', null, h('a', { href: stagePages.list(project), text: `All stages of ${project}` })));
     notice.hidden = false;
     deleteBtn.disabled = true;
+    promoteBtn.disabled = true;
     updateRefresh();
   }
 
@@ -157,6 +180,11 @@ export function stagePage(main, { project, stage }, ui) {
     }
   });
 
+  promoteBtn.addEventListener('click', () => {
+    if (!cur || gone) return;
+    openPromote({ project, stage: cur });
+  });
+
   deleteBtn.addEventListener('click', () => confirmAbort({
     heading: `Delete stage ${stage}?`,
     text: `The Stage goes from project ${project}, with its status and history. Stages downstream of it no longer get Freight through it. This cannot be undone.`,
@@ -166,6 +194,7 @@ export function stagePage(main, { project, stage }, ui) {
     done: () => location.assign(stagePages.list(project)),
   }));
 
+  const conn = connStates(ui.setConn);
   const live = new LiveCollection({
     url: stageStreams.stage(project, stage),
     event: 'stage',
@@ -180,7 +209,23 @@ export function stagePage(main, { project, stage }, ui) {
     onSynced: () => {
       if (!live.items.has(stage) && !gone) showGone(`There is no stage ${stage} in project ${project}.`);
     },
-    onState: ui.setConn,
+    onState: conn('stage'),
+  });
+
+  // The aliases of the Freight that Promotions and the history name.
+  const index = new FreightIndex(project, drawAll);
+  let promosSynced = false;
+  const promos = new LiveCollection({
+    url: promotionStreams.stage(project, stage),
+    event: 'promotion',
+    key: (pr) => pr.metadata.name,
+    deleted: (pr) => pr.deleted === true,
+    apply: () => drawPromotions(),
+    onSynced: () => {
+      promosSynced = true;
+      drawPromotions();
+    },
+    onState: conn('promotions'),
   });
 
   // First the Stage (a 404 says there is none, without a stream), then
@@ -189,6 +234,8 @@ export function stagePage(main, { project, stage }, ui) {
     (s) => {
       show(s);
       live.start();
+      promos.start();
+      index.load();
     },
     (e) => {
       if (e.status === 404) {
@@ -197,10 +244,13 @@ export function stagePage(main, { project, stage }, ui) {
       }
       setText(refreshStatus, e.message);
       live.start();
+      promos.start();
+      index.load();
     });
 
   setInterval(drawAll, 15000);
   keepCurrent(live, drawAll);
+  keepCurrent(promos, drawAll);
 }
 
 /** newer: a is a later version than b (resource versions compare as
@@ -221,7 +271,7 @@ function panel(title, id, parent) {
   return { body };
 }
 
-function facts(s, now) {
+function facts(s, now, project, index) {
   const st = s.status || {};
   const hs = health(s);
   const fr = currentFreight(s);
@@ -234,11 +284,12 @@ function facts(s, now) {
     ['Freight', fr.length
       ? h('ul', { class: 'plain', id: 'stage-freight' }, fr.map((f) => h('li', null,
         h('span', { class: 'muted', text: f.origin ? `${f.origin.kind || 'Warehouse'} ${f.origin.name}: ` : '' }),
+        index.alias(f.name) ? h('strong', { class: 'fr-alias', text: `${index.alias(f.name)} ` }) : null,
         h('span', { class: 'mono wrap', text: f.name }))))
       : h('span', { id: 'stage-freight', text: noFreight(st.freightSummary) ? 'No freight' : st.freightSummary })],
-    cp ? ['Promoting', h('span', { class: 'mono', text: cp.name })] : null,
+    cp ? ['Promoting', h('a', { class: 'mono wrap', href: promotionPages.promotion(s.metadata.namespace || project, cp.name), text: cp.name })] : null,
     ['Last promotion', lp ? h('div', { id: 'stage-last-promotion' },
-      h('span', { class: 'mono wrap', text: lp.name }),
+      h('a', { class: 'mono wrap', href: promotionPages.promotion(s.metadata.namespace || project, lp.name), text: lp.name }),
       lp.status && lp.status.phase ? h('span', { class: 'tag', text: lp.status.phase }) : null,
       lp.finishedAt ? h('span', { class: 'muted' }, ' finished ', h('time', { datetime: lp.finishedAt, title: fullTime(lp.finishedAt), text: relTime(lp.finishedAt, now) })) : null,
       lp.status && lp.status.message ? h('p', { class: 'muted wrap small', text: lp.status.message }) : null)

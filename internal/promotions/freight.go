@@ -3,12 +3,14 @@ package promotions
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	kargo "taskactions/api/kargo/v1alpha1"
@@ -152,9 +154,11 @@ func (m *Manager) ApproveFreight(ctx context.Context, project, nameOrAlias, stag
 	if f.IsApprovedFor(stage) {
 		return m.freight.View(f), nil
 	}
-	next := f.DeepCopy()
-	next.Status.AddApprovedStage(stage, m.now())
-	out, err := m.client.KargoV1alpha1().Freights(project).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+	// A merge patch of the status: it adds one key, so it cannot conflict
+	// with the Stage controller's writes to the same status.
+	approved := kargo.ApprovedStage{ApprovedAt: &metav1.Time{Time: m.now()}}
+	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"approvedFor": map[string]any{stage: approved}}})
+	out, err := m.client.KargoV1alpha1().Freights(project).Patch(ctx, f.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
 	if err != nil {
 		return nil, writeError("Freight", project, f.Name, err)
 	}

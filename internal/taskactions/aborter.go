@@ -80,7 +80,9 @@ func (a *Aborter) reconcile(ctx context.Context, key string, store cache.Store, 
 		return a.m.abortOne(ctx, IDOf(ta), reason)
 	}
 	s := &ta.Spec
-	children, _ := a.m.byIndex(indexParent, idKey(s.Project, s.Domain, s.RunName, s.ActionName))
+	// From the index, not the sorted lists: order does not matter here, and
+	// the lists may lag the event that woke this reconcile.
+	children, _ := a.m.actions.ByIndex(indexParent, idKey(s.Project, s.Domain, s.RunName, s.ActionName))
 	for _, c := range children {
 		add(keyOf(c.Namespace, c.Name))
 	}

@@ -84,7 +84,7 @@ func (m *Manager) descendants(id ActionID) []*v1.TaskAction {
 	for len(queue) > 0 && len(out) < maxDescendants {
 		p := queue[0]
 		queue = queue[1:]
-		kids, _ := m.byIndex(indexParent, idKey(p.Project, p.Domain, p.Run, p.Name))
+		kids, _ := m.actions.ByIndex(indexParent, idKey(p.Project, p.Domain, p.Run, p.Name)) // unsorted: no list cached per descendant
 		for _, k := range kids {
 			out = append(out, k)
 			queue = append(queue, IDOf(k))

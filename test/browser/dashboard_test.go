@@ -413,3 +413,25 @@ func seedDemoRun(t *testing.T, run client.RunIdentifier) {
 		t.Fatalf("abort notify: %v %s", err, resp.Body)
 	}
 }
+
+// TestRunPageBackForwardCache: a run page that goes into the back-forward
+// cache closes its stream (a browser has six connections per server over
+// HTTP/1.1; a few cached pages holding streams used them all, and the
+// next page never loaded), and back, resumes from its last event id and
+// shows what changed meanwhile.
+func TestRunPageBackForwardCache(t *testing.T) {
+	run := newRun()
+	enqueue(t, run, "a0", "")
+	p := openPage(t, runPath(run))
+	p.waitVisible(`[data-action="a0"]`)
+	p.waitVisible(`#conn[data-conn="live"]`)
+	eval[bool](p, `(window.dispatchEvent(new PageTransitionEvent('pagehide', { persisted: true })), true)`)
+	enqueue(t, run, "b1", "a0")
+	time.Sleep(300 * time.Millisecond) // what a live stream would take to show it
+	if eval[bool](p, `!!document.querySelector('[data-action="b1"]')`) {
+		t.Fatal("b1 showed while the page was in the back-forward cache: the stream was not closed")
+	}
+	eval[bool](p, `(window.dispatchEvent(new PageTransitionEvent('pageshow', { persisted: true })), true)`)
+	p.eventually("b1 after the page came back", `!!document.querySelector('[data-action="b1"]')`)
+	p.waitVisible(`#conn[data-conn="live"]`)
+}

@@ -10,10 +10,10 @@
 // on the run's action stream.
 import { h, setAttr, setText } from './dom.js';
 import { ApiError, pages, request, streams } from './api.js';
-import { LiveCollection } from './live.js';
+import { LiveCollection, keepCurrent } from './live.js';
 import { duration, fullTime, ms, phaseName, timeEl } from './format.js';
 import { confirmAbort, toast } from './dialog.js';
-import { keepCurrent, relTime, stagePages } from './stages.js';
+import { relTime, stagePages } from './stages.js';
 import {
   approveFreight, artifactList, artifactText, freightLabel, getFreight, listFreight, originText, short,
 } from './freight.js';

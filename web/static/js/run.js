@@ -3,7 +3,7 @@
 // for the selected action and abort.
 import { h, setAttr, setText } from './dom.js';
 import { abortAction, deleteRun, pages, streams } from './api.js';
-import { LiveCollection } from './live.js';
+import { LiveCollection, keepCurrent } from './live.js';
 import {
   actionSpan, badge, compareNames, duration, fullTime, isTerminal, ms, phaseName,
   shortTime, spanDuration, timeEl, updateBadge,
@@ -128,6 +128,7 @@ export function runPage(main, { project, domain, run }, ui) {
     onState: ui.setConn,
   });
   live.start();
+  keepCurrent(live);
 
   // A link or a person may change #action=name: select it.
   window.addEventListener('hashchange', () => {

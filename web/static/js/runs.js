@@ -2,7 +2,7 @@
 // kept live by the project-domain stream (`run` events carry RunSummary).
 import { h, setAttr, setText, srOnly } from './dom.js';
 import { pages, streams } from './api.js';
-import { LiveCollection } from './live.js';
+import { LiveCollection, keepCurrent } from './live.js';
 import { PHASES, badge, duration, ms, phaseClass, phaseName, shortTime, fullTime, updateBadge } from './format.js';
 import * as store from './store.js';
 
@@ -127,6 +127,7 @@ export function runsPage(main, { project, domain }, ui) {
     onState: ui.setConn,
   });
   live.start();
+  keepCurrent(live);
   setInterval(() => {
     for (const row of rows.values()) if (!row.s.endedAt) tick(row);
   }, 1000);

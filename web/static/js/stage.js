@@ -6,11 +6,11 @@
 // timeline (status.freightHistory, the current first).
 import { h, setAttr, setText } from './dom.js';
 import { ApiError } from './api.js';
-import { LiveCollection } from './live.js';
+import { LiveCollection, keepCurrent } from './live.js';
 import { fullTime, ms, timeEl } from './format.js';
 import { confirmAbort, toast } from './dialog.js';
 import {
-  currentFreight, deleteStage, getStage, health, healthClass, isControlFlow, keepCurrent, noFreight,
+  currentFreight, deleteStage, getStage, health, healthClass, isControlFlow, noFreight,
   refreshPending, refreshStage, refreshToken, relTime, stageBadge, stagePages, stagePhase, stageStreams,
   updateStageBadge,
 } from './stages.js';

@@ -11,7 +11,7 @@
 // (content-visibility).
 import { h, setAttr, setText } from './dom.js';
 import { MAX, request, validName } from './api.js';
-import { LiveCollection } from './live.js';
+import { LiveCollection, keepCurrent } from './live.js';
 import { fullTime, ms } from './format.js';
 import { GRID, edgePath, layout, stageId, whId } from './graph.js';
 
@@ -203,42 +203,6 @@ export function healthText(state) {
 /** healthClass colours a health state. */
 export function healthClass(state) {
   return 'sh-' + (state || 'None');
-}
-
-/**
- * keepCurrent makes a page current again when it comes back: a tab that
- * was hidden, frozen or kept in the back-forward cache. The stream stays
- * open in the background (events are taken in, coalesced per Stage, and
- * applied by a timer since frames do not run there); on return whatever
- * is pending is applied at once, and a stream that was closed is opened
- * again from the last event id (the server resumes, or resets with a fresh
- * snapshot). Kargo's own UI closed its watch when hidden and showed stale
- * Stages after (akuity/kargo #2094, #2384).
- */
-export function keepCurrent(live, then) {
-  const resume = () => {
-    // (Not started, as for a Stage that is not there: nothing to resume.)
-    if (document.visibilityState !== 'visible' || live.stopped || !live.es) return;
-    if (live.es.readyState === EventSource.CLOSED) {
-      clearTimeout(live.retryTimer);
-      live.connect();
-    } else {
-      live.flush();
-    }
-    if (then) then();
-  };
-  document.addEventListener('visibilitychange', resume);
-  document.addEventListener('resume', resume); // after a freeze
-  // The back-forward cache: a page kept there would hold its stream's
-  // connection (a browser has six per server over HTTP/1.1, and a few
-  // cached pages used them all up); it closes the stream when it goes and
-  // resumes from the last event id when it comes back.
-  window.addEventListener('pagehide', (ev) => {
-    if (!ev.persisted || !live.es) return;
-    clearTimeout(live.retryTimer);
-    live.es.close();
-  });
-  window.addEventListener('pageshow', (ev) => { if (ev.persisted) resume(); });
 }
 
 // The pipeline page.

@@ -13,7 +13,8 @@ import { loginPage } from './login.js';
 import { homePage } from './home.js';
 import { runsPage } from './runs.js';
 import { runPage } from './run.js';
-import { stagesPage, validProject, validStageName } from './stages.js';
+import { stagesPage } from './stages.js';
+import { validProject, validStageName } from './kargo.js';
 import { stagePage } from './stage.js';
 import { promotionPage } from './promote.js';
 

@@ -5,7 +5,7 @@
 import { h } from './dom.js';
 import { request } from './api.js';
 import { fullTime } from './format.js';
-import { relTime } from './stages.js';
+import { relTime } from './kargo.js';
 
 const enc = encodeURIComponent;
 

@@ -2,7 +2,7 @@
 import { h } from './dom.js';
 import { MAX, pages, validName } from './api.js';
 import * as store from './store.js';
-import { stagePages } from './stages.js';
+import { stagePages } from './kargo.js';
 
 export function homePage(main, ui) {
   ui.setTitle('');

@@ -13,7 +13,7 @@ import { ApiError, pages, request, streams } from './api.js';
 import { LiveCollection, keepCurrent } from './live.js';
 import { duration, fullTime, ms, phaseName, timeEl } from './format.js';
 import { confirmAbort, toast } from './dialog.js';
-import { relTime, stagePages } from './stages.js';
+import { relTime, stagePages } from './kargo.js';
 import {
   approveFreight, artifactList, artifactText, freightLabel, getFreight, listFreight, originText, short,
 } from './freight.js';

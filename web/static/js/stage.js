@@ -13,7 +13,7 @@ import {
   currentFreight, deleteStage, getStage, health, healthClass, isControlFlow, noFreight,
   refreshPending, refreshStage, refreshToken, relTime, stageBadge, stagePages, stagePhase, stageStreams,
   updateStageBadge,
-} from './stages.js';
+} from './kargo.js';
 import { byNewest, connStates, openPromote, promotionList, promotionPages, promotionPhase, promotionStreams } from './promote.js';
 import { FreightIndex, freightTimeline } from './freight.js';
 

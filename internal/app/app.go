@@ -20,6 +20,7 @@ import (
 	"taskactions/internal/handlers"
 	"taskactions/internal/journal"
 	"taskactions/internal/kube/clientset/versioned"
+	"taskactions/internal/pipeline"
 	"taskactions/internal/promotions"
 	"taskactions/internal/runs"
 	"taskactions/internal/sse"
@@ -259,8 +260,8 @@ func (a *App) startManager(ctx context.Context, restCfg *rest.Config, claimed st
 }
 
 // caches are the pipelines of every kind this server serves.
-func (a *App) caches() []handlers.CacheStats {
-	return append([]handlers.CacheStats{a.mgr.Cache(), a.stages.Cache()}, a.promos.Caches()...)
+func (a *App) caches() []pipeline.Stats {
+	return append([]pipeline.Stats{a.mgr.Cache(), a.stages.Cache()}, a.promos.Caches()...)
 }
 
 // synced reports whether every kind's cache is synced.
@@ -445,9 +446,6 @@ func (a *App) Stop() error {
 	a.log.Info().Msg("stopped")
 	return errors.Join(errs...)
 }
-
-// Stages is the Stage manager (for tests and benchmarks).
-func (a *App) Stages() *stages.Manager { return a.stages }
 
 // Manager is the action manager (for tests and benchmarks that look
 // inside a running server).

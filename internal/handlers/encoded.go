@@ -27,10 +27,15 @@ func actionJSON(u *taskactions.ActionUpdate) []byte {
 // view plus `deleted`, encoded once per update however many streams carry
 // it.
 func encodeActionEvent(u *taskactions.ActionUpdate) []byte {
-	return u.Wire.Bytes(func() []byte {
-		a := slices.Clip(actionJSON(u))
-		return append(append(a[:len(a)-1], `,"deleted":`...), strconv.FormatBool(u.Deleted)+"}"...)
-	})
+	return u.Wire.Bytes(func() []byte { return withDeleted(actionJSON(u), u.Deleted) })
+}
+
+// withDeleted is an encoded object with the field `deleted` added: the
+// data of a stream event, made from the object's encoding without
+// encoding it again.
+func withDeleted(obj []byte, deleted bool) []byte {
+	b := slices.Clip(obj)
+	return append(append(b[:len(b)-1], `,"deleted":`...), strconv.FormatBool(deleted)+"}"...)
 }
 
 // actionList is a 200 response of schema ActionList, written from the

@@ -14,7 +14,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
-	"taskactions/internal/journal"
+	"taskactions/internal/pipeline"
 )
 
 // Kargo's kinds are served as the Kubernetes objects they are: bodies in
@@ -60,19 +60,18 @@ func objectBody[T any](kind string, jsonBody *T, body io.Reader) (*T, error) {
 	return &obj, nil
 }
 
-// encodeOnce is obj's JSON, memoized in e.
-func encodeOnce(e *journal.Encoded, obj any) []byte {
-	return e.Bytes(func() []byte {
-		b, _ := json.Marshal(obj)
+// objectJSON is the object of a view, encoded once.
+func objectJSON[T pipeline.Object](v *pipeline.ObjectView[T]) []byte {
+	return v.JSON.Bytes(func() []byte {
+		b, _ := json.Marshal(v.Object)
 		return b
 	})
 }
 
-// withDeleted is an object's JSON with the field `deleted`: the data of a
-// stream event.
-func withDeleted(obj []byte, deleted bool) []byte {
-	b := slices.Clip(obj)
-	return append(append(b[:len(b)-1], `,"deleted":`...), strconv.FormatBool(deleted)+"}"...)
+// objectEvent is the data of a stream event about an object: its JSON
+// with the field `deleted`, encoded once however many streams carry it.
+func objectEvent[T pipeline.Object](v *pipeline.ObjectView[T]) []byte {
+	return v.Wire.Bytes(func() []byte { return withDeleted(objectJSON(v), v.Deleted) })
 }
 
 // objectResponse writes one object from its encoding.

@@ -26,11 +26,8 @@ type Gauges struct {
 	QueueDepth    func() int
 	EventsHandled func() int64
 	// Caches are the pipelines of every resource kind.
-	Caches []CacheStats
+	Caches []pipeline.Stats
 }
-
-// CacheStats is what metrics read of one kind's pipeline.
-type CacheStats = pipeline.Stats
 
 // NewMetrics registers the server's metrics.
 func NewMetrics(g Gauges) *Metrics {
@@ -69,7 +66,7 @@ func NewMetrics(g Gauges) *Metrics {
 }
 
 // cacheCollector reports each kind's pipeline, labelled by kind.
-type cacheCollector []CacheStats
+type cacheCollector []pipeline.Stats
 
 var (
 	cacheObjectsDesc = prometheus.NewDesc("taskactions_cache_objects",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	kargo "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/auth"
 	"taskactions/internal/promotions"
 	"taskactions/internal/sse"
@@ -125,9 +126,7 @@ func (s *Server) promotionStream(ctx context.Context, project, stage, lastID str
 		Open: func(ctx context.Context, after *uint64) (*promotions.Subscription, promotions.Start, []*promotions.View) {
 			return s.promos.Subscribe(ctx, project, stage, after)
 		},
-		Encode: func(v *promotions.View) []byte {
-			return v.Wire.Bytes(func() []byte { return withDeleted(promotionJSON(v), v.Deleted) })
-		},
+		Encode:  objectEvent[*kargo.Promotion],
 		Cursors: s.promos.Journal(),
 	}
 	return stream[*promotions.View]{ctx: ctx, kind: "promotions", lastID: lastID, src: src, s: s}
@@ -152,8 +151,10 @@ func actor(ctx context.Context) string {
 	return ""
 }
 
-func freightJSON(v *promotions.FreightView) []byte { return encodeOnce(&v.JSON, v.Freight) }
-func promotionJSON(v *promotions.View) []byte      { return encodeOnce(&v.JSON, v.Promotion) }
+var (
+	freightJSON   = objectJSON[*kargo.Freight]
+	promotionJSON = objectJSON[*kargo.Promotion]
+)
 
 type freightList []*promotions.FreightView
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	kargo "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/sse"
 	"taskactions/internal/stages"
 )
@@ -93,7 +94,7 @@ func (s *Server) stageStream(ctx context.Context, project, name, lastID string) 
 		Open: func(ctx context.Context, after *uint64) (*stages.Subscription, stages.Start, []*stages.Update) {
 			return s.stages.Subscribe(ctx, project, name, after)
 		},
-		Encode:  encodeStageEvent,
+		Encode:  objectEvent[*kargo.Stage],
 		Cursors: s.stages.Journal(),
 	}
 	return stream[*stages.Update]{ctx: ctx, kind: "stages", lastID: lastID, src: src, s: s}, nil
@@ -102,13 +103,8 @@ func (s *Server) stageStream(ctx context.Context, project, name, lastID string) 
 func (st stream[V]) VisitStreamProjectStagesResponse(w http.ResponseWriter) error { return st.serve(w) }
 func (st stream[V]) VisitStreamStageResponse(w http.ResponseWriter) error         { return st.serve(w) }
 
-// stageJSON is the Stage object of an update, encoded once.
-func stageJSON(u *stages.Update) []byte { return encodeOnce(&u.JSON, u.Stage) }
-
-// encodeStageEvent is the data of a `stage` event.
-func encodeStageEvent(u *stages.Update) []byte {
-	return u.Wire.Bytes(func() []byte { return withDeleted(stageJSON(u), u.Deleted) })
-}
+// stageJSON is a Stage's JSON, encoded once.
+var stageJSON = objectJSON[*kargo.Stage]
 
 // stageList is a 200 StageList written from the memoized encodings.
 type stageList []*stages.Update

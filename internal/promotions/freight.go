@@ -19,13 +19,8 @@ import (
 	"taskactions/internal/pipeline"
 )
 
-// FreightView is a piece of Freight as clients see it, encoded once.
-type FreightView struct {
-	Freight *kargo.Freight
-	Deleted bool
-	JSON    journal.Encoded
-	Wire    journal.Encoded
-}
+// FreightView is a piece of Freight as clients see it.
+type FreightView = pipeline.ObjectView[*kargo.Freight]
 
 const indexAlias = "alias"
 
@@ -43,11 +38,8 @@ func freightKind(client rest, j journal.Config) pipeline.Kind[*kargo.Freight, *F
 		Compare: func(a, b *kargo.Freight) int {
 			return cmp.Or(b.CreationTimestamp.Compare(a.CreationTimestamp.Time), cmp.Compare(a.Name, b.Name))
 		},
-		View: func(f *kargo.Freight, deleted bool) *FreightView {
-			c := *f
-			c.APIVersion, c.Kind, c.ManagedFields = kargo.GroupVersion.String(), "Freight", nil
-			return &FreightView{Freight: &c, Deleted: deleted}
-		},
+		View:    pipeline.ObjectViews[kargo.Freight](kargo.GroupVersion.WithKind("Freight")),
+		Same:    pipeline.SameObject[*kargo.Freight],
 		Journal: j,
 	})
 }
@@ -65,7 +57,7 @@ func (m *Manager) ListFreight(ctx context.Context, project, availableTo string) 
 	}
 	var out []*FreightView
 	for _, v := range all {
-		if st.IsFreightAvailable(v.Freight) {
+		if st.IsFreightAvailable(v.Object) {
 			out = append(out, v)
 		}
 	}
@@ -113,7 +105,7 @@ func (m *Manager) CreateFreight(ctx context.Context, project string, f *kargo.Fr
 			Detail: fmt.Sprintf("Invalid value: %q: must be the project %q (or left out)", f.Namespace, project)}}
 	}
 	f.Namespace, f.ResourceVersion, f.Status = project, "", kargo.FreightStatus{}
-	if err := fieldErrors(kargorules.ValidateFreight(f)); err != nil {
+	if err := pipeline.FromFieldErrors(kargorules.ValidateFreight(f)); err != nil {
 		return nil, err
 	}
 	if err := kargorules.DefaultFreight(f, true, m.newAlias(project)); err != nil {
@@ -131,7 +123,8 @@ func (m *Manager) CreateFreight(ctx context.Context, project string, f *kargo.Fr
 // adjective-animal pair; a short counter-based name serves here.
 func (m *Manager) newAlias(project string) func() (string, error) {
 	return func() (string, error) {
-		for i := len(m.freight.All()) + 1; ; i++ {
+		inProject, _ := m.freight.ByIndex(pipeline.IndexNamespace, project)
+		for i := len(inProject) + 1; ; i++ {
 			alias := fmt.Sprintf("freight-%d", i)
 			if fs, _ := m.freight.ByIndex(indexAlias, project+"/"+alias); len(fs) == 0 {
 				return alias, nil

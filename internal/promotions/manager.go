@@ -13,7 +13,6 @@ import (
 	"github.com/rs/zerolog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/cache"
 
 	kargo "taskactions/api/kargo/v1alpha1"
@@ -58,13 +57,8 @@ func New(cfg Config) *Manager {
 	}
 }
 
-// View is a Promotion as clients see it, encoded once.
-type View struct {
-	Promotion *kargo.Promotion
-	Deleted   bool
-	JSON      journal.Encoded
-	Wire      journal.Encoded
-}
+// View is a Promotion as clients see it.
+type View = pipeline.ObjectView[*kargo.Promotion]
 
 const (
 	indexStage = "stage" // namespace/spec.stage
@@ -93,11 +87,8 @@ func promotionKind(client rest, j journal.Config) pipeline.Kind[*kargo.Promotion
 			return []string{pipeline.ListKey(indexStage, p.Namespace+"/"+p.Spec.Stage)}
 		},
 		Compare: func(a, b *kargo.Promotion) int { return strings.Compare(a.Name, b.Name) },
-		View: func(p *kargo.Promotion, deleted bool) *View {
-			c := *p
-			c.APIVersion, c.Kind, c.ManagedFields = kargo.GroupVersion.String(), "Promotion", nil
-			return &View{Promotion: &c, Deleted: deleted}
-		},
+		View:    pipeline.ObjectViews[kargo.Promotion](kargo.GroupVersion.WithKind("Promotion")),
+		Same:    pipeline.SameObject[*kargo.Promotion],
 		Topics: func(p *kargo.Promotion, _ *View) []string {
 			return []string{stageTopic(p.Namespace, p.Spec.Stage)}
 		},
@@ -188,8 +179,6 @@ func (m *Manager) Subscribe(ctx context.Context, project, stage string, after *u
 		return ps
 	})
 }
-
-func fieldErrors(list field.ErrorList) error { return pipeline.FromFieldErrors(list) }
 
 func writeError(kind, project, name string, err error) error {
 	return pipeline.FromAPIError(kind, project, name, err)

@@ -116,12 +116,14 @@ func (o *Orchestrator) reconcile(ctx context.Context, key string) error {
 	if err != nil || p == nil || p.Status.Phase.IsTerminal() {
 		return err
 	}
-	st, err := o.m.stage(ctx, ns, p.Spec.Stage)
-	if errors.Is(err, pipeline.ErrNotFound) {
-		return o.finish(ctx, p, kargo.PromotionPhaseErrored, fmt.Sprintf("Stage %q not found", p.Spec.Stage))
-	}
+	// The cache, not the API's read: no project check (a namespace read on
+	// a cluster) at every round.
+	st, err := o.m.stages.Cache().Get(ns, p.Spec.Stage)
 	if err != nil {
 		return err
+	}
+	if st == nil {
+		return o.finish(ctx, p, kargo.PromotionPhaseErrored, fmt.Sprintf("Stage %q not found", p.Spec.Stage))
 	}
 	if p.Status.Phase == "" {
 		return o.accept(ctx, p, st) // Pending, with its Freight

@@ -66,8 +66,8 @@ func (m *Manager) PromoteDownstream(ctx context.Context, project, stage string, 
 	}
 	var downstream []*kargo.Stage
 	for _, u := range all {
-		if takesFrom(u.Stage, f.Origin, stage) {
-			downstream = append(downstream, u.Stage)
+		if takesFrom(u.Object, f.Origin, stage) {
+			downstream = append(downstream, u.Object)
 		}
 	}
 	if len(downstream) == 0 {
@@ -113,7 +113,7 @@ func (m *Manager) stage(ctx context.Context, project, name string) (*kargo.Stage
 	if err != nil {
 		return nil, err
 	}
-	return u.Stage, nil
+	return u.Object, nil
 }
 
 // create builds and stores a Promotion.
@@ -141,7 +141,7 @@ func (m *Manager) Abort(ctx context.Context, project, name, actor string) (*View
 	if err != nil {
 		return nil, err
 	}
-	if v.Promotion.Status.Phase.IsTerminal() {
+	if v.Object.Status.Phase.IsTerminal() {
 		return v, nil
 	}
 	req := kargo.AbortPromotionRequest{Action: kargo.AbortActionTerminate, Actor: actor}

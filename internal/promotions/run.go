@@ -47,15 +47,6 @@ func runName(name string) string {
 
 func stepAction(i int) string { return fmt.Sprintf("step-%d", i+1) }
 
-// stepIndex is the index of a step action's name, or -1.
-func stepIndex(action string) int {
-	var i int
-	if _, err := fmt.Sscanf(action, "step-%d", &i); err != nil || i < 1 {
-		return -1
-	}
-	return i - 1
-}
-
 // records are the steps decided so far, from the Promotion's status: its
 // step metadata, and the outputs kept in status.state by alias.
 func records(p *kargo.Promotion) []promotion.StepRecord {

@@ -59,10 +59,8 @@ func (m *Manager) kind() pipeline.Kind[*kargo.Stage, *Update] {
 		Example:   &kargo.Stage{},
 		Compare:   func(a, b *kargo.Stage) int { return strings.Compare(a.Name, b.Name) },
 		View:      viewOf,
-		Same: func(a, b *Update) bool {
-			return a.Deleted == b.Deleted && a.Stage.UID == b.Stage.UID && a.Stage.ResourceVersion == b.Stage.ResourceVersion
-		},
-		Journal: m.cfg.Journal,
+		Same:      pipeline.SameObject[*kargo.Stage],
+		Journal:   m.cfg.Journal,
 	})
 }
 

@@ -8,7 +8,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	kargo "taskactions/api/kargo/v1alpha1"
 	kargorules "taskactions/internal/kargo"
@@ -31,7 +30,7 @@ func (m *Manager) Create(ctx context.Context, project string, s *kargo.Stage) (*
 		return nil, writeError(project, s.Name, err)
 	}
 	m.stages.Wrote(out)
-	return viewOf(out, false), nil
+	return m.stages.View(out), nil
 }
 
 // Replace replaces a Stage's metadata and spec, from the resource version
@@ -49,7 +48,7 @@ func (m *Manager) Replace(ctx context.Context, project, name string, s *kargo.St
 		return nil, writeError(project, name, err)
 	}
 	m.stages.Wrote(out)
-	return viewOf(out, false), nil
+	return m.stages.View(out), nil
 }
 
 // Delete deletes a Stage. Like the other writes, the next read shows it:
@@ -86,7 +85,7 @@ func (m *Manager) Refresh(ctx context.Context, project, name string, wait bool) 
 	}
 	m.stages.Wrote(out)
 	if !wait {
-		return viewOf(out, false), nil
+		return m.stages.View(out), nil
 	}
 	return m.waitRefreshed(ctx, project, name, token)
 }
@@ -98,7 +97,7 @@ func (m *Manager) waitRefreshed(ctx context.Context, project, name, token string
 	defer cancel()
 	sub, _, snap := m.Subscribe(ctx, project, name, nil)
 	defer sub.Close()
-	handled := func(u *Update) bool { return !u.Deleted && u.Stage.Status.LastHandledRefresh == token }
+	handled := func(u *Update) bool { return !u.Deleted && u.Object.Status.LastHandledRefresh == token }
 	for _, u := range snap {
 		if handled(u) {
 			return u, nil
@@ -164,10 +163,8 @@ func (m *Manager) prepare(project, name string, s *kargo.Stage) error {
 		return errs
 	}
 	kargorules.DefaultStage(s)
-	return fieldErrors(kargorules.ValidateStage(s))
+	return pipeline.FromFieldErrors(kargorules.ValidateStage(s))
 }
-
-func fieldErrors(list field.ErrorList) error { return pipeline.FromFieldErrors(list) }
 
 func writeError(project, name string, err error) error {
 	return pipeline.FromAPIError("Stage", project, name, err)

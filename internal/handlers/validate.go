@@ -146,7 +146,8 @@ func (inv *invalidRequest) collect(err error, param string) {
 	case *openapi3.SchemaError:
 		inv.add(param, jsonPointer(e.JSONPointer()), e.Reason)
 	case *openapi3filter.ParseError:
-		inv.detail = "the request body is not valid JSON"
+		// JSON, or YAML where the operation takes it (Kargo's objects).
+		inv.detail = "the request body does not parse as its Content-Type says"
 		inv.add(param, "", e.Error())
 	default:
 		inv.add(param, "", err.Error())

@@ -1,7 +1,8 @@
 # taskactions: `make run` starts the server on its embedded control plane,
 # `make test` runs every test. Nothing needs installing by hand: Go tools
-# are pinned in go.mod (`go tool ...`), and the browser tests' Chromium is
-# installed by `make test-deps` when missing.
+# are pinned in go.mod (`go tool ...`), and the browser tests' Chromium and
+# the history tests' PostgreSQL are installed by `make test-deps` when
+# missing.
 
 GO        ?= go
 BIN       := bin/taskactions
@@ -12,7 +13,7 @@ TESTFLAGS ?= -timeout 30m
 FUZZTIME  ?= 10000x
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-deps test-go fuzz generate check-generate bench lint lint-openapi screenshot clean kubectl
+.PHONY: all build run test test-deps test-go fuzz generate check-generate bench soak lint lint-openapi screenshot clean kubectl
 
 all: build
 
@@ -46,12 +47,18 @@ fuzz: build
 	$(GO) test -run '^$$' -fuzz '^FuzzEnqueueBody$$' -fuzztime $(FUZZTIME) -parallel 1 ./test/fuzz
 	$(GO) test -run '^$$' -fuzz '^FuzzStatusBody$$' -fuzztime $(FUZZTIME) -parallel 1 ./test/fuzz
 
-# Debian's Chromium for the browser tests.
+# Debian's Chromium for the browser tests, and Debian's PostgreSQL for the
+# history store's tests (they initdb a throwaway cluster in a temp dir; the
+# package's own cluster is not used).
 test-deps:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "installing chromium (browser tests)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  echo "installing postgresql (history store tests)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; }
 
 generate:
 	$(GO) tool controller-gen object paths=./api/... crd:crdVersions=v1 output:crd:dir=config/crd
@@ -64,6 +71,11 @@ generate:
 check-generate: generate
 	@git diff --exit-code -- api config internal pkg || { echo "generated code is stale: run make generate and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- api config internal pkg)" || { git status --porcelain -- api config internal pkg; echo "make generate created files: commit them"; exit 1; }
+
+# The durable-history soak (README, Development); about 40 minutes.
+SOAK_ARGS ?=
+soak: build
+	$(GO) run ./hack/soak -bin $(BIN) $(SOAK_ARGS)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 60m $(PKGS)

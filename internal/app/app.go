@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"golang.org/x/net/netutil"
 	"k8s.io/client-go/kubernetes"
@@ -18,6 +20,7 @@ import (
 
 	"taskactions/internal/controlplane"
 	"taskactions/internal/handlers"
+	"taskactions/internal/history"
 	"taskactions/internal/journal"
 	"taskactions/internal/kube/clientset/versioned"
 	"taskactions/internal/pipeline"
@@ -47,6 +50,8 @@ type App struct {
 	stages  *stages.Manager
 	promos  *promotions.Manager
 	runs    *runs.Service
+	history *history.Store
+	retired prometheus.Counter
 	metrics *handlers.Metrics
 
 	stopExecutor    context.CancelFunc
@@ -196,7 +201,7 @@ func (a *App) serve() {
 }
 
 func (a *App) startComponents(ctx context.Context) error {
-	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: a.cfg.DataDir, Kubeconfig: a.cfg.Kubeconfig, Log: a.log})
+	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: a.cfg.DataDir, Kubeconfig: a.cfg.Kubeconfig, EtcdQuota: a.cfg.EtcdQuota, Log: a.log})
 	if err != nil {
 		return err
 	}
@@ -231,17 +236,25 @@ func (a *App) startManager(ctx context.Context, restCfg *rest.Config, claimed st
 		}
 	}
 	journalCfg := journal.Config{MaxEvents: a.cfg.SSEReplayEvents, MaxAge: a.cfg.SSEReplayAge, MailboxSize: a.cfg.SSEMailbox}
-	a.runs = runs.New(journalCfg)
+	if a.history, err = history.Open(ctx, a.cfg.HistoryDSN, a.cfg.DataDir); err != nil {
+		return nil, err
+	}
+	a.log.Info().Stringer("store", a.history).Bool("created", a.history.Created).Msg("history store open")
+	a.runs = runs.New(a.history, journalCfg, a.log.With().Str("component", "runs").Logger())
 	a.mgr = taskactions.New(taskactions.Config{
 		Client: client, Kube: kube, NamespaceTemplate: a.cfg.NamespaceTemplate, Workers: a.cfg.Workers,
-		Notifier: a.runs, Log: a.log.With().Str("component", "manager").Logger(),
+		Notifier: a.runs, History: a.history, Log: a.log.With().Str("component", "manager").Logger(),
 		Finalizers: executorFinalizers(claimed),
 		Journal:    journalCfg,
 	})
 	if err := a.mgr.StartWatching(ctx); err != nil {
 		return nil, err
 	}
-	a.runs.Restore(restoredActions(a.mgr))
+	if a.history.Created {
+		if err := a.runs.Restore(ctx, restoredActions(a.mgr)); err != nil {
+			return nil, err
+		}
+	}
 	a.stages = stages.New(stages.Config{
 		Client: client, Kube: kube, KargoProjects: a.cp.KargoInstalled(), Journal: journalCfg,
 		Log: a.log.With().Str("component", "stages").Logger(),
@@ -281,6 +294,7 @@ func (a *App) serveAPI(restCfg *rest.Config) error {
 		QueueDepth: a.mgr.QueueDepth, EventsHandled: a.mgr.EventsHandled,
 		Caches: a.caches(),
 	})
+	a.registerStorageMetrics(a.metrics.Registry())
 	router, err := handlers.NewRouter(handlers.Config{
 		Manager: a.mgr, Stages: a.stages, Promotions: a.promos, Runs: a.runs, Metrics: a.metrics, Web: web.Handler(),
 		SSE:    sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Done: a.streamsDone},
@@ -350,6 +364,14 @@ func (a *App) startControllers(es executorSetup) {
 			_ = taskactions.NewCollector(a.mgr, 0, a.log.With().Str("component", "collector").Logger()).Run(ctx)
 		})
 	}
+	a.retired = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "taskactions_retention_retired_total", Help: "Finished actions whose objects retention deleted from the control plane (history keeps them).",
+	})
+	if a.cfg.Retention > 0 {
+		r := taskactions.NewRetirer(a.mgr, a.cfg.Retention, a.log.With().Str("component", "retention").Logger())
+		r.Retired = a.retired.Inc
+		wg.Go(func() { _ = r.Run(ctx) })
+	}
 	if a.cfg.KargoControllers == "true" || (a.cfg.KargoControllers == "auto" && a.cp.Embedded()) {
 		wg.Go(func() {
 			_ = stages.NewController(a.stages, a.promos, 4, a.log.With().Str("component", "stage-controller").Logger()).Run(ctx)
@@ -367,16 +389,18 @@ func (a *App) startControllers(es executorSetup) {
 	}()
 }
 
-// restoredActions is what the run service gets back at start: the actions
-// whose terminal status was already recorded, which the manager does not
+// restoredActions is what a new history store gets at start: every
+// action the control plane holds, among them those whose terminal status
+// was recorded before there was a store, which the manager does not
 // notify again.
 func restoredActions(m *taskactions.Manager) []runs.Action {
 	var out []runs.Action
 	for _, ta := range m.AllTaskActions() {
 		v := taskactions.ViewOf(ta)
+		view, _ := json.Marshal(&v)
 		out = append(out, runs.Action{
 			Project: v.ID.Project, Domain: v.ID.Domain, Run: v.ID.Run, Name: v.ID.Name, Parent: v.Parent,
-			UID: v.UID, Phase: v.Phase, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
+			UID: v.UID, Phase: v.Phase, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt, View: view,
 		})
 	}
 	return out
@@ -393,6 +417,9 @@ func (a *App) ready(cfg *rest.Config) func(context.Context) error {
 			if !c.HasSynced() {
 				return fmt.Errorf("%s cache not synced", c.Name())
 			}
+		}
+		if err := a.history.Ping(ctx); err != nil {
+			return fmt.Errorf("history store (%s) does not answer: %w", a.history, err)
 		}
 		status := 0
 		if err := client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).StatusCode(&status).Error(); err != nil && status == 0 {
@@ -437,6 +464,11 @@ func (a *App) Stop() error {
 	}
 	if a.mgr != nil {
 		a.mgr.StopWatching()
+	}
+	if a.history != nil {
+		if err := a.history.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("history: %w", err))
+		}
 	}
 	if a.cp != nil {
 		if err := a.cp.Stop(); err != nil {

@@ -65,6 +65,15 @@ type Config struct {
 	// streams; zero derives them from the file descriptor limit.
 	MaxConnections int
 	MaxStreams     int
+
+	// HistoryDSN names the history store: "" for SQLite in the data dir,
+	// postgres://... for PostgreSQL, or a path of a SQLite file.
+	HistoryDSN string
+	// Retention is how long a finished action's object stays in the
+	// control plane once history has it; 0 keeps them all.
+	Retention time.Duration
+	// EtcdQuota is the embedded etcd's space quota in bytes (0: etcd's 2 GiB).
+	EtcdQuota int64
 }
 
 // Defaults returns the default configuration.
@@ -86,6 +95,7 @@ func Defaults() Config {
 		LeaderElectionNamespace: "default",
 		ShutdownGracePeriod:     10 * time.Second,
 		Auth:                    AuthToken,
+		Retention:               time.Hour,
 	}
 }
 
@@ -112,6 +122,9 @@ func (c Config) Validate() error {
 	case "auto", "true", "false":
 	default:
 		return fmt.Errorf("--kargo-controllers %q: want auto, true or false", c.KargoControllers)
+	}
+	if c.Retention < 0 || c.EtcdQuota < 0 {
+		return fmt.Errorf("--retention and --etcd-quota cannot be negative")
 	}
 	if c.Workers < 1 || c.ExecutorWorkers < 1 || c.SSEReplayEvents < 1 || c.SSEMailbox < 1 {
 		return fmt.Errorf("worker counts and stream buffers must be at least 1")

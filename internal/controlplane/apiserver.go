@@ -58,6 +58,12 @@ func startAPIServer(cfg apiServerConfig) (*apiServer, error) {
 	o := crdoptions.NewCustomResourceDefinitionsServerOptions(io.Discard, io.Discard)
 	ro := o.RecommendedOptions
 	ro.Etcd.StorageConfig.Transport.ServerList = []string{cfg.etcdEndpoint}
+	// No watch cache: it keeps a decoded copy of every object, which for
+	// custom resources is a generic map, several times the size of the
+	// object, in this same process; this server's own informers are the
+	// cache its reads are served from. Lists and watches go to etcd, which
+	// is in process too.
+	ro.Etcd.EnableWatchCache = false
 	ro.SecureServing.Listener = cfg.listener
 	ro.SecureServing.ServerCert.CertDirectory = cfg.certDir
 	ro.SecureServing.ServerCert.PairName = "apiserver"

@@ -25,7 +25,9 @@ type Config struct {
 	DataDir string
 	// Kubeconfig points at an external cluster; it wins over KUBECONFIG.
 	Kubeconfig string
-	Log        zerolog.Logger
+	// EtcdQuota is the embedded etcd's space quota in bytes (0: 2 GiB).
+	EtcdQuota int64
+	Log       zerolog.Logger
 }
 
 // ControlPlane is a started control plane. Stop it once.
@@ -50,7 +52,7 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 		cp.rest, err = rest.InClusterConfig()
 	default:
 		cp.source = "embedded " + cfg.DataDir
-		cp.embedded, cp.rest, err = startEmbedded(ctx, cfg.DataDir, cfg.Log)
+		cp.embedded, cp.rest, err = startEmbedded(ctx, cfg.DataDir, cfg.EtcdQuota, cfg.Log)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("control plane (%s): %w", cp.source, err)
@@ -87,6 +89,15 @@ func (c *ControlPlane) RESTConfig() *rest.Config { return rest.CopyConfig(c.rest
 // Embedded reports whether the control plane runs in this process, which
 // means: no Namespace objects, no Leases, no garbage collector.
 func (c *ControlPlane) Embedded() bool { return c.embedded != nil }
+
+// EtcdSpace reports the embedded etcd's use of its file; false on a
+// cluster, whose etcd is not ours.
+func (c *ControlPlane) EtcdSpace() (Space, bool) {
+	if c.embedded == nil || c.embedded.space == nil {
+		return Space{}, false
+	}
+	return c.embedded.space.space(), true
+}
 
 // Source says where the API is, for logs.
 func (c *ControlPlane) Source() string { return c.source }

@@ -26,6 +26,8 @@ import (
 type embedded struct {
 	lock     *dirLock
 	etcd     *embed.Etcd
+	space    *spaceKeeper
+	quota    int64
 	api      *apiServer
 	log      zerolog.Logger
 	stopping atomic.Bool // quiets etcd's reports of its listeners closing
@@ -40,7 +42,7 @@ const (
 
 // startEmbedded brings the embedded control plane up and returns the
 // configuration of a client authenticated as the admin user.
-func startEmbedded(ctx context.Context, dataDir string, log zerolog.Logger) (*embedded, *rest.Config, error) {
+func startEmbedded(ctx context.Context, dataDir string, quota int64, log zerolog.Logger) (*embedded, *rest.Config, error) {
 	dataDir, err := prepareDataDir(dataDir, log)
 	if err != nil {
 		return nil, nil, err
@@ -49,7 +51,7 @@ func startEmbedded(ctx context.Context, dataDir string, log zerolog.Logger) (*em
 	if err != nil {
 		return nil, nil, err
 	}
-	e := &embedded{lock: lock, log: log}
+	e := &embedded{lock: lock, log: log, quota: quota}
 	cfg, err := e.start(ctx, dataDir)
 	if err != nil {
 		_ = e.stop()
@@ -70,10 +72,11 @@ func (e *embedded) start(ctx context.Context, dataDir string) (*rest.Config, err
 	}
 	var endpoint string
 	t0 := time.Now()
-	if e.etcd, endpoint, err = startEtcd(dataDir, e.log, &e.stopping); err != nil {
+	if e.etcd, endpoint, err = startEtcd(dataDir, e.quota, e.log, &e.stopping); err != nil {
 		_ = ln.Close()
 		return nil, err
 	}
+	e.space = startSpaceKeeper(e.etcd, e.quota, e.log.With().Str("component", "etcd").Logger())
 	etcdReady := time.Since(t0)
 	e.api, err = startAPIServer(apiServerConfig{
 		etcdEndpoint: endpoint,
@@ -110,6 +113,9 @@ func (e *embedded) stop() error {
 	var errs []error
 	if e.api != nil {
 		errs = append(errs, e.api.stop())
+	}
+	if e.space != nil {
+		e.space.close()
 	}
 	if e.etcd != nil {
 		e.stopping.Store(true)

@@ -21,7 +21,7 @@ const maxSocketPath = 100
 // in the data dir, whose 0700 mode is the access control. A peer port on
 // loopback would let any local process send a raft message that makes etcd
 // panic and the server exit.
-func startEtcd(dataDir string, log zerolog.Logger, stopping *atomic.Bool) (*embed.Etcd, string, error) {
+func startEtcd(dataDir string, quota int64, log zerolog.Logger, stopping *atomic.Bool) (*embed.Etcd, string, error) {
 	sock := filepath.Join(dataDir, "etcd.sock")
 	peerSock := filepath.Join(dataDir, "etcd-peer.sock")
 	for _, s := range []string{sock, peerSock} {
@@ -43,6 +43,17 @@ func startEtcd(dataDir string, log zerolog.Logger, stopping *atomic.Bool) (*embe
 	cfg.AdvertisePeerUrls = []url.URL{{Scheme: "unix", Host: "taskactions-peer"}}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	cfg.ListenMetricsUrls = nil
+	// Keep one hour of revisions, compacted every few minutes: the API
+	// server's watch cache needs only recent ones, and old revisions of
+	// retired actions would otherwise fill the file.
+	cfg.AutoCompactionMode = embed.CompactorModePeriodic
+	cfg.AutoCompactionRetention = "10m"
+	cfg.QuotaBackendBytes = quota
+	// etcd keeps its raft log in memory back to the last snapshot, plus
+	// entries for slow followers: every write, whole (10,000 by default).
+	// A single member has no follower; a short log keeps memory flat.
+	cfg.SnapshotCount = 1000
+	cfg.SnapshotCatchUpEntries = 100
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(logging.NewZap(log.With().Str("component", "etcd").Logger(), stopping))
 
 	e, err := embed.StartEtcd(cfg)

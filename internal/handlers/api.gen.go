@@ -517,7 +517,9 @@ type ActionItemEventEvent string
 
 // ActionList defines model for ActionList.
 type ActionList struct {
-	Items []Action `json:"items"`
+	// Continue Pass as `continue` for the next page; absent on the last page.
+	Continue *string  `json:"continue,omitempty"`
+	Items    []Action `json:"items"`
 }
 
 // ActionName Example: a0
@@ -873,7 +875,9 @@ type RunItemEventEvent string
 
 // RunList defines model for RunList.
 type RunList struct {
-	Items []RunSummary `json:"items"`
+	// Continue Pass as `continue` for the next page; absent on the last page.
+	Continue *string      `json:"continue,omitempty"`
+	Items    []RunSummary `json:"items"`
 }
 
 // RunName Example: r1
@@ -1074,6 +1078,9 @@ type AbortParam = bool
 // ActionParam Example: a0
 type ActionParam = ActionName
 
+// ContinueParam defines model for continueParam.
+type ContinueParam = string
+
 // DomainParam Example: development
 type DomainParam = DomainName
 
@@ -1085,6 +1092,9 @@ type LastEventIdHeaderParam = string
 
 // LastEventIdQueryParam defines model for lastEventIdQueryParam.
 type LastEventIdQueryParam = string
+
+// LimitParam defines model for limitParam.
+type LimitParam = int
 
 // ProjectParam Example: flytesnacks
 type ProjectParam = ProjectName
@@ -1107,16 +1117,52 @@ type StreamRunSummariesParams struct {
 	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
 }
 
+// ListRunsParams defines parameters for ListRuns.
+type ListRunsParams struct {
+	// Limit Items in one page (runs default to 100; actions to all, up to 10000).
+	Limit *LimitParam `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Continue The `continue` of the previous page.
+	Continue *ContinueParam `form:"continue,omitempty" json:"continue,omitempty"`
+
+	// Phase Only runs whose root is in one of these phases.
+	Phase *[]Phase `form:"phase,omitempty" json:"phase,omitempty"`
+
+	// StartedAfter Only runs started at or after this time.
+	StartedAfter *time.Time `form:"startedAfter,omitempty" json:"startedAfter,omitempty"`
+
+	// StartedBefore Only runs started before this time.
+	StartedBefore *time.Time `form:"startedBefore,omitempty" json:"startedBefore,omitempty"`
+}
+
 // DeleteRunParams defines parameters for DeleteRun.
 type DeleteRunParams struct {
 	// Abort Abort what has not finished, then delete (the abort verb is needed too).
 	Abort *AbortParam `form:"abort,omitempty" json:"abort,omitempty"`
 }
 
+// ListRunActionsParams defines parameters for ListRunActions.
+type ListRunActionsParams struct {
+	// Limit Items in one page (runs default to 100; actions to all, up to 10000).
+	Limit *LimitParam `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Continue The `continue` of the previous page.
+	Continue *ContinueParam `form:"continue,omitempty" json:"continue,omitempty"`
+}
+
 // DeleteActionParams defines parameters for DeleteAction.
 type DeleteActionParams struct {
 	// Abort Abort what has not finished, then delete (the abort verb is needed too).
 	Abort *AbortParam `form:"abort,omitempty" json:"abort,omitempty"`
+}
+
+// ListChildActionsParams defines parameters for ListChildActions.
+type ListChildActionsParams struct {
+	// Limit Items in one page (runs default to 100; actions to all, up to 10000).
+	Limit *LimitParam `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Continue The `continue` of the previous page.
+	Continue *ContinueParam `form:"continue,omitempty" json:"continue,omitempty"`
 }
 
 // StreamActionEventsParams defines parameters for StreamActionEvents.
@@ -1777,16 +1823,16 @@ type ServerInterface interface {
 	StreamRunSummaries(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, params StreamRunSummariesParams)
 	// ListRuns Run summaries of a project and domain, newest first
 	// (GET /projects/{project}/domains/{domain}/runs)
-	ListRuns(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam)
+	ListRuns(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, params ListRunsParams)
 	// DeleteRun Delete a run, every action of it
 	// (DELETE /projects/{project}/domains/{domain}/runs/{run})
 	DeleteRun(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, params DeleteRunParams)
 	// GetRun One run summary
 	// (GET /projects/{project}/domains/{domain}/runs/{run})
 	GetRun(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam)
-	// ListRunActions Every action of a run, oldest first
+	// ListRunActions The actions of a run, oldest first
 	// (GET /projects/{project}/domains/{domain}/runs/{run}/actions)
-	ListRunActions(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam)
+	ListRunActions(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, params ListRunActionsParams)
 	// DeleteAction Delete an action and its descendants
 	// (DELETE /projects/{project}/domains/{domain}/runs/{run}/actions/{action})
 	DeleteAction(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params DeleteActionParams)
@@ -1798,7 +1844,7 @@ type ServerInterface interface {
 	AbortAction(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam)
 	// ListChildActions The direct children of an action, oldest first
 	// (GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/children)
-	ListChildActions(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam)
+	ListChildActions(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params ListChildActionsParams)
 	// StreamActionEvents Live stream of the action and its direct children
 	// (GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/events)
 	StreamActionEvents(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params StreamActionEventsParams)
@@ -1903,7 +1949,7 @@ func (_ Unimplemented) StreamRunSummaries(w http.ResponseWriter, r *http.Request
 
 // ListRuns Run summaries of a project and domain, newest first
 // (GET /projects/{project}/domains/{domain}/runs)
-func (_ Unimplemented) ListRuns(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam) {
+func (_ Unimplemented) ListRuns(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, params ListRunsParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -1919,9 +1965,9 @@ func (_ Unimplemented) GetRun(w http.ResponseWriter, r *http.Request, project Pr
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
-// ListRunActions Every action of a run, oldest first
+// ListRunActions The actions of a run, oldest first
 // (GET /projects/{project}/domains/{domain}/runs/{run}/actions)
-func (_ Unimplemented) ListRunActions(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam) {
+func (_ Unimplemented) ListRunActions(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, params ListRunActionsParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -1945,7 +1991,7 @@ func (_ Unimplemented) AbortAction(w http.ResponseWriter, r *http.Request, proje
 
 // ListChildActions The direct children of an action, oldest first
 // (GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/children)
-func (_ Unimplemented) ListChildActions(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam) {
+func (_ Unimplemented) ListChildActions(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params ListChildActionsParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2238,8 +2284,76 @@ func (siw *ServerInterfaceWrapper) ListRuns(w http.ResponseWriter, r *http.Reque
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListRunsParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "continue" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "continue", r.URL.Query(), &params.Continue, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "continue"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "continue", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "phase" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", false, false, "phase", r.URL.Query(), &params.Phase, runtime.BindQueryParameterOptions{Type: "array", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "phase"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "phase", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "startedAfter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "startedAfter", r.URL.Query(), &params.StartedAfter, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "startedAfter"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "startedAfter", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "startedBefore" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "startedBefore", r.URL.Query(), &params.StartedBefore, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "startedBefore"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "startedBefore", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.ListRuns(w, r, project, domain)
+		siw.Handler.ListRuns(w, r, project, domain, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -2386,8 +2500,37 @@ func (siw *ServerInterfaceWrapper) ListRunActions(w http.ResponseWriter, r *http
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListRunActionsParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "continue" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "continue", r.URL.Query(), &params.Continue, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "continue"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "continue", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.ListRunActions(w, r, project, domain, run)
+		siw.Handler.ListRunActions(w, r, project, domain, run, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -2614,8 +2757,37 @@ func (siw *ServerInterfaceWrapper) ListChildActions(w http.ResponseWriter, r *ht
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListChildActionsParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "continue" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "continue", r.URL.Query(), &params.Continue, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "continue"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "continue", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.ListChildActions(w, r, project, domain, run, action)
+		siw.Handler.ListChildActions(w, r, project, domain, run, action, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4125,6 +4297,7 @@ func (response StreamRunSummariesdefaultApplicationProblemPlusJSONResponse) Visi
 type ListRunsRequestObject struct {
 	Project ProjectParam `json:"project"`
 	Domain  DomainParam  `json:"domain"`
+	Params  ListRunsParams
 }
 
 type ListRunsResponseObject interface {
@@ -4243,6 +4416,7 @@ type ListRunActionsRequestObject struct {
 	Project ProjectParam `json:"project"`
 	Domain  DomainParam  `json:"domain"`
 	Run     RunParam     `json:"run"`
+	Params  ListRunActionsParams
 }
 
 type ListRunActionsResponseObject interface {
@@ -4407,6 +4581,7 @@ type ListChildActionsRequestObject struct {
 	Domain  DomainParam  `json:"domain"`
 	Run     RunParam     `json:"run"`
 	Action  ActionParam  `json:"action"`
+	Params  ListChildActionsParams
 }
 
 type ListChildActionsResponseObject interface {
@@ -5689,7 +5864,7 @@ type StrictServerInterface interface {
 	// GetRun One run summary
 	// (GET /projects/{project}/domains/{domain}/runs/{run})
 	GetRun(ctx context.Context, request GetRunRequestObject) (GetRunResponseObject, error)
-	// ListRunActions Every action of a run, oldest first
+	// ListRunActions The actions of a run, oldest first
 	// (GET /projects/{project}/domains/{domain}/runs/{run}/actions)
 	ListRunActions(ctx context.Context, request ListRunActionsRequestObject) (ListRunActionsResponseObject, error)
 	// DeleteAction Delete an action and its descendants
@@ -5907,11 +6082,12 @@ func (sh *strictHandler) StreamRunSummaries(w http.ResponseWriter, r *http.Reque
 }
 
 // ListRuns operation middleware
-func (sh *strictHandler) ListRuns(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam) {
+func (sh *strictHandler) ListRuns(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, params ListRunsParams) {
 	var request ListRunsRequestObject
 
 	request.Project = project
 	request.Domain = domain
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.ListRuns(ctx, request.(ListRunsRequestObject))
@@ -5991,12 +6167,13 @@ func (sh *strictHandler) GetRun(w http.ResponseWriter, r *http.Request, project 
 }
 
 // ListRunActions operation middleware
-func (sh *strictHandler) ListRunActions(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam) {
+func (sh *strictHandler) ListRunActions(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, params ListRunActionsParams) {
 	var request ListRunActionsRequestObject
 
 	request.Project = project
 	request.Domain = domain
 	request.Run = run
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.ListRunActions(ctx, request.(ListRunActionsRequestObject))
@@ -6117,13 +6294,14 @@ func (sh *strictHandler) AbortAction(w http.ResponseWriter, r *http.Request, pro
 }
 
 // ListChildActions operation middleware
-func (sh *strictHandler) ListChildActions(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam) {
+func (sh *strictHandler) ListChildActions(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params ListChildActionsParams) {
 	var request ListChildActionsRequestObject
 
 	request.Project = project
 	request.Domain = domain
 	request.Run = run
 	request.Action = action
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.ListChildActions(ctx, request.(ListChildActionsRequestObject))

@@ -2,8 +2,10 @@ package handlers
 
 import (
 	"encoding/json"
+	"fmt"
 
 	v1 "taskactions/api/v1"
+	"taskactions/internal/history"
 	"taskactions/internal/runs"
 	"taskactions/internal/taskactions"
 )
@@ -144,4 +146,39 @@ func deref(m *StringMap) map[string]string {
 		return nil
 	}
 	return *m
+}
+
+// runQueryOf is the history query of a run list request.
+func runQueryOf(req ListRunsRequestObject) (history.RunQuery, error) {
+	q := history.RunQuery{Project: req.Project, Domain: req.Domain, Limit: defaultRunPage}
+	p := req.Params
+	if p.Limit != nil {
+		q.Limit = int(*p.Limit)
+	}
+	if p.Continue != nil && *p.Continue != "" {
+		k, err := history.ParseRunKey(*p.Continue)
+		if err != nil {
+			return q, badRequest{fmt.Errorf("continue: %w", err)}
+		}
+		q.After = k
+	}
+	if p.Phase != nil {
+		for _, ph := range *p.Phase {
+			q.Phases = append(q.Phases, string(ph))
+		}
+	}
+	if p.StartedAfter != nil {
+		q.StartedAfter = *p.StartedAfter
+	}
+	if p.StartedBefore != nil {
+		q.StartedBefore = *p.StartedBefore
+	}
+	return q, nil
+}
+
+// defaultRunPage is a run list's page without a limit.
+const defaultRunPage = 100
+
+func pageOf(limit *LimitParam, cont *ContinueParam) taskactions.Page {
+	return taskactions.Page{Limit: int(value(limit)), Continue: value(cont)}
 }

@@ -40,9 +40,24 @@ func withDeleted(obj []byte, deleted bool) []byte {
 
 // actionList is a 200 response of schema ActionList, written from the
 // actions' memoized encodings.
-type actionList []*taskactions.ActionUpdate
+type actionList taskactions.ActionPage
 
-func (l actionList) write(w http.ResponseWriter) error { return writeItems(w, l, actionJSON) }
+func (l actionList) write(w http.ResponseWriter) error {
+	return writePage(w, http.StatusOK, l.Items, actionJSON, l.Continue)
+}
+
+// actionJSONResponse is a 200 response of schema Action, from the
+// action's memoized encoding: the same bytes, live or retired.
+type actionJSONResponse struct{ u *taskactions.ActionUpdate }
+
+func (r actionJSONResponse) VisitGetActionResponse(w http.ResponseWriter) error {
+	b := actionJSON(r.u)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(append(b[:len(b):len(b)], '\n'))
+	return err
+}
 
 // writeItems writes a 200 response {"items":[...]} from the items'
 // memoized encodings: one buffer of the exact size, no re-encoding.
@@ -52,7 +67,18 @@ func writeItems[V any](w http.ResponseWriter, items []V, encode func(V) []byte) 
 
 // writeItemsStatus is writeItems with another status (201 for created).
 func writeItemsStatus[V any](w http.ResponseWriter, status int, items []V, encode func(V) []byte) error {
-	size := len(`{"items":[]}`) + 1
+	return writePage(w, status, items, encode, "")
+}
+
+// writePage is writeItemsStatus with the continue token of the next page
+// (none when empty).
+func writePage[V any](w http.ResponseWriter, status int, items []V, encode func(V) []byte, next string) error {
+	var cont []byte
+	if next != "" {
+		cont, _ = json.Marshal(next)
+		cont = append([]byte(`,"continue":`), cont...)
+	}
+	size := len(`{"items":[]}`) + 1 + len(cont)
 	for _, it := range items {
 		size += len(encode(it)) + 1
 	}
@@ -64,7 +90,9 @@ func writeItemsStatus[V any](w http.ResponseWriter, status int, items []V, encod
 		}
 		buf.Write(encode(it))
 	}
-	buf.WriteString("]}\n")
+	buf.WriteString("]")
+	buf.Write(cont)
+	buf.WriteString("}\n")
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)

@@ -54,7 +54,7 @@ func TestEncodedActionsMatchSchemaTypes(t *testing.T) {
 	}
 
 	rec := httptest.NewRecorder()
-	if err := actionList(us).VisitListRunActionsResponse(rec); err != nil {
+	if err := (actionList{Items: us}).VisitListRunActionsResponse(rec); err != nil {
 		t.Fatal(err)
 	}
 	var list ActionList
@@ -74,7 +74,7 @@ func TestEncodedActionsMatchSchemaTypes(t *testing.T) {
 	}
 
 	rec = httptest.NewRecorder()
-	_ = actionList(nil).VisitListChildActionsResponse(rec)
+	_ = actionList{}.VisitListChildActionsResponse(rec)
 	if rec.Body.String() != "{\"items\":[]}\n" {
 		t.Errorf("empty list = %q", rec.Body)
 	}

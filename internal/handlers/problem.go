@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/rs/zerolog"
 
@@ -90,8 +91,18 @@ func problemFor(err error) Problem {
 		return problem(http.StatusServiceUnavailable, err.Error())
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return problem(http.StatusServiceUnavailable, "the request was cancelled or timed out")
+	case outOfSpace(err):
+		return problem(http.StatusInsufficientStorage, "the store is full, so nothing can be written: finished actions leave the control plane as their retention ends (--retention), and writes resume once there is room; or raise --etcd-quota")
 	}
 	return problem(http.StatusInternalServerError, "internal error; the server log has the details under this request's id")
+}
+
+// outOfSpace: etcd refused a write for its quota (the API server passes its
+// error on as an internal error), or the history store's disk is full.
+func outOfSpace(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "database space exceeded") || strings.Contains(msg, "database or disk is full") ||
+		strings.Contains(msg, "No space left on device") || strings.Contains(msg, "no space left on device")
 }
 
 func problem(status int, detail string) Problem {

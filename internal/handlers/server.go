@@ -8,10 +8,12 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 
 	"taskactions/api"
 	"taskactions/internal/auth"
+	"taskactions/internal/history"
 	"taskactions/internal/journal"
 	"taskactions/internal/promotions"
 	"taskactions/internal/runs"
@@ -59,54 +61,63 @@ func (s *Server) GetOpenAPI(context.Context, GetOpenAPIRequestObject) (GetOpenAP
 	return GetOpenAPI200ApplicationyamlResponse{Body: bytes.NewReader(api.OpenAPI), ContentLength: int64(len(api.OpenAPI))}, nil
 }
 
-// ListRuns lists the run summaries of a project and domain.
-func (s *Server) ListRuns(_ context.Context, req ListRunsRequestObject) (ListRunsResponseObject, error) {
-	sums := s.runs.List(req.Project, req.Domain)
+// ListRuns lists a page of the run summaries of a project and domain.
+func (s *Server) ListRuns(ctx context.Context, req ListRunsRequestObject) (ListRunsResponseObject, error) {
+	q, err := runQueryOf(req)
+	if err != nil {
+		return nil, err
+	}
+	sums, next, err := s.runs.List(ctx, q)
+	if err != nil {
+		return nil, err
+	}
 	items := make([]RunSummary, len(sums))
 	for i := range sums {
 		items[i] = summaryOf(&sums[i])
 	}
-	return ListRuns200JSONResponse(RunList{Items: items}), nil
+	return ListRuns200JSONResponse(RunList{Items: items, Continue: optional(next)}), nil
 }
 
 // GetRun returns one run summary.
-func (s *Server) GetRun(_ context.Context, req GetRunRequestObject) (GetRunResponseObject, error) {
-	sum, ok := s.runs.Get(runs.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run})
-	if !ok {
+func (s *Server) GetRun(ctx context.Context, req GetRunRequestObject) (GetRunResponseObject, error) {
+	sum, err := s.runs.Get(ctx, runs.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run})
+	if errors.Is(err, history.ErrNotFound) {
 		return nil, notFound("run " + req.Project + "/" + req.Domain + "/" + req.Run)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return GetRun200JSONResponse(summaryOf(&sum)), nil
 }
 
-// ListRunActions lists every action of a run.
+// ListRunActions lists a page of the actions of a run.
 func (s *Server) ListRunActions(ctx context.Context, req ListRunActionsRequestObject) (ListRunActionsResponseObject, error) {
-	tas, err := s.mgr.ListRunActions(ctx, taskactions.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run})
+	run := taskactions.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}
+	p, err := s.mgr.RunActions(ctx, run, pageOf(req.Params.Limit, req.Params.Continue))
 	if err != nil {
 		return nil, err
 	}
-	return actionList(s.mgr.Views(tas)), nil
+	return actionList(p), nil
 }
 
-// GetAction returns one action.
+// GetAction returns one action, live or retired.
 func (s *Server) GetAction(ctx context.Context, req GetActionRequestObject) (GetActionResponseObject, error) {
-	ta, err := s.mgr.GetTaskAction(ctx, actionID(req.Project, req.Domain, req.Run, req.Action))
+	u, err := s.mgr.Action(ctx, actionID(req.Project, req.Domain, req.Run, req.Action))
 	if err != nil {
 		return nil, err
 	}
-	return GetAction200JSONResponse(actionOfObject(ta)), nil
+	return actionJSONResponse{u}, nil
 }
 
-// ListChildActions lists the direct children of an action (which must exist).
+// ListChildActions lists a page of the direct children of an action (which
+// must exist).
 func (s *Server) ListChildActions(ctx context.Context, req ListChildActionsRequestObject) (ListChildActionsResponseObject, error) {
 	id := actionID(req.Project, req.Domain, req.Run, req.Action)
-	if _, err := s.mgr.GetTaskAction(ctx, id); err != nil {
-		return nil, err
-	}
-	tas, err := s.mgr.ListChildActions(ctx, id)
+	p, err := s.mgr.ChildActions(ctx, id, pageOf(req.Params.Limit, req.Params.Continue))
 	if err != nil {
 		return nil, err
 	}
-	return actionList(s.mgr.Views(tas)), nil
+	return actionList(p), nil
 }
 
 // PutActionStatus records an attempt's status.
@@ -126,14 +137,15 @@ func (s *Server) AbortAction(ctx context.Context, req AbortActionRequestObject) 
 	if req.Body != nil {
 		reason = value(req.Body.Reason)
 	}
-	if err := s.mgr.AbortAction(ctx, id, reason); err != nil {
+	// A retired action has finished, which an abort leaves as it is.
+	if err := s.mgr.AbortAction(ctx, id, reason); err != nil && !errors.Is(err, taskactions.ErrNotFound) {
 		return nil, err
 	}
-	ta, err := s.mgr.GetTaskAction(ctx, id)
+	u, err := s.mgr.Action(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return AbortAction202JSONResponse(actionOfObject(ta)), nil
+	return AbortAction202JSONResponse(actionOf(&u.Action)), nil
 }
 
 // DeleteAction deletes an action; its descendants follow.
@@ -170,8 +182,8 @@ func (s *Server) StreamRunEvents(ctx context.Context, req StreamRunEventsRequest
 func (s *Server) StreamRunSummaries(ctx context.Context, req StreamRunSummariesRequestObject) (StreamRunSummariesResponseObject, error) {
 	src := sse.Source[*runs.Event]{
 		Event: "run",
-		Open: func(_ context.Context, after *uint64) (*journal.Subscription[*runs.Event], journal.Start[*runs.Event], []*runs.Event) {
-			sub, start, snap := s.runs.Subscribe(req.Project, req.Domain, after)
+		Open: func(ctx context.Context, after *uint64) (*journal.Subscription[*runs.Event], journal.Start[*runs.Event], []*runs.Event) {
+			sub, start, snap := s.runs.Subscribe(ctx, req.Project, req.Domain, after)
 			events := make([]*runs.Event, len(snap))
 			for i := range snap {
 				events[i] = &runs.Event{Summary: snap[i]}

@@ -1,23 +1,26 @@
-// Package runs is the run service: it keeps a summary per run (the root
-// action's phase, how many actions are in each phase, when the run started
-// and ended), fed by the action manager's RecordAction and
-// UpdateActionStatus notifications, and publishes summary changes for the
+// Package runs is the run service: it records every action the manager
+// tells it about in the history store, which keeps each run's summary in
+// step (the root action's phase, how many actions are in each phase, when
+// the run started and ended), and publishes summary changes for the
 // project-domain streams.
 //
-// It is in memory. At start it is restored from the actions the manager
-// lists; durable history is a later concern and would sit behind the same
-// methods.
+// History is the truth for summaries: an action retired from the control
+// plane still counts in its run, and a restart loses nothing.
 package runs
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"sort"
+	"encoding/json"
+	"fmt"
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	v1 "taskactions/api/v1"
+	"taskactions/internal/history"
 	"taskactions/internal/journal"
 )
 
@@ -29,7 +32,12 @@ type Action struct {
 	Phase                      v1.Phase
 	CreatedAt                  time.Time
 	UpdatedAt                  time.Time // when Phase was entered
-	Deleted                    bool
+	// View is the action's public view as JSON, kept as its final state.
+	View json.RawMessage
+	// Deleted: the object is gone from the control plane (retired, or
+	// deleted by another client). History keeps its last state; only a
+	// deletion through the API (DeleteRun, DeleteActions) removes it.
+	Deleted bool
 }
 
 // RunID names a run.
@@ -48,201 +56,160 @@ type Summary struct {
 // Event is a published summary change. It is shared by every subscriber.
 type Event struct {
 	Summary Summary
-	// Deleted: the run's last action was deleted; the run is gone.
+	// Deleted: the run was deleted; it is gone.
 	Deleted bool
 	// Wire memoizes the stream encoding, so it is done once.
 	Wire journal.Encoded
 }
 
-type actionState struct {
-	uid       string
-	phase     v1.Phase
-	createdAt time.Time
-	updatedAt time.Time
-}
+// SnapshotRuns bounds the snapshot of a summaries stream: the newest runs
+// of the project and domain. Older ones are read page by page (List).
+const SnapshotRuns = 1000
 
-type runState struct {
-	actions map[string]*actionState
-	root    *actionState
-	counts  map[v1.Phase]int
-	endedAt *time.Time
-}
-
-// Service is safe for concurrent use.
+// Service is safe for concurrent use. Writes are serialized, so that the
+// order of published summaries is the order of the store's commits.
 type Service struct {
 	mu      sync.Mutex
-	runs    map[RunID]*runState
+	store   *history.Store
 	seq     uint64
 	journal *journal.Journal[*Event]
+	log     zerolog.Logger
 }
 
-// New returns an empty run service. Stream cursors carry a random epoch, so
-// a cursor from before a restart is recognised as such.
-func New(cfg journal.Config) *Service {
+// New returns the run service over store. Stream cursors carry a random
+// epoch, so a cursor from before a restart is recognised as such.
+func New(store *history.Store, cfg journal.Config, log zerolog.Logger) *Service {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	cfg.Epoch = hex.EncodeToString(b)
-	s := &Service{runs: map[RunID]*runState{}, journal: journal.New[*Event](cfg)}
+	s := &Service{store: store, journal: journal.New[*Event](cfg), log: log}
 	s.journal.SetFloor(0)
 	return s
 }
 
+// Store is the history store the service writes.
+func (s *Service) Store() *history.Store { return s.store }
+
 // RecordAction notes an action the manager saw for the first time.
-func (s *Service) RecordAction(_ context.Context, a Action) error {
-	s.apply(a)
-	return nil
-}
+func (s *Service) RecordAction(ctx context.Context, a Action) error { return s.record(ctx, a) }
 
-// UpdateActionStatus notes a phase change. Like RecordAction it is
-// idempotent and tolerates reordering: a terminal phase is never replaced,
-// an older update never replaces a newer one, and a deletion of another
-// incarnation of the name is ignored.
-func (s *Service) UpdateActionStatus(_ context.Context, a Action) error {
-	s.apply(a)
-	return nil
-}
+// UpdateActionStatus notes a change. Like RecordAction it is idempotent and
+// tolerates reordering (see history.Store.Record).
+func (s *Service) UpdateActionStatus(ctx context.Context, a Action) error { return s.record(ctx, a) }
 
-// Restore loads the current state of actions, at start, from the
-// manager's cache: the actions whose terminal status was recorded before
-// a restart are not notified again, so this is how their runs come back.
-func (s *Service) Restore(actions []Action) {
-	for _, a := range actions {
-		s.apply(a)
-	}
-}
-
-func (s *Service) apply(a Action) {
-	id := RunID{a.Project, a.Domain, a.Run}
+func (s *Service) record(ctx context.Context, a Action) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.runs[id]
-	if r == nil {
-		r = &runState{actions: map[string]*actionState{}, counts: map[v1.Phase]int{}}
+	run, changed, err := s.store.Record(ctx, historyAction(a))
+	if err != nil || !changed {
+		return err
 	}
-	if !r.update(a) {
-		return
+	s.publishLocked(summaryOf(run), false)
+	return nil
+}
+
+// Restore records the actions the control plane holds, into a history
+// store that was just created: the actions recorded before there was a
+// store (their terminal status labelled) are not notified again, so this
+// is how they get into history.
+func (s *Service) Restore(ctx context.Context, actions []Action) error {
+	if !s.store.Created {
+		return nil
 	}
-	ev := &Event{Summary: r.summary(id)}
-	if len(r.actions) == 0 {
-		delete(s.runs, id)
-		ev.Deleted = true
-	} else {
-		s.runs[id] = r
+	for _, a := range actions {
+		if err := s.record(ctx, a); err != nil {
+			return fmt.Errorf("restore history: %w", err)
+		}
 	}
+	return nil
+}
+
+// DeleteRun removes a run from history. live are the actions the control
+// plane still holds, which history may not have seen yet: their late
+// events must not bring the run back. It reports whether there was
+// anything to delete.
+func (s *Service) DeleteRun(ctx context.Context, id RunID, live []Action) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	existed, err := s.store.DeleteRun(ctx, history.RunID(id), historyActions(live))
+	if err != nil {
+		return false, err
+	}
+	if existed || len(live) > 0 {
+		s.publishLocked(Summary{ID: id, Phase: v1.PhaseUnspecified, PhaseCounts: map[v1.Phase]int{}}, true)
+	}
+	return existed || len(live) > 0, nil
+}
+
+// DeleteActions removes an action and its descendants from history (live
+// as for DeleteRun).
+func (s *Service) DeleteActions(ctx context.Context, id RunID, name string, live []Action) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	run, gone, err := s.store.DeleteActions(ctx, history.RunID(id), name, historyActions(live))
+	if err != nil {
+		return err
+	}
+	sum := summaryOf(run)
+	sum.ID = id
+	s.publishLocked(sum, gone)
+	return nil
+}
+
+func (s *Service) publishLocked(sum Summary, deleted bool) {
 	s.seq++
 	s.journal.Publish(journal.Entry[*Event]{
-		Cursor: s.seq, Key: id.Run, Topics: []string{topic(a.Project, a.Domain)}, Value: ev,
+		Cursor: s.seq, Key: sum.ID.Run, Topics: []string{topic(sum.ID.Project, sum.ID.Domain)},
+		Value: &Event{Summary: sum, Deleted: deleted},
 	})
 }
 
-// update applies a to the run and reports whether anything changed. A
-// deleted action leaves the run.
-func (r *runState) update(a Action) bool {
-	st := r.actions[a.Name]
-	switch {
-	case a.Deleted:
-		// Only the incarnation that was deleted goes: a late deletion of
-		// an old one must not take a new one along.
-		if st == nil || st.uid != a.UID {
-			return false
-		}
-		r.counts[st.phase]--
-		delete(r.actions, a.Name)
-		if r.root == st {
-			r.root, r.endedAt = nil, nil
-		}
-		return true
-	case st == nil:
-		st = &actionState{}
-		r.actions[a.Name] = st
-	case st.uid != a.UID:
-		// Another incarnation of the name. Only a newer one replaces it.
-		if a.CreatedAt.Before(st.createdAt) {
-			return false
-		}
-		r.counts[st.phase]--
-	case st.phase.Terminal(), a.UpdatedAt.Before(st.updatedAt), st.phase == a.Phase:
-		return false
-	default:
-		r.counts[st.phase]--
+// List returns a page of the runs of a project and domain, newest first,
+// and the continue token of the next page ("" at the end).
+func (s *Service) List(ctx context.Context, q history.RunQuery) ([]Summary, string, error) {
+	limit := q.Limit
+	if limit <= 0 || limit > history.MaxLimit {
+		limit = history.MaxLimit
 	}
-	*st = actionState{uid: a.UID, phase: a.Phase, createdAt: a.CreatedAt, updatedAt: a.UpdatedAt}
-	r.counts[st.phase]++
-	if a.Parent == "" {
-		r.root = st
-		r.endedAt = nil // a new incarnation of the root may be running again
-		if st.phase.Terminal() {
-			t := a.UpdatedAt
-			r.endedAt = &t
-		}
+	q.Limit = limit + 1
+	rs, err := s.store.Runs(ctx, q)
+	if err != nil {
+		return nil, "", err
 	}
-	return true
+	next := ""
+	if len(rs) > limit {
+		rs = rs[:limit]
+		next = rs[limit-1].Key().Token()
+	}
+	out := make([]Summary, len(rs))
+	for i := range rs {
+		out[i] = summaryOf(rs[i])
+	}
+	return out, next, nil
 }
 
-func (r *runState) summary(id RunID) Summary {
-	s := Summary{ID: id, Phase: v1.PhaseUnspecified, ActionCount: len(r.actions), PhaseCounts: map[v1.Phase]int{}}
-	for p, n := range r.counts {
-		if n > 0 {
-			s.PhaseCounts[p] = n
-		}
+// Get returns one run (history.ErrNotFound when there is none).
+func (s *Service) Get(ctx context.Context, id RunID) (Summary, error) {
+	r, err := s.store.Run(ctx, history.RunID(id))
+	if err != nil {
+		return Summary{}, err
 	}
-	if r.root != nil {
-		s.Phase = r.root.phase
-		s.StartedAt = r.root.createdAt
-		s.EndedAt = r.endedAt
-	} else {
-		for _, a := range r.actions {
-			if s.StartedAt.IsZero() || a.createdAt.Before(s.StartedAt) {
-				s.StartedAt = a.createdAt
-			}
-		}
-	}
-	return s
-}
-
-// List returns the runs of a project and domain, newest first.
-func (s *Service) List(project, domain string) []Summary {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.listLocked(project, domain)
-}
-
-func (s *Service) listLocked(project, domain string) []Summary {
-	var out []Summary
-	for id, r := range s.runs {
-		if id.Project == project && id.Domain == domain {
-			out = append(out, r.summary(id))
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].StartedAt.Equal(out[j].StartedAt) {
-			return out[i].StartedAt.After(out[j].StartedAt)
-		}
-		return out[i].ID.Run < out[j].ID.Run
-	})
-	return out
-}
-
-// Get returns one run.
-func (s *Service) Get(id RunID) (Summary, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r, ok := s.runs[id]
-	if !ok {
-		return Summary{}, false
-	}
-	return r.summary(id), true
+	return summaryOf(r), nil
 }
 
 // Subscribe opens a subscription to the run summaries of a project and
-// domain. When it cannot resume from after, snapshot holds the current
-// summaries to send first.
-func (s *Service) Subscribe(project, domain string, after *uint64) (*journal.Subscription[*Event], journal.Start[*Event], []Summary) {
+// domain. When it cannot resume from after, snapshot holds the newest
+// SnapshotRuns summaries to send first, consistent with the cursor: the
+// store is read under the same lock as writes publish.
+func (s *Service) Subscribe(ctx context.Context, project, domain string, after *uint64) (*journal.Subscription[*Event], journal.Start[*Event], []Summary) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var snap []Summary
 	sub, start := s.journal.Subscribe(topic(project, domain), after, func() uint64 {
-		snap = s.listLocked(project, domain)
+		var err error
+		if snap, _, err = s.List(ctx, history.RunQuery{Project: project, Domain: domain, Limit: SnapshotRuns}); err != nil {
+			s.log.Warn().Err(err).Str("project", project).Str("domain", domain).Msg("runs snapshot from history failed")
+		}
 		return s.seq
 	})
 	return sub, start, snap
@@ -257,3 +224,32 @@ func (s *Service) Cursors() interface {
 }
 
 func topic(project, domain string) string { return project + "/" + domain }
+
+func historyAction(a Action) history.Action {
+	return history.Action{
+		Project: a.Project, Domain: a.Domain, Run: a.Run, Name: a.Name, Parent: a.Parent, UID: a.UID,
+		Phase: string(a.Phase), CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt, View: a.View, Retired: a.Deleted,
+	}
+}
+
+func historyActions(as []Action) []history.Action {
+	out := make([]history.Action, len(as))
+	for i, a := range as {
+		out[i] = historyAction(a)
+	}
+	return out
+}
+
+func summaryOf(r history.Run) Summary {
+	s := Summary{
+		ID: RunID(r.ID), Phase: v1.Phase(r.Phase), ActionCount: r.ActionCount,
+		PhaseCounts: make(map[v1.Phase]int, len(r.PhaseCounts)), StartedAt: r.StartedAt, EndedAt: r.EndedAt,
+	}
+	if s.Phase == "" {
+		s.Phase = v1.PhaseUnspecified
+	}
+	for p, n := range r.PhaseCounts {
+		s.PhaseCounts[v1.Phase(p)] = n
+	}
+	return s
+}

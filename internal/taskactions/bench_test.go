@@ -15,14 +15,13 @@ import (
 
 	v1 "taskactions/api/v1"
 	"taskactions/internal/journal"
-	"taskactions/internal/runs"
 )
 
 // BenchmarkDispatch measures the event pipeline in process: informer
 // handler -> journal -> subscribers, and -> sharded workers -> run service.
 // One op is one event; the figure is events/s with 10 subscribers reading.
 func BenchmarkDispatch(b *testing.B) {
-	m := New(Config{Notifier: runs.New(journal.Config{}), Log: testenvLogger()})
+	m := New(Config{Notifier: newRunService(b), Log: testenvLogger()})
 	w := m.startWorkers()
 	m.Journal().SetFloor(1)
 	run := RunID{"bench", "dev", "r1"}

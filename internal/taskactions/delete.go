@@ -2,12 +2,15 @@ package taskactions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "taskactions/api/v1"
+	"taskactions/internal/history"
+	"taskactions/internal/runs"
 )
 
 // DeleteAction deletes an action; its descendants follow it through their
@@ -19,24 +22,43 @@ import (
 func (m *Manager) DeleteAction(ctx context.Context, id ActionID, abort bool) error {
 	m.actions.CatchUp(ctx)
 	target, err := m.current(ctx, id, true)
+	if errors.Is(err, ErrNotFound) && m.cfg.History != nil {
+		return m.deleteRetiredAction(ctx, id)
+	}
 	if err != nil {
 		return err
 	}
-	if err := m.finishedOrAbort(ctx, append([]*v1.TaskAction{target}, m.descendants(id)...), abort, []ActionID{id}); err != nil {
+	tree := append([]*v1.TaskAction{target}, m.descendants(id)...)
+	if err := m.finishedOrAbort(ctx, tree, abort, []ActionID{id}); err != nil {
 		return err
+	}
+	if m.cfg.Notifier != nil {
+		if err := m.cfg.Notifier.DeleteActions(ctx, runsRun(id.RunID()), id.Name, tombstones(tree)); err != nil {
+			return err
+		}
 	}
 	return m.deleteObject(ctx, target)
 }
 
-// DeleteRun deletes every action of a run: its roots, which the others
-// follow (see DeleteAction).
+// deleteRetiredAction deletes an action that only history holds (and so
+// do its descendants: children retire before their parents).
+func (m *Manager) deleteRetiredAction(ctx context.Context, id ActionID) error {
+	if _, err := m.cfg.History.Action(ctx, historyRun(id.RunID()), id.Name); err != nil {
+		if errors.Is(err, history.ErrNotFound) {
+			return fmt.Errorf("action %s: %w", id, ErrNotFound)
+		}
+		return err
+	}
+	return m.cfg.Notifier.DeleteActions(ctx, runsRun(id.RunID()), id.Name, nil)
+}
+
+// DeleteRun deletes every action of a run: from history, at once, and
+// from the control plane, its roots, which the others follow (see
+// DeleteAction).
 func (m *Manager) DeleteRun(ctx context.Context, run RunID, abort bool) error {
 	tas, err := m.ListRunActions(ctx, run)
 	if err != nil {
 		return err
-	}
-	if len(tas) == 0 {
-		return fmt.Errorf("run %s/%s/%s: %w", run.Project, run.Domain, run.Run, ErrNotFound)
 	}
 	var roots []*v1.TaskAction
 	var rootIDs []ActionID
@@ -48,6 +70,17 @@ func (m *Manager) DeleteRun(ctx context.Context, run RunID, abort bool) error {
 	if err := m.finishedOrAbort(ctx, tas, abort, rootIDs); err != nil {
 		return err
 	}
+	existed := len(tas) > 0
+	if m.cfg.Notifier != nil {
+		inHistory, err := m.cfg.Notifier.DeleteRun(ctx, runsRun(run), tombstones(tas))
+		if err != nil {
+			return err
+		}
+		existed = existed || inHistory
+	}
+	if !existed {
+		return fmt.Errorf("run %s/%s/%s: %w", run.Project, run.Domain, run.Run, ErrNotFound)
+	}
 	for _, ta := range roots {
 		if err := m.deleteObject(ctx, ta); err != nil {
 			return err
@@ -55,6 +88,22 @@ func (m *Manager) DeleteRun(ctx context.Context, run RunID, abort bool) error {
 	}
 	return nil
 }
+
+// tombstones are what history must refuse to record again of objects
+// being deleted: their names and incarnations.
+func tombstones(tas []*v1.TaskAction) []runs.Action {
+	out := make([]runs.Action, len(tas))
+	for i, ta := range tas {
+		id := IDOf(ta)
+		out[i] = runs.Action{
+			Project: id.Project, Domain: id.Domain, Run: id.Run, Name: id.Name, Parent: specParent(&ta.Spec),
+			UID: string(ta.UID), Phase: v1.PhaseOf(ta.Status.Conditions), CreatedAt: ta.CreationTimestamp.Time, UpdatedAt: ta.CreationTimestamp.Time,
+		}
+	}
+	return out
+}
+
+func runsRun(r RunID) runs.RunID { return runs.RunID{Project: r.Project, Domain: r.Domain, Run: r.Run} }
 
 // finishedOrAbort checks that none of tas is unfinished; with abort, it
 // aborts the tops of the trees instead, which the aborter carries down.

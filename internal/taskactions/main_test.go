@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	v1 "taskactions/api/v1"
+	"taskactions/internal/history"
 	"taskactions/internal/journal"
 	"taskactions/internal/kube/clientset/versioned"
 	"taskactions/internal/runs"
@@ -42,9 +43,9 @@ type countingNotifier struct {
 	terminal map[string]int // terminal phases reported, by action
 }
 
-func newCountingNotifier() *countingNotifier {
+func newCountingNotifier(t testing.TB) *countingNotifier {
 	return &countingNotifier{
-		Service: runs.New(journal.Config{}),
+		Service: newRunService(t),
 		records: map[string]int{}, updates: map[string]int{}, terminal: map[string]int{},
 	}
 }
@@ -73,6 +74,17 @@ func (n *countingNotifier) terminalCount(id ActionID) int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.terminal[id.String()]
+}
+
+// newRunService is the run service over a SQLite history of the test's own.
+func newRunService(t testing.TB) *runs.Service {
+	t.Helper()
+	store, err := history.Open(context.Background(), "", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return runs.New(store, journal.Config{}, testenv.Logger())
 }
 
 // newManager starts a manager on the shared control plane; it stops with

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	v1 "taskactions/api/v1"
+	"taskactions/internal/history"
 	"taskactions/internal/journal"
 	"taskactions/internal/kube/clientset/versioned"
 	"taskactions/internal/pipeline"
@@ -36,6 +37,8 @@ import (
 type RunNotifier interface {
 	RecordAction(ctx context.Context, a runs.Action) error
 	UpdateActionStatus(ctx context.Context, a runs.Action) error
+	DeleteRun(ctx context.Context, id runs.RunID, live []runs.Action) (bool, error)
+	DeleteActions(ctx context.Context, id runs.RunID, name string, live []runs.Action) error
 }
 
 // Config holds the manager's dependencies and settings.
@@ -53,7 +56,10 @@ type Config struct {
 	WorkerQueue int
 	// Notifier is the run service; nil disables notifications.
 	Notifier RunNotifier
-	Journal  journal.Config
+	// History holds the actions retired from the control plane, which
+	// reads fall back to; nil: there is none (reads are live only).
+	History *history.Store
+	Journal journal.Config
 	// Finalizers, when set, names the finalizers a new action of a task type
 	// is created with (the executor's, for the types it claims), so the
 	// executor need not add it with a write of its own.

@@ -15,7 +15,7 @@ import (
 )
 
 func TestTerminalStatusRecordedOnceAcrossRestart(t *testing.T) {
-	n := newCountingNotifier()
+	n := newCountingNotifier(t)
 	m := newManager(t, n)
 	run := newRun()
 	id := run.action("a0")
@@ -30,8 +30,8 @@ func TestTerminalStatusRecordedOnceAcrossRestart(t *testing.T) {
 	if got := n.terminalCount(id); got != 1 {
 		t.Fatalf("terminal status reported %d times before the restart, want 1", got)
 	}
-	sum, ok := n.Get(runs.RunID{Project: run.Project, Domain: run.Domain, Run: run.Run})
-	if !ok || sum.Phase != v1.PhaseSucceeded || sum.EndedAt == nil {
+	sum, err := n.Get(context.Background(), runs.RunID{Project: run.Project, Domain: run.Domain, Run: run.Run})
+	if err != nil || sum.Phase != v1.PhaseSucceeded || sum.EndedAt == nil {
 		t.Fatalf("run summary %+v", sum)
 	}
 
@@ -59,7 +59,7 @@ func TestStopWatchingLeavesNoGoroutine(t *testing.T) {
 		before[g] = true
 	}
 	for range 3 {
-		m := New(Config{Client: kubeClient(t), Notifier: newCountingNotifier(), Log: testenv.Logger()})
+		m := New(Config{Client: kubeClient(t), Notifier: newCountingNotifier(t), Log: testenv.Logger()})
 		if err := m.StartWatching(context.Background()); err != nil {
 			t.Fatal(err)
 		}

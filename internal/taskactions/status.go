@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	v1 "taskactions/api/v1"
+	"taskactions/internal/failpoint"
 )
 
 // ErrNoChange, returned by a mutate function, ends UpdateStatus without a
@@ -29,7 +30,11 @@ func (m *Manager) UpdateStatus(ctx context.Context, id ActionID, mutate func(*v1
 		boundStatus(&ta.Status)
 		ta.Status.Phase = v1.PhaseOf(ta.Status.Conditions)
 		ta.Status.StateJSON = stateJSON(ta)
-		return m.client.FlyteV1().TaskActions(ta.Namespace).UpdateStatus(ctx, ta, metav1.UpdateOptions{})
+		out, err := m.client.FlyteV1().TaskActions(ta.Namespace).UpdateStatus(ctx, ta, metav1.UpdateOptions{})
+		if err == nil && ta.Status.Phase.Terminal() {
+			failpoint.Hit(failpoint.TerminalWritten)
+		}
+		return out, err
 	})
 }
 

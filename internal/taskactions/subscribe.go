@@ -35,8 +35,16 @@ type Start = journal.Start[*ActionUpdate]
 // Like the reads, it first waits for this server's own writes to reach the
 // cache. It opens no Kubernetes watch: the shared informer feeds every
 // subscription. Close the subscription when done.
+//
+// The snapshot also holds the scope's actions retired to history (read
+// after the live ones: they no longer change, so this cannot miss an
+// update).
 func (m *Manager) Subscribe(ctx context.Context, scope Scope, after *uint64) (sub *Subscription, start Start, snapshot []*ActionUpdate) {
-	return m.actions.Subscribe(ctx, scope.topic(), after, func() []*v1.TaskAction { return m.scopeActions(scope) })
+	sub, start, snapshot = m.actions.Subscribe(ctx, scope.topic(), after, func() []*v1.TaskAction { return m.scopeActions(scope) })
+	if !start.Resumed {
+		snapshot = m.retiredSnapshot(ctx, scope, snapshot)
+	}
+	return sub, start, snapshot
 }
 
 func (m *Manager) scopeActions(s Scope) []*v1.TaskAction {

@@ -2,6 +2,7 @@ package taskactions
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	v1 "taskactions/api/v1"
+	"taskactions/internal/failpoint"
 	"taskactions/internal/runs"
 )
 
@@ -75,17 +77,23 @@ func (m *Manager) notifyRunService(ctx context.Context, notified map[uid]v1.Phas
 	}
 	notified[ta.UID] = u.Phase
 	if u.Phase.Terminal() && (!seen || prev != u.Phase) {
+		failpoint.Hit(failpoint.Recorded)
 		if err := m.markTerminalStatusRecorded(ctx, ta); err != nil {
 			m.cfg.Log.Warn().Err(err).Str("action", keyOf(ta.Namespace, ta.Name)).Msg("could not mark terminal status recorded")
+			return
 		}
+		failpoint.Hit(failpoint.Labelled)
 	}
 }
 
+// runsAction is what the run service records of an update: with the
+// action's view, which history serves once the object is retired.
 func runsAction(u *ActionUpdate) runs.Action {
+	view, _ := json.Marshal(&u.Action)
 	return runs.Action{
 		Project: u.ID.Project, Domain: u.ID.Domain, Run: u.ID.Run, Name: u.ID.Name,
 		Parent: u.Parent, UID: u.UID, Phase: u.Phase,
-		CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt, Deleted: u.Deleted,
+		CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt, View: view, Deleted: u.Deleted,
 	}
 }
 

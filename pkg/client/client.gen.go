@@ -519,7 +519,9 @@ type ActionItemEventEvent string
 
 // ActionList defines model for ActionList.
 type ActionList struct {
-	Items []Action `json:"items"`
+	// Continue Pass as `continue` for the next page; absent on the last page.
+	Continue *string  `json:"continue,omitempty"`
+	Items    []Action `json:"items"`
 }
 
 // ActionName Example: a0
@@ -875,7 +877,9 @@ type RunItemEventEvent string
 
 // RunList defines model for RunList.
 type RunList struct {
-	Items []RunSummary `json:"items"`
+	// Continue Pass as `continue` for the next page; absent on the last page.
+	Continue *string      `json:"continue,omitempty"`
+	Items    []RunSummary `json:"items"`
 }
 
 // RunName Example: r1
@@ -1076,6 +1080,9 @@ type AbortParam = bool
 // ActionParam Example: a0
 type ActionParam = ActionName
 
+// ContinueParam defines model for continueParam.
+type ContinueParam = string
+
 // DomainParam Example: development
 type DomainParam = DomainName
 
@@ -1087,6 +1094,9 @@ type LastEventIdHeaderParam = string
 
 // LastEventIdQueryParam defines model for lastEventIdQueryParam.
 type LastEventIdQueryParam = string
+
+// LimitParam defines model for limitParam.
+type LimitParam = int
 
 // ProjectParam Example: flytesnacks
 type ProjectParam = ProjectName
@@ -1109,16 +1119,52 @@ type StreamRunSummariesParams struct {
 	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
 }
 
+// ListRunsParams defines parameters for ListRuns.
+type ListRunsParams struct {
+	// Limit Items in one page (runs default to 100; actions to all, up to 10000).
+	Limit *LimitParam `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Continue The `continue` of the previous page.
+	Continue *ContinueParam `form:"continue,omitempty" json:"continue,omitempty"`
+
+	// Phase Only runs whose root is in one of these phases.
+	Phase *[]Phase `form:"phase,omitempty" json:"phase,omitempty"`
+
+	// StartedAfter Only runs started at or after this time.
+	StartedAfter *time.Time `form:"startedAfter,omitempty" json:"startedAfter,omitempty"`
+
+	// StartedBefore Only runs started before this time.
+	StartedBefore *time.Time `form:"startedBefore,omitempty" json:"startedBefore,omitempty"`
+}
+
 // DeleteRunParams defines parameters for DeleteRun.
 type DeleteRunParams struct {
 	// Abort Abort what has not finished, then delete (the abort verb is needed too).
 	Abort *AbortParam `form:"abort,omitempty" json:"abort,omitempty"`
 }
 
+// ListRunActionsParams defines parameters for ListRunActions.
+type ListRunActionsParams struct {
+	// Limit Items in one page (runs default to 100; actions to all, up to 10000).
+	Limit *LimitParam `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Continue The `continue` of the previous page.
+	Continue *ContinueParam `form:"continue,omitempty" json:"continue,omitempty"`
+}
+
 // DeleteActionParams defines parameters for DeleteAction.
 type DeleteActionParams struct {
 	// Abort Abort what has not finished, then delete (the abort verb is needed too).
 	Abort *AbortParam `form:"abort,omitempty" json:"abort,omitempty"`
+}
+
+// ListChildActionsParams defines parameters for ListChildActions.
+type ListChildActionsParams struct {
+	// Limit Items in one page (runs default to 100; actions to all, up to 10000).
+	Limit *LimitParam `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Continue The `continue` of the previous page.
+	Continue *ContinueParam `form:"continue,omitempty" json:"continue,omitempty"`
 }
 
 // StreamActionEventsParams defines parameters for StreamActionEvents.
@@ -1880,8 +1926,13 @@ type ClientInterface interface {
 
 	// ListRuns Run summaries of a project and domain, newest first
 	//
+	// Live and retired runs alike, from the history store, one page at a
+	// time: newest first (by start time, then name). Pass the `continue`
+	// of a page to get the next one; runs that start meanwhile do not
+	// shift a page, so none is skipped or repeated.
+	//
 	// Corresponds with GET /projects/{project}/domains/{domain}/runs (the `ListRuns` operationId).
-	ListRuns(ctx context.Context, project ProjectParam, domain DomainParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListRuns(ctx context.Context, project ProjectParam, domain DomainParam, params *ListRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteRun Delete a run, every action of it
 	//
@@ -1897,10 +1948,13 @@ type ClientInterface interface {
 	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run} (the `GetRun` operationId).
 	GetRun(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListRunActions Every action of a run, oldest first
+	// ListRunActions The actions of a run, oldest first
+	//
+	// Live actions and those retired to history alike, one page at a
+	// time (oldest first, then by name).
 	//
 	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions (the `ListRunActions` operationId).
-	ListRunActions(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListRunActions(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, params *ListRunActionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteAction Delete an action and its descendants
 	//
@@ -1941,7 +1995,7 @@ type ClientInterface interface {
 	// ListChildActions The direct children of an action, oldest first
 	//
 	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/children (the `ListChildActions` operationId).
-	ListChildActions(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListChildActions(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *ListChildActionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// StreamActionEvents Live stream of the action and its direct children
 	//
@@ -2300,9 +2354,14 @@ func (c *Client) StreamRunSummaries(ctx context.Context, project ProjectParam, d
 
 // ListRuns Run summaries of a project and domain, newest first
 //
+// Live and retired runs alike, from the history store, one page at a
+// time: newest first (by start time, then name). Pass the `continue`
+// of a page to get the next one; runs that start meanwhile do not
+// shift a page, so none is skipped or repeated.
+//
 // Corresponds with GET /projects/{project}/domains/{domain}/runs (the `ListRuns` operationId).
-func (c *Client) ListRuns(ctx context.Context, project ProjectParam, domain DomainParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListRunsRequest(c.Server, project, domain)
+func (c *Client) ListRuns(ctx context.Context, project ProjectParam, domain DomainParam, params *ListRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListRunsRequest(c.Server, project, domain, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2347,11 +2406,14 @@ func (c *Client) GetRun(ctx context.Context, project ProjectParam, domain Domain
 	return c.Client.Do(req)
 }
 
-// ListRunActions Every action of a run, oldest first
+// ListRunActions The actions of a run, oldest first
+//
+// Live actions and those retired to history alike, one page at a
+// time (oldest first, then by name).
 //
 // Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions (the `ListRunActions` operationId).
-func (c *Client) ListRunActions(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListRunActionsRequest(c.Server, project, domain, run)
+func (c *Client) ListRunActions(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, params *ListRunActionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListRunActionsRequest(c.Server, project, domain, run, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2441,8 +2503,8 @@ func (c *Client) AbortAction(ctx context.Context, project ProjectParam, domain D
 // ListChildActions The direct children of an action, oldest first
 //
 // Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/children (the `ListChildActions` operationId).
-func (c *Client) ListChildActions(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListChildActionsRequest(c.Server, project, domain, run, action)
+func (c *Client) ListChildActions(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *ListChildActionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListChildActionsRequest(c.Server, project, domain, run, action, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3210,7 +3272,7 @@ func NewStreamRunSummariesRequest(server string, project ProjectParam, domain Do
 }
 
 // NewListRunsRequest constructs an http.Request for the ListRuns method
-func NewListRunsRequest(server string, project ProjectParam, domain DomainParam) (*http.Request, error) {
+func NewListRunsRequest(server string, project ProjectParam, domain DomainParam, params *ListRunsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3240,6 +3302,81 @@ func NewListRunsRequest(server string, project ProjectParam, domain DomainParam)
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Phase != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "phase", *params.Phase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartedAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "startedAfter", *params.StartedAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartedBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "startedBefore", *params.StartedBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -3374,7 +3511,7 @@ func NewGetRunRequest(server string, project ProjectParam, domain DomainParam, r
 }
 
 // NewListRunActionsRequest constructs an http.Request for the ListRunActions method
-func NewListRunActionsRequest(server string, project ProjectParam, domain DomainParam, run RunParam) (*http.Request, error) {
+func NewListRunActionsRequest(server string, project ProjectParam, domain DomainParam, run RunParam, params *ListRunActionsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3411,6 +3548,45 @@ func NewListRunActionsRequest(server string, project ProjectParam, domain Domain
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -3627,7 +3803,7 @@ func NewAbortActionRequestWithBody(server string, project ProjectParam, domain D
 }
 
 // NewListChildActionsRequest constructs an http.Request for the ListChildActions method
-func NewListChildActionsRequest(server string, project ProjectParam, domain DomainParam, run RunParam, action ActionParam) (*http.Request, error) {
+func NewListChildActionsRequest(server string, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *ListChildActionsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3671,6 +3847,45 @@ func NewListChildActionsRequest(server string, project ProjectParam, domain Doma
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -5199,10 +5414,15 @@ type ClientWithResponsesInterface interface {
 
 	// ListRunsWithResponse Run summaries of a project and domain, newest first
 	//
+	// Live and retired runs alike, from the history store, one page at a
+	// time: newest first (by start time, then name). Pass the `continue`
+	// of a page to get the next one; runs that start meanwhile do not
+	// shift a page, so none is skipped or repeated.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /projects/{project}/domains/{domain}/runs (the `ListRuns` operationId).
-	ListRunsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, reqEditors ...RequestEditorFn) (*ListRunsResponse, error)
+	ListRunsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, params *ListRunsParams, reqEditors ...RequestEditorFn) (*ListRunsResponse, error)
 
 	// DeleteRunWithResponse Delete a run, every action of it
 	//
@@ -5222,12 +5442,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run} (the `GetRun` operationId).
 	GetRunWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, reqEditors ...RequestEditorFn) (*GetRunResponse, error)
 
-	// ListRunActionsWithResponse Every action of a run, oldest first
+	// ListRunActionsWithResponse The actions of a run, oldest first
+	//
+	// Live actions and those retired to history alike, one page at a
+	// time (oldest first, then by name).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions (the `ListRunActions` operationId).
-	ListRunActionsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, reqEditors ...RequestEditorFn) (*ListRunActionsResponse, error)
+	ListRunActionsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, params *ListRunActionsParams, reqEditors ...RequestEditorFn) (*ListRunActionsResponse, error)
 
 	// DeleteActionWithResponse Delete an action and its descendants
 	//
@@ -5274,7 +5497,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/children (the `ListChildActions` operationId).
-	ListChildActionsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, reqEditors ...RequestEditorFn) (*ListChildActionsResponse, error)
+	ListChildActionsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *ListChildActionsParams, reqEditors ...RequestEditorFn) (*ListChildActionsResponse, error)
 
 	// StreamActionEventsWithResponse Live stream of the action and its direct children
 	//
@@ -7372,11 +7595,16 @@ func (c *ClientWithResponses) StreamRunSummariesWithResponse(ctx context.Context
 
 // ListRunsWithResponse Run summaries of a project and domain, newest first
 //
+// Live and retired runs alike, from the history store, one page at a
+// time: newest first (by start time, then name). Pass the `continue`
+// of a page to get the next one; runs that start meanwhile do not
+// shift a page, so none is skipped or repeated.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /projects/{project}/domains/{domain}/runs (the `ListRuns` operationId).
-func (c *ClientWithResponses) ListRunsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, reqEditors ...RequestEditorFn) (*ListRunsResponse, error) {
-	rsp, err := c.ListRuns(ctx, project, domain, reqEditors...)
+func (c *ClientWithResponses) ListRunsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, params *ListRunsParams, reqEditors ...RequestEditorFn) (*ListRunsResponse, error) {
+	rsp, err := c.ListRuns(ctx, project, domain, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -7413,13 +7641,16 @@ func (c *ClientWithResponses) GetRunWithResponse(ctx context.Context, project Pr
 	return ParseGetRunResponse(rsp)
 }
 
-// ListRunActionsWithResponse Every action of a run, oldest first
+// ListRunActionsWithResponse The actions of a run, oldest first
+//
+// Live actions and those retired to history alike, one page at a
+// time (oldest first, then by name).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions (the `ListRunActions` operationId).
-func (c *ClientWithResponses) ListRunActionsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, reqEditors ...RequestEditorFn) (*ListRunActionsResponse, error) {
-	rsp, err := c.ListRunActions(ctx, project, domain, run, reqEditors...)
+func (c *ClientWithResponses) ListRunActionsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, params *ListRunActionsParams, reqEditors ...RequestEditorFn) (*ListRunActionsResponse, error) {
+	rsp, err := c.ListRunActions(ctx, project, domain, run, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -7495,8 +7726,8 @@ func (c *ClientWithResponses) AbortActionWithResponse(ctx context.Context, proje
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/children (the `ListChildActions` operationId).
-func (c *ClientWithResponses) ListChildActionsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, reqEditors ...RequestEditorFn) (*ListChildActionsResponse, error) {
-	rsp, err := c.ListChildActions(ctx, project, domain, run, action, reqEditors...)
+func (c *ClientWithResponses) ListChildActionsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *ListChildActionsParams, reqEditors ...RequestEditorFn) (*ListChildActionsResponse, error) {
+	rsp, err := c.ListChildActions(ctx, project, domain, run, action, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}

@@ -57,7 +57,7 @@ func TestAbandonedAbortOfFiveThousandActions(t *testing.T) {
 	// Polled twice a second: a list of 5,000 costs the test as much to
 	// decode as the server to abort.
 	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
-		list, err := s2.api.ListRunActionsWithResponse(context.Background(), run.Project, run.Domain, run.Name)
+		list, err := s2.api.ListRunActionsWithResponse(context.Background(), run.Project, run.Domain, run.Name, nil)
 		if err != nil || list.JSON200 == nil {
 			t.Fatalf("list: %v", err)
 		}

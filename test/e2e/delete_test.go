@@ -38,8 +38,9 @@ func (s *server) gone(t *testing.T, run client.RunIdentifier, names ...string) {
 // DELETE of an action takes its descendants along (on the embedded control
 // plane, which has no garbage collector, this server's collector does);
 // while any is unfinished it is 409, unless abort=true. DELETE of a run
-// takes every action, and the run's summary goes with them. kubectl
-// deleting a parent, the way Flyte aborts, deletes its children too.
+// takes every action, and the run's summary goes with them, from history
+// too. kubectl deleting a parent, the way Flyte aborts, deletes its
+// children too.
 func TestDeleteActionsAndRuns(t *testing.T) {
 	run := newRun()
 	base := fmt.Sprintf("/projects/%s/domains/%s/runs/%s", run.Project, run.Domain, run.Name)
@@ -72,14 +73,22 @@ func TestDeleteActionsAndRuns(t *testing.T) {
 		t.Errorf("delete a deleted run: %s, want 404", r.Status)
 	}
 
-	// As Flyte aborts: delete the parent object, and its children go.
+	// As Flyte aborts: delete the parent object, and its children go. The
+	// objects leave the control plane, not history (only a deletion
+	// through the API removes that): the unfinished actions read ABORTED.
 	flyte := newRun()
 	enqueue(t, srv, flyte, "a0", "")
 	enqueue(t, srv, flyte, "c1", "a0")
 	enqueue(t, srv, flyte, "g1", "c1")
 	k := newKubectl(t)
 	k.must("", "delete", "taskaction", "-n", flyte.Project+"-"+flyte.Domain, flyte.Name+"-a0", "--wait=false")
-	srv.gone(t, flyte, "a0", "c1", "g1")
+	eventually(t, 10*time.Second, "the objects to go", func() bool { return liveObjects(srv, flyte) == 0 })
+	for _, name := range []string{"a0", "c1", "g1"} {
+		eventually(t, 10*time.Second, name+" to read ABORTED", func() bool {
+			r, err := srv.api.GetActionWithResponse(context.Background(), flyte.Project, flyte.Domain, flyte.Name, name)
+			return err == nil && r.JSON200 != nil && r.JSON200.Phase == client.ABORTED
+		})
+	}
 }
 
 // HEAD answers like GET without a body, streams included (at once).

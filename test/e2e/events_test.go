@@ -36,7 +36,7 @@ func TestOneEventPerVisibleChange(t *testing.T) {
 	// Everything SUCCEEDED, and then a moment for the server's own
 	// writes that follow (finalizer, label) to come through, if they did.
 	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
-		list, err := srv.api.ListRunActionsWithResponse(context.Background(), run.Project, run.Domain, run.Name)
+		list, err := srv.api.ListRunActionsWithResponse(context.Background(), run.Project, run.Domain, run.Name, nil)
 		if err != nil || list.JSON200 == nil {
 			t.Fatalf("list: %v", err)
 		}

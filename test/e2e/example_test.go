@@ -35,7 +35,7 @@ func TestFanoutExample(t *testing.T) {
 	if parent.Phase != client.SUCCEEDED {
 		t.Fatalf("the parent ended %s: %+v", parent.Phase, parent.ErrorState)
 	}
-	children, err := srv.api.ListChildActionsWithResponse(ctx, "examples", "dev", run, "parent")
+	children, err := srv.api.ListChildActionsWithResponse(ctx, "examples", "dev", run, "parent", nil)
 	if err != nil || len(children.JSON200.Items) != 20 {
 		t.Fatalf("children: %v %s", err, children.Body)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,10 +139,12 @@ spec:
 		t.Errorf("kubectl get of a missing object: %s", errs)
 	}
 
+	// The object goes; history keeps the action, which never finished:
+	// it reads ABORTED, and so does its run.
 	k.must("", "delete", "taskaction", "-n", ns, run.Name+"-k0")
-	eventually(t, 10*time.Second, "the run to go with its only action", func() bool {
+	eventually(t, 10*time.Second, "the run to end with its only action deleted", func() bool {
 		r, err := srv.api.GetRunWithResponse(context.Background(), run.Project, run.Domain, run.Name)
-		return err == nil && r.StatusCode() == http.StatusNotFound
+		return err == nil && r.JSON200 != nil && r.JSON200.Phase == client.ABORTED && liveObjects(srv, run) == 0
 	})
 }
 
@@ -187,7 +188,7 @@ func TestFlyteObjects(t *testing.T) {
 	if root.TaskTemplate == nil || root.TaskTemplate.Encoding != "binary" || root.TaskTemplate.Size != 44 {
 		t.Errorf("the root's template: %+v, want 44 bytes, binary", root.TaskTemplate)
 	}
-	kids, err := srv.api.ListChildActionsWithResponse(ctx, "test-project", "development", "frun1", "frun1")
+	kids, err := srv.api.ListChildActionsWithResponse(ctx, "test-project", "development", "frun1", "frun1", nil)
 	if err != nil || kids.JSON200 == nil || len(kids.JSON200.Items) != 2 {
 		t.Fatalf("children of the Flyte root: %v %s", err, kids.Body)
 	}
@@ -197,7 +198,7 @@ func TestFlyteObjects(t *testing.T) {
 		}
 	}
 	time.Sleep(time.Second) // the executor had its chance
-	list, err := srv.api.ListRunActionsWithResponse(ctx, "test-project", "development", "frun1")
+	list, err := srv.api.ListRunActionsWithResponse(ctx, "test-project", "development", "frun1", nil)
 	if err != nil || list.JSON200 == nil || len(list.JSON200.Items) != 3 {
 		t.Fatalf("the Flyte run: %v %s", err, list.Body)
 	}

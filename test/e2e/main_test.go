@@ -37,6 +37,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	stopPostgres()
 	if err := srv.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stop:", err)
 		code = 1

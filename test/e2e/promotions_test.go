@@ -200,7 +200,7 @@ func runOf(promotion string) string {
 // actions returns the actions of a Promotion's run by name (none: empty).
 func (k *kproject) actions(promotion string) map[string]client.Action {
 	k.t.Helper()
-	resp, err := k.s.api.ListRunActionsWithResponse(context.Background(), k.name, "kargo", runOf(promotion))
+	resp, err := k.s.api.ListRunActionsWithResponse(context.Background(), k.name, "kargo", runOf(promotion), nil)
 	if err != nil {
 		k.t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func TestSecondReplicaThroughKubeconfig(t *testing.T) {
 	putStatus(t, replica, run, "c1", 1, client.RUNNING)
 	for _, s := range []*server{srv, replica} {
 		eventually(t, 10*time.Second, "both actions on each replica", func() bool {
-			resp, err := s.api.ListRunActionsWithResponse(t.Context(), run.Project, run.Domain, run.Name)
+			resp, err := s.api.ListRunActionsWithResponse(t.Context(), run.Project, run.Domain, run.Name, nil)
 			return err == nil && resp.StatusCode() == http.StatusOK && len(resp.JSON200.Items) == 2
 		})
 	}

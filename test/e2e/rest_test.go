@@ -30,14 +30,14 @@ func TestRESTRoundTrip(t *testing.T) {
 	}
 	enqueue(t, srv, run, "g1", "c1")
 
-	list, err := api.ListRunActionsWithResponse(ctx, run.Project, run.Domain, run.Name)
+	list, err := api.ListRunActionsWithResponse(ctx, run.Project, run.Domain, run.Name, nil)
 	if err != nil || list.StatusCode() != http.StatusOK {
 		t.Fatalf("list run: %v %s", err, list.Body)
 	}
 	if names := actionNames(list.JSON200.Items); !slices.Equal(names, []string{"a0", "c1", "c2", "g1"}) {
 		t.Errorf("run actions %v", names)
 	}
-	children, err := api.ListChildActionsWithResponse(ctx, run.Project, run.Domain, run.Name, "a0")
+	children, err := api.ListChildActionsWithResponse(ctx, run.Project, run.Domain, run.Name, "a0", nil)
 	if err != nil || children.StatusCode() != http.StatusOK {
 		t.Fatalf("list children: %v %s", err, children.Body)
 	}
@@ -90,7 +90,7 @@ func TestRESTRoundTrip(t *testing.T) {
 	// The descendants follow in the background.
 	want := map[string]client.Phase{"a0": client.ABORTED, "c1": client.SUCCEEDED, "c2": client.ABORTED, "g1": client.ABORTED}
 	eventually(t, 10*time.Second, fmt.Sprintf("phases %v", want), func() bool {
-		list, _ = api.ListRunActionsWithResponse(ctx, run.Project, run.Domain, run.Name)
+		list, _ = api.ListRunActionsWithResponse(ctx, run.Project, run.Domain, run.Name, nil)
 		for _, a := range list.JSON200.Items {
 			if a.Phase != want[a.ActionId.Name] {
 				return false
@@ -105,7 +105,7 @@ func TestRESTRoundTrip(t *testing.T) {
 		return err == nil && sum.StatusCode() == http.StatusOK && sum.JSON200.Phase == client.ABORTED &&
 			sum.JSON200.ActionCount == 4 && sum.JSON200.PhaseCounts["ABORTED"] == 3 && sum.JSON200.EndedAt != nil
 	})
-	runs, err := api.ListRunsWithResponse(ctx, run.Project, run.Domain)
+	runs, err := api.ListRunsWithResponse(ctx, run.Project, run.Domain, nil)
 	if err != nil || len(runs.JSON200.Items) != 1 || runs.JSON200.Items[0].Run != run {
 		t.Errorf("list runs: %v %s", err, runs.Body)
 	}

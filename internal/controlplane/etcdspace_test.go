@@ -1,0 +1,71 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// An etcd filled to its quota refuses writes (NOSPACE) but keeps serving
+// reads; once the data is deleted and compacted, the keeper defragments
+// the file and clears the alarm, and writes work again.
+func TestSpaceKeeperRecoversFromNoSpace(t *testing.T) {
+	dir := t.TempDir()
+	const quota = 24 << 20
+	var stopping atomic.Bool
+	e, endpoint, err := startEtcd(filepath.Join(dir), quota, zerolog.Nop(), &stopping)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	k := &spaceKeeper{etcd: e, quota: quota, log: zerolog.Nop()}
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+
+	value := strings.Repeat("x", 256<<10)
+	var full error
+	for i := 0; i < 400 && full == nil; i++ {
+		_, full = c.Put(ctx, fmt.Sprintf("/k/%03d", i), value)
+	}
+	if !errors.Is(full, rpctypes.ErrNoSpace) {
+		t.Fatalf("filling etcd ended with %v, want %v", full, rpctypes.ErrNoSpace)
+	}
+	if !k.space().NoSpace {
+		t.Fatal("the keeper does not report the NOSPACE alarm")
+	}
+	if _, err := c.Get(ctx, "/k/000"); err != nil {
+		t.Fatalf("a read while full: %v", err)
+	}
+
+	// What retention does: delete (etcd allows deletes while full), then
+	// compaction (etcd's own, periodic; here at once).
+	resp, err := c.Delete(ctx, "/k/", clientv3.WithPrefix())
+	if err != nil {
+		t.Fatalf("delete while full: %v", err)
+	}
+	if _, err := c.Compact(ctx, resp.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
+		t.Fatal(err)
+	}
+	before := k.space()
+	k.check(ctx)
+	after := k.space()
+	if after.Defrags != 1 || after.Size >= before.Size || after.NoSpace {
+		t.Fatalf("after the check: %+v (before %+v); want one defragmentation, a smaller file, no alarm", after, before)
+	}
+	if _, err := c.Put(ctx, "/k/again", "value"); err != nil {
+		t.Fatalf("a write after recovery: %v", err)
+	}
+}

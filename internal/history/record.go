@@ -1,0 +1,296 @@
+package history
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Action is one action as history keeps it: the columns it is found and
+// ordered by, and its public view, as JSON.
+type Action struct {
+	Project, Domain, Run, Name string
+	Parent                     string // empty for a root
+	UID                        string // tells incarnations of one name apart
+	Phase                      string
+	CreatedAt, UpdatedAt       time.Time
+	View                       json.RawMessage
+	// Retired: the object is gone from the control plane (retention, or
+	// a deletion by another client): lists read it from here.
+	Retired bool
+}
+
+// RunID names a run.
+type RunID struct{ Project, Domain, Run string }
+
+// Run is the summary of a run.
+type Run struct {
+	ID          RunID
+	Phase       string // the root action's; "" until it is seen
+	ActionCount int
+	PhaseCounts map[string]int
+	StartedAt   time.Time
+	EndedAt     *time.Time
+}
+
+// Record writes what is known of an action now, and keeps its run's
+// summary in step, in one transaction. It is idempotent and tolerates
+// reordering, so an event seen again after a crash changes nothing:
+//   - a terminal phase is never replaced by another phase (its view may
+//     still be refined, as long as the phase stays);
+//   - an older update never replaces a newer one;
+//   - another incarnation of the name replaces the row only when newer;
+//   - a tombstone (the action was deleted through the API) stays one.
+//
+// It returns the run's summary and whether the summary changed.
+func (s *Store) Record(ctx context.Context, a Action) (Run, bool, error) {
+	var run Run
+	var changed bool
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := s.lockRunKey(ctx, tx, RunID{a.Project, a.Domain, a.Run}); err != nil {
+			return err
+		}
+		old, found, err := s.lockAction(ctx, tx, a)
+		if err != nil {
+			return err
+		}
+		if found && !replaces(a, old) {
+			run, _, err = s.lockRun(ctx, tx, RunID{a.Project, a.Domain, a.Run})
+			return err
+		}
+		if err := s.upsertAction(ctx, tx, a); err != nil {
+			return err
+		}
+		run, changed, err = s.adjustRun(ctx, tx, a, old, found)
+		return err
+	})
+	return run, changed, err
+}
+
+// row is the part of a stored action that decides what a write does.
+type row struct {
+	uid, phase, parent   string
+	terminal, tombstone  bool
+	retired              bool
+	createdAt, updatedAt int64
+	view                 string
+}
+
+func replaces(a Action, old row) bool {
+	switch {
+	case old.uid != a.UID:
+		return nanos(a.CreatedAt) >= old.createdAt
+	case old.tombstone:
+		return false
+	case old.terminal && a.Phase != old.phase:
+		return false
+	case nanos(a.UpdatedAt) < old.updatedAt:
+		return false
+	}
+	return a.Phase != old.phase || string(a.View) != old.view || (a.Retired && !old.retired)
+}
+
+func (s *Store) lockAction(ctx context.Context, tx *sql.Tx, a Action) (row, bool, error) {
+	var r row
+	var view sql.NullString
+	var deleted sql.NullInt64
+	err := tx.QueryRowContext(ctx, s.dialect.q(`SELECT uid, phase, parent, created_at, updated_at, view, retired, deleted_at
+		FROM actions WHERE project = ? AND domain = ? AND run = ? AND name = ?`+s.dialect.forUpdate),
+		a.Project, a.Domain, a.Run, a.Name).Scan(&r.uid, &r.phase, &r.parent, &r.createdAt, &r.updatedAt, &view, &r.retired, &deleted)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, false, nil
+	}
+	if err != nil {
+		return r, false, fmt.Errorf("history: read action: %w", err)
+	}
+	r.view, r.tombstone = view.String, deleted.Valid
+	r.terminal = terminalPhases[r.phase]
+	return r, true, nil
+}
+
+// terminalPhases are the final phases, by their API names. history keeps
+// phases as strings and so names them here.
+var terminalPhases = map[string]bool{"SUCCEEDED": true, "FAILED": true, "ABORTED": true, "TIMED_OUT": true, "RECOVERED": true}
+
+func (s *Store) upsertAction(ctx context.Context, tx *sql.Tx, a Action) error {
+	_, err := tx.ExecContext(ctx, s.dialect.q(`INSERT INTO actions
+		(project, domain, run, name, parent, uid, phase, created_at, updated_at, view, retired, deleted_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
+		ON CONFLICT (project, domain, run, name) DO UPDATE SET
+		parent = excluded.parent, uid = excluded.uid, phase = excluded.phase, created_at = excluded.created_at,
+		updated_at = excluded.updated_at, view = excluded.view, retired = excluded.retired, deleted_at = NULL`),
+		a.Project, a.Domain, a.Run, a.Name, a.Parent, a.UID, a.Phase, nanos(a.CreatedAt), nanos(a.UpdatedAt), string(a.View), a.Retired)
+	if err != nil {
+		return fmt.Errorf("history: write action: %w", err)
+	}
+	return nil
+}
+
+// adjustRun moves the action from its old phase's count to its new one
+// and updates the root's part of the summary.
+func (s *Store) adjustRun(ctx context.Context, tx *sql.Tx, a Action, old row, found bool) (Run, bool, error) {
+	id := RunID{a.Project, a.Domain, a.Run}
+	run, exists, err := s.lockRun(ctx, tx, id)
+	if err != nil {
+		return Run{}, false, err
+	}
+	before := run.clone()
+	if !exists {
+		run = Run{ID: id, PhaseCounts: map[string]int{}, StartedAt: a.CreatedAt}
+	}
+	if found && !old.tombstone {
+		run.count(old.phase, -1)
+		if old.parent == "" {
+			run.Phase, run.EndedAt = "", nil
+		}
+	}
+	run.count(a.Phase, +1)
+	if a.Parent == "" {
+		run.Phase, run.StartedAt, run.EndedAt = a.Phase, a.CreatedAt, nil
+		if terminalPhases[a.Phase] {
+			t := a.UpdatedAt.UTC()
+			run.EndedAt = &t
+		}
+	} else if run.Phase == "" && a.CreatedAt.Before(run.StartedAt) {
+		run.StartedAt = a.CreatedAt
+	}
+	if exists && run.equal(before) {
+		return run, false, nil
+	}
+	return run, true, s.writeRun(ctx, tx, run)
+}
+
+func (r *Run) count(phase string, d int) {
+	r.ActionCount += d
+	r.PhaseCounts[phase] += d
+	if r.PhaseCounts[phase] <= 0 {
+		delete(r.PhaseCounts, phase)
+	}
+}
+
+func (r Run) clone() Run {
+	c := r
+	c.PhaseCounts = make(map[string]int, len(r.PhaseCounts))
+	for k, v := range r.PhaseCounts {
+		c.PhaseCounts[k] = v
+	}
+	return c
+}
+
+func (r Run) equal(o Run) bool {
+	if r.Phase != o.Phase || r.ActionCount != o.ActionCount || !r.StartedAt.Equal(o.StartedAt) ||
+		(r.EndedAt == nil) != (o.EndedAt == nil) || (r.EndedAt != nil && !r.EndedAt.Equal(*o.EndedAt)) ||
+		len(r.PhaseCounts) != len(o.PhaseCounts) {
+		return false
+	}
+	for k, v := range r.PhaseCounts {
+		if o.PhaseCounts[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Store) lockRun(ctx context.Context, tx *sql.Tx, id RunID) (Run, bool, error) {
+	r, err := scanRun(tx.QueryRowContext(ctx, s.dialect.q(`SELECT `+runColumns+` FROM runs
+		WHERE project = ? AND domain = ? AND run = ?`+s.dialect.forUpdate), id.Project, id.Domain, id.Run))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Run{}, false, nil
+	}
+	if err != nil {
+		return Run{}, false, fmt.Errorf("history: read run: %w", err)
+	}
+	return r, true, nil
+}
+
+func (s *Store) writeRun(ctx context.Context, tx *sql.Tx, r Run) error {
+	counts, _ := json.Marshal(r.PhaseCounts)
+	var ended sql.NullInt64
+	if r.EndedAt != nil {
+		ended = sql.NullInt64{Int64: nanos(*r.EndedAt), Valid: true}
+	}
+	_, err := tx.ExecContext(ctx, s.dialect.q(`INSERT INTO runs
+		(project, domain, run, phase, action_count, phase_counts, started_at, ended_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (project, domain, run) DO UPDATE SET
+		phase = excluded.phase, action_count = excluded.action_count, phase_counts = excluded.phase_counts,
+		started_at = excluded.started_at, ended_at = excluded.ended_at`),
+		r.ID.Project, r.ID.Domain, r.ID.Run, r.Phase, r.ActionCount, string(counts), nanos(r.StartedAt), ended)
+	if err != nil {
+		return fmt.Errorf("history: write run: %w", err)
+	}
+	return nil
+}
+
+const runColumns = `project, domain, run, phase, action_count, phase_counts, started_at, ended_at`
+
+type scanner interface{ Scan(...any) error }
+
+func scanRun(sc scanner) (Run, error) {
+	var r Run
+	var counts string
+	var started int64
+	var ended sql.NullInt64
+	if err := sc.Scan(&r.ID.Project, &r.ID.Domain, &r.ID.Run, &r.Phase, &r.ActionCount, &counts, &started, &ended); err != nil {
+		return Run{}, err
+	}
+	r.PhaseCounts = map[string]int{}
+	if err := json.Unmarshal([]byte(counts), &r.PhaseCounts); err != nil {
+		return Run{}, fmt.Errorf("history: run %s/%s/%s: phase counts: %w", r.ID.Project, r.ID.Domain, r.ID.Run, err)
+	}
+	r.StartedAt = fromNanos(started)
+	if ended.Valid {
+		t := fromNanos(ended.Int64)
+		r.EndedAt = &t
+	}
+	return r, nil
+}
+
+// lockRunKey serializes the writers of one run in PostgreSQL, where
+// several replicas write: a row lock cannot cover a row that does not
+// exist yet (the first action of a run, a new run summary). SQLite has one
+// writer already.
+func (s *Store) lockRunKey(ctx context.Context, tx *sql.Tx, id RunID) error {
+	if s.dialect != postgres {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, id.Project+"/"+id.Domain+"/"+id.Run)
+	if err != nil {
+		return fmt.Errorf("history: lock run: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) inTx(ctx context.Context, f func(*sql.Tx) error) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("history: begin: %w", err)
+	}
+	if err := f(tx); err != nil {
+		tx.Rollback() //nolint:errcheck
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("history: commit: %w", err)
+	}
+	return nil
+}
+
+// MarkRetired notes that an action's object is about to leave the control
+// plane (retention), before it goes: a crash after the mark leaves the
+// object live, and live reads win over history; the mark is idempotent.
+// It reports whether history has that incarnation, recorded as terminal:
+// retention deletes nothing else.
+func (s *Store) MarkRetired(ctx context.Context, run RunID, name, uid string) (bool, error) {
+	res, err := s.write.ExecContext(ctx, s.dialect.q(`UPDATE actions SET retired = ?
+		WHERE project = ? AND domain = ? AND run = ? AND name = ? AND uid = ? AND deleted_at IS NULL
+		AND phase IN ('SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED_OUT', 'RECOVERED')`), true, run.Project, run.Domain, run.Run, name, uid)
+	if err != nil {
+		return false, fmt.Errorf("history: mark retired: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}

@@ -1,0 +1,203 @@
+package taskactions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	v1 "taskactions/api/v1"
+	"taskactions/internal/history"
+)
+
+// Reads are seamless: an action retired from the control plane is read
+// from history, with the view it had when it was recorded, so a client
+// gets the same JSON either way. A live object wins over its history row
+// (the row may say retired a moment before the object goes).
+
+// Page asks for one page of a list.
+type Page struct {
+	Limit    int    // 0 or more than MaxPage: MaxPage
+	Continue string // the token of the previous page; "" for the first
+}
+
+// MaxPage bounds a page of actions.
+const MaxPage = history.MaxLimit
+
+// ActionPage is one page of a list of actions, oldest first.
+type ActionPage struct {
+	Items    []*ActionUpdate
+	Continue string // "" on the last page
+}
+
+// Action returns an action's view: live from the cache, else retired
+// from history.
+func (m *Manager) Action(ctx context.Context, id ActionID) (*ActionUpdate, error) {
+	ta, err := m.GetTaskAction(ctx, id)
+	if err == nil {
+		return m.actions.View(ta), nil
+	}
+	if !errors.Is(err, ErrNotFound) || m.cfg.History == nil {
+		return nil, err
+	}
+	rec, err := m.cfg.History.Action(ctx, historyRun(id.RunID()), id.Name)
+	if errors.Is(err, history.ErrNotFound) {
+		return nil, fmt.Errorf("action %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return updateOfRecord(rec)
+}
+
+// RunActions returns a page of a run's actions, live and retired.
+func (m *Manager) RunActions(ctx context.Context, run RunID, p Page) (ActionPage, error) {
+	live, err := m.ListRunActions(ctx, run)
+	if err != nil {
+		return ActionPage{}, err
+	}
+	return m.page(ctx, live, history.ActionQuery{Run: historyRun(run), Retired: true}, p)
+}
+
+// ChildActions returns a page of an action's direct children, live and
+// retired. The action must exist.
+func (m *Manager) ChildActions(ctx context.Context, parent ActionID, p Page) (ActionPage, error) {
+	if _, err := m.Action(ctx, parent); err != nil {
+		return ActionPage{}, err
+	}
+	live, err := m.ListChildActions(ctx, parent)
+	if err != nil {
+		return ActionPage{}, err
+	}
+	name := parent.Name
+	return m.page(ctx, live, history.ActionQuery{Run: historyRun(parent.RunID()), Retired: true, Parent: &name}, p)
+}
+
+// page merges the live actions (sorted oldest first) with the retired
+// ones q selects, and cuts one page after p.Continue.
+func (m *Manager) page(ctx context.Context, live []*v1.TaskAction, q history.ActionQuery, p Page) (ActionPage, error) {
+	limit := p.Limit
+	if limit <= 0 || limit > MaxPage {
+		limit = MaxPage
+	}
+	var after *history.ActionKey
+	if p.Continue != "" {
+		var err error
+		if after, err = history.ParseActionKey(p.Continue); err != nil {
+			return ActionPage{}, fmt.Errorf("continue: %w: %w", err, ErrInvalid)
+		}
+	}
+	views := m.Views(live)
+	start := 0
+	if after != nil {
+		start = sort.Search(len(views), func(i int) bool { return after.Less(listKey(views[i])) })
+	}
+	retired, err := m.retiredAfter(ctx, q, after, views, limit+1)
+	if err != nil {
+		return ActionPage{}, err
+	}
+	items := mergeByKey(views[start:], retired, limit+1)
+	out := ActionPage{Items: items}
+	if len(items) > limit {
+		out.Items = items[:limit]
+		out.Continue = listKey(items[limit-1]).Token()
+	}
+	return out, nil
+}
+
+// retiredAfter reads up to n retired actions after the key that are not
+// live (a row marked retired whose object has not gone yet is live).
+func (m *Manager) retiredAfter(ctx context.Context, q history.ActionQuery, after *history.ActionKey, live []*ActionUpdate, n int) ([]*ActionUpdate, error) {
+	if m.cfg.History == nil {
+		return nil, nil
+	}
+	isLive := make(map[string]bool, len(live))
+	for _, u := range live {
+		isLive[u.ID.Name] = true
+	}
+	var out []*ActionUpdate
+	q.After, q.Limit = after, n
+	for len(out) < n {
+		recs, err := m.cfg.History.Actions(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		for _, rec := range recs {
+			if isLive[rec.Name] {
+				continue
+			}
+			u, err := updateOfRecord(rec)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, u)
+		}
+		if len(recs) < q.Limit {
+			break
+		}
+		k := recs[len(recs)-1].Key()
+		q.After = &k
+	}
+	return out, nil
+}
+
+// mergeByKey merges two lists sorted by key, up to n items.
+func mergeByKey(a, b []*ActionUpdate, n int) []*ActionUpdate {
+	out := make([]*ActionUpdate, 0, min(n, len(a)+len(b)))
+	for len(out) < n && (len(a) > 0 || len(b) > 0) {
+		if len(b) == 0 || (len(a) > 0 && listKey(a[0]).Less(listKey(b[0]))) {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return out
+}
+
+func listKey(u *ActionUpdate) history.ActionKey {
+	return history.ActionKey{CreatedAt: u.CreatedAt, Name: u.ID.Name}
+}
+
+// retiredSnapshot adds to a stream's snapshot the retired actions of its
+// scope: a stream of a retired run sends its final state, then synced.
+func (m *Manager) retiredSnapshot(ctx context.Context, s Scope, snap []*ActionUpdate) []*ActionUpdate {
+	if m.cfg.History == nil {
+		return snap
+	}
+	q := history.ActionQuery{Run: historyRun(s.Run), Retired: true}
+	if s.Action != "" {
+		q.Parent = &s.Action
+		if self, err := m.cfg.History.Action(ctx, q.Run, s.Action); err == nil && self.Retired && !hasName(snap, s.Action) {
+			if u, err := updateOfRecord(self); err == nil {
+				snap = append(snap, u)
+			}
+		}
+	}
+	more, err := m.retiredAfter(ctx, q, nil, snap, MaxPage)
+	if err != nil {
+		m.cfg.Log.Warn().Err(err).Str("run", s.Run.Run).Msg("stream snapshot: history read failed")
+	}
+	return append(snap, more...)
+}
+
+func hasName(us []*ActionUpdate, name string) bool {
+	for _, u := range us {
+		if u.ID.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func updateOfRecord(rec history.Action) (*ActionUpdate, error) {
+	u := &ActionUpdate{}
+	if err := json.Unmarshal(rec.View, &u.Action); err != nil {
+		return nil, fmt.Errorf("history: action %s/%s/%s/%s: %w", rec.Project, rec.Domain, rec.Run, rec.Name, err)
+	}
+	return u, nil
+}
+
+func historyRun(r RunID) history.RunID {
+	return history.RunID{Project: r.Project, Domain: r.Domain, Run: r.Run}
+}

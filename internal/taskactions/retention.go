@@ -1,0 +1,104 @@
+package taskactions
+
+import (
+	"context"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	v1 "taskactions/api/v1"
+	"taskactions/internal/failpoint"
+)
+
+// Retirer keeps the control plane to what is live: it deletes the object
+// of an action that finished more than the retention ago, once history has
+// its final view, and from then on reads come from history. It never
+// deletes an object history has not recorded as terminal (the store says
+// so, by uid, before each delete), children go before their parents (a
+// parent waits while it has any child object), and an object with
+// finalizers is only marked deleted, as for any client: whoever put the
+// finalizer removes it.
+type Retirer struct {
+	m     *Manager
+	after time.Duration
+	log   zerolog.Logger
+	// Retired counts deleted objects (for metrics and tests).
+	Retired func()
+}
+
+// NewRetirer returns a retirer of actions finished more than after ago.
+// The manager must have a history.
+func NewRetirer(m *Manager, after time.Duration, log zerolog.Logger) *Retirer {
+	return &Retirer{m: m, after: after, log: log, Retired: func() {}}
+}
+
+// tombstoneGrace is how long the tombstones of API deletions are kept: the
+// deleted objects' last events have long arrived by then.
+const tombstoneGrace = time.Hour
+
+// Run sweeps until ctx ends, every quarter of the retention (between 1 s
+// and 30 s).
+func (r *Retirer) Run(ctx context.Context) error {
+	every := min(max(r.after/4, time.Second), 30*time.Second)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		r.Sweep(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Sweep retires what is due now and reports how many objects it deleted.
+func (r *Retirer) Sweep(ctx context.Context) int {
+	cutoff := r.m.Now().Add(-r.after)
+	n := 0
+	for _, ta := range r.m.actions.All() {
+		if ctx.Err() != nil {
+			return n
+		}
+		if !r.due(ta, cutoff) {
+			continue
+		}
+		id := IDOf(ta)
+		recorded, err := r.m.cfg.History.MarkRetired(ctx, historyRun(id.RunID()), id.Name, string(ta.UID))
+		if err != nil {
+			r.log.Warn().Err(err).Str("action", id.String()).Msg("retention: history not reachable; keeping the object")
+			return n
+		}
+		if !recorded {
+			continue // not in history as terminal yet: the worker has not recorded it
+		}
+		if err := r.m.deleteObject(ctx, ta); err != nil {
+			r.log.Warn().Err(err).Str("action", id.String()).Msg("retention: delete failed")
+			continue
+		}
+		failpoint.Hit(failpoint.Retired)
+		r.Retired()
+		n++
+	}
+	if _, err := r.m.cfg.History.Purge(ctx, r.m.Now().Add(-max(r.after, tombstoneGrace))); err != nil {
+		r.log.Warn().Err(err).Msg("retention: purging tombstones failed")
+	}
+	if n > 0 {
+		r.log.Debug().Int("retired", n).Msg("retention: retired finished actions")
+	}
+	return n
+}
+
+// due: finished before the cutoff, its terminal status recorded (the
+// label), not being deleted, and no child object left.
+func (r *Retirer) due(ta *v1.TaskAction, cutoff time.Time) bool {
+	if ta.DeletionTimestamp != nil || ta.Labels[v1.LabelTerminalState] != "true" {
+		return false
+	}
+	u := r.m.actions.View(ta)
+	if !u.Phase.Terminal() || !u.UpdatedAt.Before(cutoff) {
+		return false
+	}
+	kids, _ := r.m.actions.ByIndex(indexParent, idKey(u.ID.Project, u.ID.Domain, u.ID.Run, u.ID.Name))
+	return len(kids) == 0
+}

@@ -1,0 +1,160 @@
+package taskactions
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	v1 "taskactions/api/v1"
+)
+
+// newRetiringManager is a manager recording into a history of its own,
+// with a retirer whose retention has already passed for anything finished.
+func newRetiringManager(t *testing.T, record bool) (*Manager, *Retirer) {
+	t.Helper()
+	n := newCountingNotifier(t)
+	var notifier RunNotifier
+	if record {
+		notifier = n
+	}
+	m := newManager(t, notifier, func(c *Config) { c.History = n.Store() })
+	return m, NewRetirer(m, time.Millisecond, testenvLogger())
+}
+
+func object(t *testing.T, ta *v1.TaskAction) (*v1.TaskAction, bool) {
+	t.Helper()
+	got, err := kubeClient(t).FlyteV1().TaskActions(ta.Namespace).Get(context.Background(), ta.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, true
+}
+
+func labelled(t *testing.T, ta *v1.TaskAction) func() bool {
+	return func() bool {
+		got, ok := object(t, ta)
+		return ok && got.Labels[v1.LabelTerminalState] == "true"
+	}
+}
+
+func patch(t *testing.T, ta *v1.TaskAction, body string) {
+	t.Helper()
+	if _, err := kubeClient(t).FlyteV1().TaskActions(ta.Namespace).Patch(context.Background(), ta.Name, types.MergePatchType, []byte(body), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// What history has not recorded as finished is never deleted, labelled
+// or not.
+func TestRetirerKeepsWhatHistoryLacks(t *testing.T) {
+	m, r := newRetiringManager(t, false)
+	run := newRun()
+	id := run.action("a0")
+	ta := mustEnqueue(t, m, echoRequest(id, ""))
+	mustPut(t, m, id, 1, v1.PhaseSucceeded)
+	patch(t, ta, `{"metadata":{"labels":{"`+v1.LabelTerminalState+`":"true"}}}`) // as a restored object would be
+	eventually(t, 10*time.Second, "the cache to see the label", func() bool {
+		got, _ := m.cached(id)
+		return got != nil && got.Labels[v1.LabelTerminalState] == "true"
+	})
+	if n := r.Sweep(context.Background()); n != 0 {
+		t.Fatalf("retired %d objects history does not have", n)
+	}
+	if _, ok := object(t, ta); !ok {
+		t.Fatal("the object is gone")
+	}
+}
+
+// Children go before their parents; a retired action reads the same from
+// history.
+func TestRetirerChildrenFirst(t *testing.T) {
+	m, r := newRetiringManager(t, true)
+	run := newRun()
+	root, child := run.action("root"), run.action("child")
+	rootObj := mustEnqueue(t, m, echoRequest(root, ""))
+	childObj := mustEnqueue(t, m, echoRequest(child, "root"))
+	mustPut(t, m, child, 1, v1.PhaseSucceeded)
+	mustPut(t, m, root, 1, v1.PhaseSucceeded)
+	eventually(t, 10*time.Second, "both to be recorded", func() bool { return labelled(t, rootObj)() && labelled(t, childObj)() })
+	eventually(t, 10*time.Second, "the cache to see the labels", func() bool {
+		a, _ := m.cached(root)
+		b, _ := m.cached(child)
+		return a != nil && b != nil && a.Labels[v1.LabelTerminalState] == "true" && b.Labels[v1.LabelTerminalState] == "true"
+	})
+	live, err := m.Action(context.Background(), child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cutoff := time.Now()
+	rootNow, _ := m.cached(root)
+	childNow, _ := m.cached(child)
+	if r.due(rootNow, cutoff) || !r.due(childNow, cutoff) {
+		t.Fatalf("due: parent %v (it has a child object), child %v", r.due(rootNow, cutoff), r.due(childNow, cutoff))
+	}
+	// The parent goes in the same sweep only if the cache has lost the
+	// child by then; else in the next.
+	deleted := 0
+	eventually(t, 10*time.Second, "both objects to go", func() bool {
+		deleted += r.Sweep(context.Background())
+		_, rootThere := object(t, rootObj)
+		_, childThere := object(t, childObj)
+		return !rootThere && !childThere
+	})
+	if deleted != 2 {
+		t.Fatalf("retired %d objects, want 2", deleted)
+	}
+
+	retired, err := m.Action(context.Background(), child)
+	if err != nil {
+		t.Fatalf("the retired child: %v", err)
+	}
+	if retired.Phase != v1.PhaseSucceeded || !retired.UpdatedAt.Equal(live.UpdatedAt) || len(retired.PhaseHistory) != len(live.PhaseHistory) {
+		t.Errorf("retired child %+v, live it was %+v", retired.Action, live.Action)
+	}
+	page, err := m.RunActions(context.Background(), run, Page{})
+	if err != nil || len(page.Items) != 2 {
+		t.Fatalf("the retired run's actions: %v %d", err, len(page.Items))
+	}
+}
+
+// An object with a finalizer is only marked deleted: whoever put the
+// finalizer decides when it goes.
+func TestRetirerRespectsFinalizers(t *testing.T) {
+	m, r := newRetiringManager(t, true)
+	run := newRun()
+	id := run.action("a0")
+	ta := mustEnqueue(t, m, echoRequest(id, ""))
+	patch(t, ta, `{"metadata":{"finalizers":["example.com/keep"]}}`)
+	mustPut(t, m, id, 1, v1.PhaseSucceeded)
+	eventually(t, 10*time.Second, "the record", labelled(t, ta))
+	eventually(t, 10*time.Second, "the cache to see the label", func() bool {
+		got, _ := m.cached(id)
+		return got != nil && got.Labels[v1.LabelTerminalState] == "true"
+	})
+	if n := r.Sweep(context.Background()); n != 1 {
+		t.Fatalf("retired %d, want 1", n)
+	}
+	got, ok := object(t, ta)
+	if !ok || got.DeletionTimestamp == nil {
+		t.Fatalf("the object: present %v, %+v", ok, got)
+	}
+	eventually(t, 10*time.Second, "the cache to see the deletion mark", func() bool {
+		got, _ := m.cached(id)
+		return got != nil && got.DeletionTimestamp != nil
+	})
+	if n := r.Sweep(context.Background()); n != 0 {
+		t.Fatalf("a second sweep deleted %d again", n)
+	}
+	patch(t, ta, `{"metadata":{"finalizers":null}}`)
+	eventually(t, 10*time.Second, "the object to go once its finalizer is removed", func() bool { _, ok := object(t, ta); return !ok })
+	if u, err := m.Action(context.Background(), id); err != nil || u.Phase != v1.PhaseSucceeded {
+		t.Fatalf("the retired action: %v %v", u, err)
+	}
+}

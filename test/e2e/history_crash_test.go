@@ -1,0 +1,147 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"taskactions/internal/app"
+	"taskactions/internal/failpoint"
+	"taskactions/internal/testenv"
+	"taskactions/pkg/client"
+	"taskactions/test/testserver"
+)
+
+// historyServeEnv, set to a data dir, makes TestHistoryServerProcess a
+// server on it (listening on promoListenEnv) with a one-second retention,
+// for the crash tests to SIGKILL; otherwise that test does nothing.
+const historyServeEnv = "TASKACTIONS_E2E_HISTORY_SERVER"
+
+func TestHistoryServerProcess(t *testing.T) {
+	dir := os.Getenv(historyServeEnv)
+	if dir == "" {
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	cfg := testserver.Config(dir, os.Getenv(promoListenEnv))
+	cfg.Retention = time.Second
+	if err := app.Run(ctx, cfg, testenv.Logger()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A server SIGKILLed at each step of recording a finished action (the
+// terminal status written; history has it but the object is not labelled;
+// labelled; the object deleted by retention), then restarted on its data
+// dir: the action ends with one terminal phase, history has it exactly
+// once (the run counts one action, succeeded once), its object is
+// retired, and it reads as it should.
+func TestCrashAtEachStepOfRecording(t *testing.T) {
+	for _, fp := range []string{failpoint.TerminalWritten, failpoint.Recorded, failpoint.Labelled, failpoint.Retired} {
+		t.Run(fp, func(t *testing.T) {
+			dir := t.TempDir()
+			dataDir := filepath.Join(dir, "data")
+			s1, exited := startServerProcess(t, dir, dataDir, "TASKACTIONS_FAILPOINT="+fp)
+			run := newRun()
+			resp, err := s1.api.EnqueueActionWithResponse(context.Background(), actionSpec(run, "root", "", "echo"))
+			if err != nil || resp.StatusCode() != http.StatusCreated {
+				t.Fatalf("enqueue: %v %v", err, resp)
+			}
+			select {
+			case <-exited:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("the server did not reach failpoint %s", fp)
+			}
+
+			s2, err := startServer(dataDir, func(c *app.Config) { c.Retention = time.Second })
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s2.Stop()
+			base := "/projects/" + run.Project + "/domains/" + run.Domain + "/runs/" + run.Name
+			eventually(t, 30*time.Second, "the action to be recorded and retired", func() bool {
+				code, b := s2.get(t, base)
+				return code == 200 && contains(string(b), `"actionCount":1,`) && liveObjects(s2, run) == 0
+			})
+			_, b := s2.get(t, base)
+			var sum client.RunSummary
+			mustJSON(t, b, &sum)
+			if sum.Phase != client.SUCCEEDED || len(sum.PhaseCounts) != 1 || sum.PhaseCounts["SUCCEEDED"] != 1 || sum.EndedAt == nil {
+				t.Errorf("run summary after the crash at %s: %s", fp, b)
+			}
+			code, b := s2.get(t, base+"/actions/root")
+			var a client.Action
+			if code != 200 || json.Unmarshal(b, &a) != nil {
+				t.Fatalf("GET the retired action: %d %s", code, b)
+			}
+			succeeded := 0
+			for _, h := range a.PhaseHistory {
+				if h.Phase == client.SUCCEEDED {
+					succeeded++
+				}
+			}
+			if a.Phase != client.SUCCEEDED || a.Attempts != 1 || succeeded != 1 {
+				t.Errorf("the action after the crash at %s: phase %s, %d attempts, %d SUCCEEDED in its history", fp, a.Phase, a.Attempts, succeeded)
+			}
+		})
+	}
+}
+
+// startServerProcess runs a server in a process of its own (this test
+// binary as TestHistoryServerProcess), with extra environment, and
+// returns a client of it and a channel closed when it exits. The process
+// is killed with the test.
+func startServerProcess(t *testing.T, dir, dataDir string, env ...string) (*server, <-chan struct{}) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHistoryServerProcess$", "-test.count=1")
+	cmd.Env = append(append(os.Environ(), historyServeEnv+"="+dataDir, promoListenEnv+"="+addr, "TMPDIR="+dir), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	eventually(t, 90*time.Second, "the server process to be ready", func() bool {
+		select {
+		case <-exited:
+			t.Fatalf("the server process exited:\n%s", stderr.String())
+		default:
+		}
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	token, err := testserver.AdminToken(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{url: "http://" + addr, dataDir: dataDir, token: token, http: &http.Client{Transport: testserver.Authorized(token, nil)}}
+	if s.api, err = client.NewClientWithResponses(s.url+"/api/v1", client.WithBearerToken(token)); err != nil {
+		t.Fatal(err)
+	}
+	return s, exited
+}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "taskactions/api/v1"
 	"taskactions/internal/failpoint"
@@ -72,7 +74,13 @@ func (r *Retirer) Sweep(ctx context.Context) int {
 		if !recorded {
 			continue // not in history as terminal yet: the worker has not recorded it
 		}
-		if err := r.m.deleteObject(ctx, ta); err != nil {
+		err = r.m.client.FlyteV1().TaskActions(ta.Namespace).Delete(ctx, ta.Name, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &ta.UID},
+		})
+		if apierrors.IsNotFound(err) {
+			continue // gone already; the cache has not seen it yet
+		}
+		if err != nil {
 			r.log.Warn().Err(err).Str("action", id.String()).Msg("retention: delete failed")
 			continue
 		}

@@ -42,6 +42,7 @@ type options struct {
 	skipSoak, skipBase   bool
 	skipRestart, verbose bool
 	oldFlags             bool
+	rate                 float64
 }
 
 func main() {
@@ -58,6 +59,7 @@ func main() {
 	flag.BoolVar(&o.skipSoak, "skip-soak", false, "skip the soak")
 	flag.BoolVar(&o.skipBase, "skip-baseline", false, "skip the soak with retention off")
 	flag.BoolVar(&o.skipRestart, "skip-restart", false, "skip the restart measurement")
+	flag.Float64Var(&o.rate, "rate", 45, "enqueues per second in the soak (0: as fast as the server takes them); a rate the server sustains shows whether the footprint levels off")
 	flag.BoolVar(&o.oldFlags, "old-flags", false, "-bin predates --retention: pass none")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -67,25 +69,23 @@ func main() {
 }
 
 func run(o options) error {
-	var soakRate, baseRate float64
 	if !o.skipSoak {
 		fmt.Printf("== soak: %d echo actions in runs of %d, --retention %s\n", o.actions, o.runSize, o.retention)
-		r, err := soak(o, o.actions, o.retention, true)
-		if err != nil {
+		if _, err := soak(o, o.actions, o.retention, true); err != nil {
 			return err
 		}
-		soakRate = r
 	}
 	if !o.skipBase {
-		fmt.Printf("== the same with retention off: %d actions\n", o.baselineActions)
-		r, err := soak(o, o.baselineActions, 0, false)
+		fmt.Printf("== throughput, enqueued as fast as the server takes them: %d actions with --retention %s, then with retention off\n", o.baselineActions, o.retention)
+		with, err := soak(o, o.baselineActions, o.retention, false)
 		if err != nil {
 			return err
 		}
-		baseRate = r
-	}
-	if soakRate > 0 && baseRate > 0 {
-		fmt.Printf("throughput with retention %s: %.0f actions/s; retention off: %.0f actions/s; ratio %.2f\n", o.retention, soakRate, baseRate, soakRate/baseRate)
+		without, err := soak(o, o.baselineActions, 0, false)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("throughput with retention %s: %.0f actions/s; retention off: %.0f actions/s; ratio %.2f\n", o.retention, with, without, with/without)
 	}
 	if !o.skipRestart {
 		for _, bin := range []string{o.bin, o.oldBin} {
@@ -109,6 +109,8 @@ type server struct {
 	token   string
 	client  *http.Client
 	exited  chan struct{}
+	// tokens paces enqueues (nil: no pacing).
+	tokens <-chan time.Time
 }
 
 func start(bin, dataDir string, args ...string) (*server, time.Duration, error) {
@@ -252,6 +254,9 @@ func (s *server) enqueueRun(project, run string, count int) error {
 		if j == 0 {
 			parent = ""
 		}
+		if s.tokens != nil {
+			<-s.tokens
+		}
 		for attempt := 0; ; attempt++ {
 			code, b, err := s.do("POST", "/api/v1/actions", enqueueBody(project, run, name, parent))
 			if err == nil && (code == 201 || code == 200) {
@@ -326,6 +331,12 @@ func soak(o options, n int, retention time.Duration, full bool) (float64, error)
 		return 0, err
 	}
 	defer s.stop()
+	if full && o.rate > 0 {
+		tick := time.NewTicker(time.Duration(float64(time.Second) / o.rate))
+		defer tick.Stop()
+		s.tokens = tick.C
+		fmt.Printf("enqueueing at %.0f actions/s\n", o.rate)
+	}
 	var done atomic.Int64
 	t0 := time.Now()
 	stopSampling := make(chan struct{})
@@ -361,6 +372,7 @@ func soak(o options, n int, retention time.Duration, full bool) (float64, error)
 		time.Sleep(retention / 2)
 		fmt.Println(s.sample(t0, int64(n)))
 	}
+	s.tokens = nil
 	if err := s.latencies(runs); err != nil {
 		return 0, err
 	}

@@ -82,7 +82,7 @@ func Defaults() Config {
 		Listen:                  "127.0.0.1:8080",
 		DataDir:                 "./data",
 		NamespaceTemplate:       "{project}-{domain}",
-		Workers:                 8,
+		Workers:                 32,
 		SSEHeartbeat:            15 * time.Second,
 		SSEReplayEvents:         10000,
 		SSEReplayAge:            5 * time.Minute,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -53,5 +54,28 @@ func fillRuns(b *testing.B, s *Store, n int) {
 	})
 	if err != nil {
 		b.Fatal(err)
+	}
+}
+
+// BenchmarkRecord is one action's phase change recorded, with its run's
+// summary, in each store: what the run service does per notification.
+func BenchmarkRecord(b *testing.B) {
+	view := []byte(strings.Repeat(`{"k":"v"},`, 150) + `{}`)
+	for _, st := range stores(b) {
+		s := st.open(b)
+		b.Run(st.name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				a := Action{Project: "p", Domain: "d", Run: fmt.Sprintf("r%d", i/100), Name: fmt.Sprintf("a%d", i%100),
+					UID: fmt.Sprintf("u%d", i), Phase: "SUCCEEDED", CreatedAt: benchBase, UpdatedAt: benchBase, View: view}
+				if i%100 != 0 {
+					a.Parent = "a0"
+				}
+				if _, _, err := s.Record(context.Background(), a); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
 	}
 }

@@ -1,11 +1,13 @@
 package history
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -47,27 +49,52 @@ type Run struct {
 //
 // It returns the run's summary and whether the summary changed.
 func (s *Store) Record(ctx context.Context, a Action) (Run, bool, error) {
-	var run Run
-	var changed bool
+	rs, err := s.RecordAll(ctx, []Action{a})
+	if err != nil {
+		return Run{}, false, err
+	}
+	return rs[0].Run, rs[0].Changed, nil
+}
+
+// Recorded is what Record returns for one action of RecordAll.
+type Recorded struct {
+	Run     Run
+	Changed bool
+}
+
+// RecordAll records actions in order, in one transaction: a commit costs
+// more than the statements, so the run service hands over every change
+// its workers have at once.
+func (s *Store) RecordAll(ctx context.Context, as []Action) ([]Recorded, error) {
+	out := make([]Recorded, len(as))
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if err := s.lockRunKey(ctx, tx, RunID{a.Project, a.Domain, a.Run}); err != nil {
+		if err := s.lockRunKeys(ctx, tx, as); err != nil {
 			return err
 		}
-		old, found, err := s.lockAction(ctx, tx, a)
-		if err != nil {
-			return err
+		for i, a := range as {
+			var err error
+			if out[i].Run, out[i].Changed, err = s.record(ctx, tx, a); err != nil {
+				return err
+			}
 		}
-		if found && !replaces(a, old) {
-			run, _, err = s.lockRun(ctx, tx, RunID{a.Project, a.Domain, a.Run})
-			return err
-		}
-		if err := s.upsertAction(ctx, tx, a); err != nil {
-			return err
-		}
-		run, changed, err = s.adjustRun(ctx, tx, a, old, found)
-		return err
+		return nil
 	})
-	return run, changed, err
+	return out, err
+}
+
+func (s *Store) record(ctx context.Context, tx *sql.Tx, a Action) (Run, bool, error) {
+	old, found, err := s.lockAction(ctx, tx, a)
+	if err != nil {
+		return Run{}, false, err
+	}
+	if found && !replaces(a, old) {
+		run, _, err := s.lockRun(ctx, tx, RunID{a.Project, a.Domain, a.Run})
+		return run, false, err
+	}
+	if err := s.upsertAction(ctx, tx, a); err != nil {
+		return Run{}, false, err
+	}
+	return s.adjustRun(ctx, tx, a, old, found)
 }
 
 // row is the part of a stored action that decides what a write does.
@@ -85,6 +112,8 @@ func replaces(a Action, old row) bool {
 		return nanos(a.CreatedAt) >= old.createdAt
 	case old.tombstone:
 		return false
+	case old.retired && a.Retired && a.Phase == old.phase:
+		return false // the object's last event: history has its final view
 	case old.terminal && a.Phase != old.phase:
 		return false
 	case nanos(a.UpdatedAt) < old.updatedAt:
@@ -97,8 +126,7 @@ func (s *Store) lockAction(ctx context.Context, tx *sql.Tx, a Action) (row, bool
 	var r row
 	var view sql.NullString
 	var deleted sql.NullInt64
-	err := tx.QueryRowContext(ctx, s.dialect.q(`SELECT uid, phase, parent, created_at, updated_at, view, retired, deleted_at
-		FROM actions WHERE project = ? AND domain = ? AND run = ? AND name = ?`+s.dialect.forUpdate),
+	err := s.stmt(ctx, tx, stmtLockAction).QueryRowContext(ctx,
 		a.Project, a.Domain, a.Run, a.Name).Scan(&r.uid, &r.phase, &r.parent, &r.createdAt, &r.updatedAt, &view, &r.retired, &deleted)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil
@@ -116,12 +144,7 @@ func (s *Store) lockAction(ctx context.Context, tx *sql.Tx, a Action) (row, bool
 var terminalPhases = map[string]bool{"SUCCEEDED": true, "FAILED": true, "ABORTED": true, "TIMED_OUT": true, "RECOVERED": true}
 
 func (s *Store) upsertAction(ctx context.Context, tx *sql.Tx, a Action) error {
-	_, err := tx.ExecContext(ctx, s.dialect.q(`INSERT INTO actions
-		(project, domain, run, name, parent, uid, phase, created_at, updated_at, view, retired, deleted_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
-		ON CONFLICT (project, domain, run, name) DO UPDATE SET
-		parent = excluded.parent, uid = excluded.uid, phase = excluded.phase, created_at = excluded.created_at,
-		updated_at = excluded.updated_at, view = excluded.view, retired = excluded.retired, deleted_at = NULL`),
+	_, err := s.stmt(ctx, tx, stmtUpsertAction).ExecContext(ctx,
 		a.Project, a.Domain, a.Run, a.Name, a.Parent, a.UID, a.Phase, nanos(a.CreatedAt), nanos(a.UpdatedAt), string(a.View), a.Retired)
 	if err != nil {
 		return fmt.Errorf("history: write action: %w", err)
@@ -195,8 +218,7 @@ func (r Run) equal(o Run) bool {
 }
 
 func (s *Store) lockRun(ctx context.Context, tx *sql.Tx, id RunID) (Run, bool, error) {
-	r, err := scanRun(tx.QueryRowContext(ctx, s.dialect.q(`SELECT `+runColumns+` FROM runs
-		WHERE project = ? AND domain = ? AND run = ?`+s.dialect.forUpdate), id.Project, id.Domain, id.Run))
+	r, err := scanRun(s.stmt(ctx, tx, stmtLockRun).QueryRowContext(ctx, id.Project, id.Domain, id.Run))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Run{}, false, nil
 	}
@@ -212,12 +234,7 @@ func (s *Store) writeRun(ctx context.Context, tx *sql.Tx, r Run) error {
 	if r.EndedAt != nil {
 		ended = sql.NullInt64{Int64: nanos(*r.EndedAt), Valid: true}
 	}
-	_, err := tx.ExecContext(ctx, s.dialect.q(`INSERT INTO runs
-		(project, domain, run, phase, action_count, phase_counts, started_at, ended_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (project, domain, run) DO UPDATE SET
-		phase = excluded.phase, action_count = excluded.action_count, phase_counts = excluded.phase_counts,
-		started_at = excluded.started_at, ended_at = excluded.ended_at`),
+	_, err := s.stmt(ctx, tx, stmtWriteRun).ExecContext(ctx,
 		r.ID.Project, r.ID.Domain, r.ID.Run, r.Phase, r.ActionCount, string(counts), nanos(r.StartedAt), ended)
 	if err != nil {
 		return fmt.Errorf("history: write run: %w", err)
@@ -264,6 +281,27 @@ func (s *Store) lockRunKey(ctx context.Context, tx *sql.Tx, id RunID) error {
 	return nil
 }
 
+// lockRunKeys locks the runs of a batch, in one order, so that two
+// batches never wait for each other's locks.
+func (s *Store) lockRunKeys(ctx context.Context, tx *sql.Tx, as []Action) error {
+	if s.dialect != postgres {
+		return nil
+	}
+	ids := make([]RunID, 0, len(as))
+	for _, a := range as {
+		ids = append(ids, RunID{a.Project, a.Domain, a.Run})
+	}
+	slices.SortFunc(ids, func(a, b RunID) int {
+		return cmp.Or(cmp.Compare(a.Project, b.Project), cmp.Compare(a.Domain, b.Domain), cmp.Compare(a.Run, b.Run))
+	})
+	for _, id := range slices.Compact(ids) {
+		if err := s.lockRunKey(ctx, tx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (s *Store) inTx(ctx context.Context, f func(*sql.Tx) error) error {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
@@ -279,18 +317,23 @@ func (s *Store) inTx(ctx context.Context, f func(*sql.Tx) error) error {
 	return nil
 }
 
-// MarkRetired notes that an action's object is about to leave the control
-// plane (retention), before it goes: a crash after the mark leaves the
+// MarkRetired notes that actions' objects are about to leave the control
+// plane (retention), before they go: a crash after the mark leaves an
 // object live, and live reads win over history; the mark is idempotent.
-// It reports whether history has that incarnation, recorded as terminal:
-// retention deletes nothing else.
-func (s *Store) MarkRetired(ctx context.Context, run RunID, name, uid string) (bool, error) {
-	res, err := s.write.ExecContext(ctx, s.dialect.q(`UPDATE actions SET retired = ?
-		WHERE project = ? AND domain = ? AND run = ? AND name = ? AND uid = ? AND deleted_at IS NULL
-		AND phase IN ('SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED_OUT', 'RECOVERED')`), true, run.Project, run.Domain, run.Run, name, uid)
-	if err != nil {
-		return false, fmt.Errorf("history: mark retired: %w", err)
-	}
-	n, _ := res.RowsAffected()
-	return n > 0, nil
+// It reports, for each, whether history has that incarnation recorded as
+// terminal: retention deletes nothing else.
+func (s *Store) MarkRetired(ctx context.Context, as []Action) ([]bool, error) {
+	out := make([]bool, len(as))
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		for i, a := range as {
+			res, err := s.stmt(ctx, tx, stmtMarkRetired).ExecContext(ctx, true, a.Project, a.Domain, a.Run, a.Name, a.UID)
+			if err != nil {
+				return fmt.Errorf("history: mark retired: %w", err)
+			}
+			n, _ := res.RowsAffected()
+			out[i] = n > 0
+		}
+		return nil
+	})
+	return out, err
 }

@@ -31,8 +31,9 @@ type Store struct {
 	dialect     dialect
 	// Created: the store was empty when opened (no schema yet), so the
 	// owner may fill it from what the control plane still holds.
-	Created bool
-	where   string // for logs: a path or host, never a password
+	Created  bool
+	where    string // for logs: a path or host, never a password
+	prepared [stmtCount]*sql.Stmt
 }
 
 // Open opens the store named by dsn: "postgres://..." or "postgresql://..."
@@ -53,6 +54,10 @@ func Open(ctx context.Context, dsn, dataDir string) (*Store, error) {
 		return nil, err
 	}
 	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.prepare(ctx); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -100,6 +105,11 @@ func openPostgres(dsn string) (*Store, error) {
 
 // Close closes the store.
 func (s *Store) Close() error {
+	for _, st := range s.prepared {
+		if st != nil {
+			st.Close()
+		}
+	}
 	err := s.write.Close()
 	if s.read != s.write {
 		err = errors.Join(err, s.read.Close())

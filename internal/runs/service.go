@@ -69,8 +69,13 @@ const SnapshotRuns = 1000
 // Service is safe for concurrent use. Writes are serialized, so that the
 // order of published summaries is the order of the store's commits.
 type Service struct {
-	mu      sync.Mutex
-	store   *history.Store
+	mu    sync.Mutex // orders commits and publishing
+	store *history.Store
+
+	qmu        sync.Mutex
+	queue      []*pending
+	committing bool
+
 	seq     uint64
 	journal *journal.Journal[*Event]
 	log     zerolog.Logger
@@ -97,15 +102,66 @@ func (s *Service) RecordAction(ctx context.Context, a Action) error { return s.r
 // tolerates reordering (see history.Store.Record).
 func (s *Service) UpdateActionStatus(ctx context.Context, a Action) error { return s.record(ctx, a) }
 
+// record queues a change for the next commit and waits for it. Changes
+// are committed in groups (a commit costs more than its statements): the
+// caller that finds no commit under way commits everything queued, batch
+// after batch, while the others wait for theirs.
 func (s *Service) record(ctx context.Context, a Action) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	run, changed, err := s.store.Record(ctx, historyAction(a))
-	if err != nil || !changed {
-		return err
+	p := &pending{a: historyAction(a), done: make(chan error, 1)}
+	s.qmu.Lock()
+	s.queue = append(s.queue, p)
+	lead := !s.committing
+	s.committing = true
+	s.qmu.Unlock()
+	if lead {
+		s.commitQueued(ctx)
 	}
-	s.publishLocked(summaryOf(run), false)
-	return nil
+	return <-p.done
+}
+
+// pending is a change waiting for a commit.
+type pending struct {
+	a    history.Action
+	done chan error
+}
+
+// maxBatch bounds one commit.
+const maxBatch = 512
+
+func (s *Service) commitQueued(ctx context.Context) {
+	for {
+		s.qmu.Lock()
+		n := min(len(s.queue), maxBatch)
+		batch := s.queue[:n:n]
+		s.queue = s.queue[n:]
+		if n == 0 {
+			s.committing = false
+			s.qmu.Unlock()
+			return
+		}
+		s.qmu.Unlock()
+		s.commit(ctx, batch)
+	}
+}
+
+// commit records a batch in one transaction and publishes the summaries
+// it changed, in order.
+func (s *Service) commit(ctx context.Context, batch []*pending) {
+	as := make([]history.Action, len(batch))
+	for i, p := range batch {
+		as[i] = p.a
+	}
+	s.mu.Lock()
+	rs, err := s.store.RecordAll(ctx, as)
+	for i := range rs {
+		if err == nil && rs[i].Changed {
+			s.publishLocked(summaryOf(rs[i].Run), false)
+		}
+	}
+	s.mu.Unlock()
+	for _, p := range batch {
+		p.done <- err
+	}
 }
 
 // Restore records the actions the control plane holds, into a history
@@ -116,8 +172,15 @@ func (s *Service) Restore(ctx context.Context, actions []Action) error {
 	if !s.store.Created {
 		return nil
 	}
-	for _, a := range actions {
-		if err := s.record(ctx, a); err != nil {
+	for len(actions) > 0 {
+		chunk := actions[:min(len(actions), maxBatch)]
+		actions = actions[len(chunk):]
+		batch := make([]*pending, len(chunk))
+		for i, a := range chunk {
+			batch[i] = &pending{a: historyAction(a), done: make(chan error, 1)}
+		}
+		s.commit(ctx, batch)
+		if err := <-batch[0].done; err != nil {
 			return fmt.Errorf("restore history: %w", err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	v1 "taskactions/api/v1"
 	"taskactions/internal/failpoint"
+	"taskactions/internal/history"
 )
 
 // Retirer keeps the control plane to what is live: it deletes the object
@@ -57,21 +58,50 @@ func (r *Retirer) Run(ctx context.Context) error {
 // Sweep retires what is due now and reports how many objects it deleted.
 func (r *Retirer) Sweep(ctx context.Context) int {
 	cutoff := r.m.Now().Add(-r.after)
-	n := 0
+	var due []*v1.TaskAction
 	for _, ta := range r.m.actions.All() {
-		if ctx.Err() != nil {
-			return n
+		if r.due(ta, cutoff) {
+			due = append(due, ta)
 		}
-		if !r.due(ta, cutoff) {
-			continue
-		}
-		id := IDOf(ta)
-		recorded, err := r.m.cfg.History.MarkRetired(ctx, historyRun(id.RunID()), id.Name, string(ta.UID))
+	}
+	n := 0
+	for len(due) > 0 && ctx.Err() == nil {
+		batch := due[:min(len(due), sweepBatch)]
+		due = due[len(batch):]
+		deleted, err := r.retire(ctx, batch)
+		n += deleted
 		if err != nil {
-			r.log.Warn().Err(err).Str("action", id.String()).Msg("retention: history not reachable; keeping the object")
-			return n
+			r.log.Warn().Err(err).Msg("retention: history not reachable; keeping the objects")
+			break
 		}
-		if !recorded {
+	}
+	if _, err := r.m.cfg.History.Purge(ctx, r.m.Now().Add(-max(r.after, tombstoneGrace))); err != nil {
+		r.log.Warn().Err(err).Msg("retention: purging tombstones failed")
+	}
+	if n > 0 {
+		r.log.Debug().Int("retired", n).Msg("retention: retired finished actions")
+	}
+	return n
+}
+
+// sweepBatch is how many objects one history transaction marks retired.
+const sweepBatch = 256
+
+// retire marks a batch retired in history, then deletes the objects that
+// history holds as finished.
+func (r *Retirer) retire(ctx context.Context, tas []*v1.TaskAction) (int, error) {
+	recs := make([]history.Action, len(tas))
+	for i, ta := range tas {
+		id := IDOf(ta)
+		recs[i] = history.Action{Project: id.Project, Domain: id.Domain, Run: id.Run, Name: id.Name, UID: string(ta.UID)}
+	}
+	recorded, err := r.m.cfg.History.MarkRetired(ctx, recs)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for i, ta := range tas {
+		if !recorded[i] {
 			continue // not in history as terminal yet: the worker has not recorded it
 		}
 		err = r.m.client.FlyteV1().TaskActions(ta.Namespace).Delete(ctx, ta.Name, metav1.DeleteOptions{
@@ -81,20 +111,14 @@ func (r *Retirer) Sweep(ctx context.Context) int {
 			continue // gone already; the cache has not seen it yet
 		}
 		if err != nil {
-			r.log.Warn().Err(err).Str("action", id.String()).Msg("retention: delete failed")
+			r.log.Warn().Err(err).Str("action", IDOf(ta).String()).Msg("retention: delete failed")
 			continue
 		}
 		failpoint.Hit(failpoint.Retired)
 		r.Retired()
 		n++
 	}
-	if _, err := r.m.cfg.History.Purge(ctx, r.m.Now().Add(-max(r.after, tombstoneGrace))); err != nil {
-		r.log.Warn().Err(err).Msg("retention: purging tombstones failed")
-	}
-	if n > 0 {
-		r.log.Debug().Int("retired", n).Msg("retention: retired finished actions")
-	}
-	return n
+	return n, nil
 }
 
 // due: finished before the cutoff, its terminal status recorded (the

@@ -51,7 +51,7 @@ func TestCrashAtEachStepOfRecording(t *testing.T) {
 		t.Run(fp, func(t *testing.T) {
 			dir := t.TempDir()
 			dataDir := filepath.Join(dir, "data")
-			s1, exited := startServerProcess(t, dir, dataDir, "TASKACTIONS_FAILPOINT="+fp)
+			s1, exited, _ := startServerProcess(t, "TestHistoryServerProcess", historyServeEnv, dir, dataDir, "TASKACTIONS_FAILPOINT="+fp)
 			run := newRun()
 			resp, err := s1.api.EnqueueActionWithResponse(context.Background(), actionSpec(run, "root", "", "echo"))
 			if err != nil || resp.StatusCode() != http.StatusCreated {
@@ -97,11 +97,12 @@ func TestCrashAtEachStepOfRecording(t *testing.T) {
 	}
 }
 
-// startServerProcess runs a server in a process of its own (this test
-// binary as TestHistoryServerProcess), with extra environment, and
-// returns a client of it and a channel closed when it exits. The process
-// is killed with the test.
-func startServerProcess(t *testing.T, dir, dataDir string, env ...string) (*server, <-chan struct{}) {
+// startServerProcess runs a server in a process of its own: this test
+// binary running only the test named entry, which serves dataDir when
+// serveEnv names it (listening on promoListenEnv), with extra
+// environment. It returns a client of it, a channel closed when it exits,
+// and the process, killed with the test.
+func startServerProcess(t *testing.T, entry, serveEnv, dir, dataDir string, env ...string) (*server, <-chan struct{}, *exec.Cmd) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -109,8 +110,8 @@ func startServerProcess(t *testing.T, dir, dataDir string, env ...string) (*serv
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHistoryServerProcess$", "-test.count=1")
-	cmd.Env = append(append(os.Environ(), historyServeEnv+"="+dataDir, promoListenEnv+"="+addr, "TMPDIR="+dir), env...)
+	cmd := exec.Command(os.Args[0], "-test.run=^"+entry+"$", "-test.count=1")
+	cmd.Env = append(append(os.Environ(), serveEnv+"="+dataDir, promoListenEnv+"="+addr, "TMPDIR="+dir), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -143,5 +144,5 @@ func startServerProcess(t *testing.T, dir, dataDir string, env ...string) (*serv
 	if s.api, err = client.NewClientWithResponses(s.url+"/api/v1", client.WithBearerToken(token)); err != nil {
 		t.Fatal(err)
 	}
-	return s, exited
+	return s, exited, cmd
 }

@@ -1,12 +1,9 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -256,46 +253,7 @@ func TestPromotionRestart(t *testing.T) {
 
 	// The first server, in a process of its own (its test binary's shared
 	// server goes in dir too, so that nothing outlives the test).
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestPromotionServerProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), promoServeEnv+"="+dataDir, promoListenEnv+"="+addr, "TMPDIR="+dir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	eventually(t, 90*time.Second, "the server process to be ready", func() bool {
-		select {
-		case <-exited:
-			t.Fatalf("the server process exited:\n%s", stderr.String())
-		default:
-		}
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
-	token, err := testserver.AdminToken(dataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s1 := &server{url: "http://" + addr, dataDir: dataDir, token: token, http: &http.Client{Transport: testserver.Authorized(token, nil)}}
-	if s1.api, err = client.NewClientWithResponses(s1.url+"/api/v1", client.WithBearerToken(token)); err != nil {
-		t.Fatal(err)
-	}
+	s1, exited, cmd := startServerProcess(t, "TestPromotionServerProcess", promoServeEnv, dir, dataDir)
 
 	k := newKProject(t, s1)
 	k.createStage("r", direct(), nil,

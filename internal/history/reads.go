@@ -58,8 +58,10 @@ func (s *Store) Actions(ctx context.Context, q ActionQuery) ([]Action, error) {
 		where, args = append(where, "retired = ?"), append(args, true)
 	}
 	if k := q.After; k != nil {
+		// The first bound lets the index seek to the key; the OR alone
+		// would scan from the start.
 		c := nanos(k.CreatedAt)
-		where, args = append(where, "(created_at > ? OR (created_at = ? AND name > ?))"), append(args, c, c, k.Name)
+		where, args = append(where, "created_at >= ? AND (created_at > ? OR name > ?)"), append(args, c, c, k.Name)
 	}
 	rows, err := s.read.QueryContext(ctx, s.dialect.q(`SELECT `+actionColumns+` FROM actions WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY created_at, name LIMIT ?`), append(args, limitOf(q.Limit))...)
@@ -139,7 +141,7 @@ func (s *Store) Runs(ctx context.Context, q RunQuery) ([]Run, error) {
 	}
 	if k := q.After; k != nil {
 		st := nanos(k.StartedAt)
-		where, args = append(where, "(started_at < ? OR (started_at = ? AND run > ?))"), append(args, st, st, k.Run)
+		where, args = append(where, "started_at <= ? AND (started_at < ? OR run > ?)"), append(args, st, st, k.Run)
 	}
 	rows, err := s.read.QueryContext(ctx, s.dialect.q(`SELECT `+runColumns+` FROM runs WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY started_at DESC, run LIMIT ?`), append(args, limitOf(q.Limit))...)

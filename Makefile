@@ -72,7 +72,7 @@ check-generate: generate
 	@git diff --exit-code -- api config internal pkg || { echo "generated code is stale: run make generate and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- api config internal pkg)" || { git status --porcelain -- api config internal pkg; echo "make generate created files: commit them"; exit 1; }
 
-# The durable-history soak (README, Development); about 40 minutes.
+# The durable-history soak (README, Development); about 75 minutes.
 SOAK_ARGS ?=
 soak: build
 	$(GO) run ./hack/soak -bin $(BIN) $(SOAK_ARGS)

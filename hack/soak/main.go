@@ -59,7 +59,7 @@ func main() {
 	flag.BoolVar(&o.skipSoak, "skip-soak", false, "skip the soak")
 	flag.BoolVar(&o.skipBase, "skip-baseline", false, "skip the soak with retention off")
 	flag.BoolVar(&o.skipRestart, "skip-restart", false, "skip the restart measurement")
-	flag.Float64Var(&o.rate, "rate", 45, "enqueues per second in the soak (0: as fast as the server takes them); a rate the server sustains shows whether the footprint levels off")
+	flag.Float64Var(&o.rate, "rate", 30, "enqueues per second in the soak (0: as fast as the server takes them); a rate the server sustains shows whether the footprint levels off")
 	flag.BoolVar(&o.oldFlags, "old-flags", false, "-bin predates --retention: pass none")
 	flag.Parse()
 	if err := run(o); err != nil {

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -250,10 +249,8 @@ func (a *App) startManager(ctx context.Context, restCfg *rest.Config, claimed st
 	if err := a.mgr.StartWatching(ctx); err != nil {
 		return nil, err
 	}
-	if a.history.Created {
-		if err := a.runs.Restore(ctx, restoredActions(a.mgr)); err != nil {
-			return nil, err
-		}
+	if err := a.runs.Restore(ctx, a.mgr.RunsActions); err != nil {
+		return nil, err
 	}
 	a.stages = stages.New(stages.Config{
 		Client: client, Kube: kube, KargoProjects: a.cp.KargoInstalled(), Journal: journalCfg,
@@ -387,23 +384,6 @@ func (a *App) startControllers(es executorSetup) {
 		wg.Wait()
 		close(a.controllersDone)
 	}()
-}
-
-// restoredActions is what a new history store gets at start: every
-// action the control plane holds, among them those whose terminal status
-// was recorded before there was a store, which the manager does not
-// notify again.
-func restoredActions(m *taskactions.Manager) []runs.Action {
-	var out []runs.Action
-	for _, ta := range m.AllTaskActions() {
-		v := taskactions.ViewOf(ta)
-		view, _ := json.Marshal(&v)
-		out = append(out, runs.Action{
-			Project: v.ID.Project, Domain: v.ID.Domain, Run: v.ID.Run, Name: v.ID.Name, Parent: v.Parent,
-			UID: v.UID, Phase: v.Phase, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt, View: view,
-		})
-	}
-	return out
 }
 
 // ready is /readyz: the control plane answers and the cache is synced.

@@ -158,7 +158,7 @@ func runQueryOf(req ListRunsRequestObject) (history.RunQuery, error) {
 	if p.Continue != nil && *p.Continue != "" {
 		k, err := history.ParseRunKey(*p.Continue)
 		if err != nil {
-			return q, badRequest{fmt.Errorf("continue: %w", err)}
+			return q, fmt.Errorf("continue: %w", err)
 		}
 		q.After = k
 	}

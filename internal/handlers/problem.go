@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"taskactions/internal/auth"
+	"taskactions/internal/history"
 	"taskactions/internal/pipeline"
 	"taskactions/internal/stages"
 	"taskactions/internal/taskactions"
@@ -67,7 +68,7 @@ func problemFor(err error) Problem {
 		return p
 	case errors.As(err, &tooLarge):
 		return problem(http.StatusRequestEntityTooLarge, "the request body is larger than 1 MiB")
-	case errors.As(err, &bad), errors.Is(err, taskactions.ErrInvalid), errors.Is(err, errPathNotCanonical):
+	case errors.As(err, &bad), errors.Is(err, taskactions.ErrInvalid), errors.Is(err, errPathNotCanonical), errors.Is(err, history.ErrBadToken):
 		return problem(http.StatusBadRequest, err.Error())
 	case errors.Is(err, taskactions.ErrNotFound), errors.Is(err, errRouteNotFound):
 		return problem(http.StatusNotFound, err.Error())

@@ -103,17 +103,7 @@ func (s *Store) recount(ctx context.Context, tx *sql.Tx, id RunID) (Run, bool, e
 		if err := rows.Scan(&parent, &phase, &created, &updated); err != nil {
 			return Run{}, false, fmt.Errorf("history: recount: %w", err)
 		}
-		r.count(phase, +1)
-		switch {
-		case parent == "":
-			r.Phase, r.StartedAt, r.EndedAt = phase, fromNanos(created), nil
-			if terminalPhases[phase] {
-				t := fromNanos(updated)
-				r.EndedAt = &t
-			}
-		case r.Phase == "" && (r.StartedAt.IsZero() || fromNanos(created).Before(r.StartedAt)):
-			r.StartedAt = fromNanos(created)
-		}
+		r.add(parent, phase, fromNanos(created), fromNanos(updated))
 	}
 	if err := rows.Err(); err != nil {
 		return Run{}, false, err

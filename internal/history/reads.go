@@ -164,6 +164,15 @@ func (s *Store) Runs(ctx context.Context, q RunQuery) ([]Run, error) {
 // whether there is a next page.
 const MaxLimit = 10000
 
+// PageSize is the size of a page asked for n items: MaxLimit for 0, or
+// for more than MaxLimit.
+func PageSize(n int) int {
+	if n <= 0 || n > MaxLimit {
+		return MaxLimit
+	}
+	return n
+}
+
 func limitOf(n int) int {
 	if n <= 0 || n > MaxLimit+1 {
 		return MaxLimit + 1

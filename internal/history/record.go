@@ -162,7 +162,7 @@ func (s *Store) adjustRun(ctx context.Context, tx *sql.Tx, a Action, old row, fo
 	}
 	before := run.clone()
 	if !exists {
-		run = Run{ID: id, PhaseCounts: map[string]int{}, StartedAt: a.CreatedAt}
+		run = Run{ID: id, PhaseCounts: map[string]int{}}
 	}
 	if found && !old.tombstone {
 		run.count(old.phase, -1)
@@ -170,20 +170,28 @@ func (s *Store) adjustRun(ctx context.Context, tx *sql.Tx, a Action, old row, fo
 			run.Phase, run.EndedAt = "", nil
 		}
 	}
-	run.count(a.Phase, +1)
-	if a.Parent == "" {
-		run.Phase, run.StartedAt, run.EndedAt = a.Phase, a.CreatedAt, nil
-		if terminalPhases[a.Phase] {
-			t := a.UpdatedAt.UTC()
-			run.EndedAt = &t
-		}
-	} else if run.Phase == "" && a.CreatedAt.Before(run.StartedAt) {
-		run.StartedAt = a.CreatedAt
-	}
+	run.add(a.Parent, a.Phase, a.CreatedAt, a.UpdatedAt)
 	if exists && run.equal(before) {
 		return run, false, nil
 	}
 	return run, true, s.writeRun(ctx, tx, run)
+}
+
+// add counts an action in the run. The root gives the run its phase, its
+// start and, once finished, its end; until the root is seen, the run
+// started with its oldest action.
+func (r *Run) add(parent, phase string, created, updated time.Time) {
+	r.count(phase, +1)
+	switch {
+	case parent == "":
+		r.Phase, r.StartedAt, r.EndedAt = phase, created, nil
+		if terminalPhases[phase] {
+			t := updated.UTC()
+			r.EndedAt = &t
+		}
+	case r.Phase == "" && (r.StartedAt.IsZero() || created.Before(r.StartedAt)):
+		r.StartedAt = created
+	}
 }
 
 func (r *Run) count(phase string, d int) {

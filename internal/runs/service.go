@@ -153,9 +153,11 @@ func (s *Service) commit(ctx context.Context, batch []*pending) {
 	}
 	s.mu.Lock()
 	rs, err := s.store.RecordAll(ctx, as)
-	for i := range rs {
-		if err == nil && rs[i].Changed {
-			s.publishLocked(summaryOf(rs[i].Run), false)
+	if err == nil {
+		for _, r := range rs {
+			if r.Changed {
+				s.publishLocked(summaryOf(r.Run), false)
+			}
 		}
 	}
 	s.mu.Unlock()
@@ -167,11 +169,13 @@ func (s *Service) commit(ctx context.Context, batch []*pending) {
 // Restore records the actions the control plane holds, into a history
 // store that was just created: the actions recorded before there was a
 // store (their terminal status labelled) are not notified again, so this
-// is how they get into history.
-func (s *Service) Restore(ctx context.Context, actions []Action) error {
+// is how they get into history. held is only called then: a restart
+// need not build every action's record.
+func (s *Service) Restore(ctx context.Context, held func() []Action) error {
 	if !s.store.Created {
 		return nil
 	}
+	actions := held()
 	for len(actions) > 0 {
 		chunk := actions[:min(len(actions), maxBatch)]
 		actions = actions[len(chunk):]
@@ -194,14 +198,15 @@ func (s *Service) Restore(ctx context.Context, actions []Action) error {
 func (s *Service) DeleteRun(ctx context.Context, id RunID, live []Action) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	existed, err := s.store.DeleteRun(ctx, history.RunID(id), historyActions(live))
+	inHistory, err := s.store.DeleteRun(ctx, history.RunID(id), historyActions(live))
 	if err != nil {
 		return false, err
 	}
-	if existed || len(live) > 0 {
+	existed := inHistory || len(live) > 0
+	if existed {
 		s.publishLocked(Summary{ID: id, Phase: v1.PhaseUnspecified, PhaseCounts: map[v1.Phase]int{}}, true)
 	}
-	return existed || len(live) > 0, nil
+	return existed, nil
 }
 
 // DeleteActions removes an action and its descendants from history (live
@@ -230,10 +235,7 @@ func (s *Service) publishLocked(sum Summary, deleted bool) {
 // List returns a page of the runs of a project and domain, newest first,
 // and the continue token of the next page ("" at the end).
 func (s *Service) List(ctx context.Context, q history.RunQuery) ([]Summary, string, error) {
-	limit := q.Limit
-	if limit <= 0 || limit > history.MaxLimit {
-		limit = history.MaxLimit
-	}
+	limit := history.PageSize(q.Limit)
 	q.Limit = limit + 1
 	rs, err := s.store.Runs(ctx, q)
 	if err != nil {

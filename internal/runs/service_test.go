@@ -305,7 +305,7 @@ func TestRestore(t *testing.T) {
 		t.Fatal("a store opened in an empty dir is not Created")
 	}
 	final := []Action{act("a1", succeeded, 13), act("a0", failed, 15), act("a2", running, 12), rootOf(proj, dom, "r2", running, 5)}
-	if err := restored.Restore(t.Context(), final); err != nil {
+	if err := restored.Restore(t.Context(), func() []Action { return final }); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := listed(t, restored), listed(t, notified); !slices.Equal(got, want) {
@@ -342,7 +342,7 @@ func TestSummaryPersistsAcrossReopen(t *testing.T) {
 	}
 	// History already has what the control plane holds: Restore records
 	// nothing, neither a run it never saw nor a change to a known one.
-	if err := s.Restore(t.Context(), []Action{rootOf(proj, dom, "never", running, 40), act("a0", succeeded, 50)}); err != nil {
+	if err := s.Restore(t.Context(), func() []Action { return []Action{rootOf(proj, dom, "never", running, 40), act("a0", succeeded, 50)} }); err != nil {
 		t.Fatal(err)
 	}
 	wantNotFound(t, s, RunID{proj, dom, "never"})

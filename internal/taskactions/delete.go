@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "taskactions/api/v1"
-	"taskactions/internal/history"
 	"taskactions/internal/runs"
 )
 
@@ -43,10 +42,7 @@ func (m *Manager) DeleteAction(ctx context.Context, id ActionID, abort bool) err
 // deleteRetiredAction deletes an action that only history holds (and so
 // do its descendants: children retire before their parents).
 func (m *Manager) deleteRetiredAction(ctx context.Context, id ActionID) error {
-	if _, err := m.cfg.History.Action(ctx, historyRun(id.RunID()), id.Name); err != nil {
-		if errors.Is(err, history.ErrNotFound) {
-			return fmt.Errorf("action %s: %w", id, ErrNotFound)
-		}
+	if _, err := m.retired(ctx, id); err != nil {
 		return err
 	}
 	return m.cfg.Notifier.DeleteActions(ctx, runsRun(id.RunID()), id.Name, nil)

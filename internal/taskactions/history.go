@@ -18,7 +18,7 @@ import (
 
 // Page asks for one page of a list.
 type Page struct {
-	Limit    int    // 0 or more than MaxPage: MaxPage
+	Limit    int    // 0 or more than MaxPage: MaxPage (history.PageSize)
 	Continue string // the token of the previous page; "" for the first
 }
 
@@ -41,6 +41,11 @@ func (m *Manager) Action(ctx context.Context, id ActionID) (*ActionUpdate, error
 	if !errors.Is(err, ErrNotFound) || m.cfg.History == nil {
 		return nil, err
 	}
+	return m.retired(ctx, id)
+}
+
+// retired reads an action from history (ErrNotFound when it has none).
+func (m *Manager) retired(ctx context.Context, id ActionID) (*ActionUpdate, error) {
 	rec, err := m.cfg.History.Action(ctx, historyRun(id.RunID()), id.Name)
 	if errors.Is(err, history.ErrNotFound) {
 		return nil, fmt.Errorf("action %s: %w", id, ErrNotFound)
@@ -77,15 +82,12 @@ func (m *Manager) ChildActions(ctx context.Context, parent ActionID, p Page) (Ac
 // page merges the live actions (sorted oldest first) with the retired
 // ones q selects, and cuts one page after p.Continue.
 func (m *Manager) page(ctx context.Context, live []*v1.TaskAction, q history.ActionQuery, p Page) (ActionPage, error) {
-	limit := p.Limit
-	if limit <= 0 || limit > MaxPage {
-		limit = MaxPage
-	}
+	limit := history.PageSize(p.Limit)
 	var after *history.ActionKey
 	if p.Continue != "" {
 		var err error
 		if after, err = history.ParseActionKey(p.Continue); err != nil {
-			return ActionPage{}, fmt.Errorf("continue: %w: %w", err, ErrInvalid)
+			return ActionPage{}, fmt.Errorf("continue: %w", err)
 		}
 	}
 	views := m.Views(live)

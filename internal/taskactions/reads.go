@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "taskactions/api/v1"
+	"taskactions/internal/runs"
 )
 
 // GetTaskAction returns one action from the cache. The result is shared
@@ -74,8 +75,19 @@ func (m *Manager) ByCacheKey(project, domain, key string) ([]*v1.TaskAction, err
 	return m.byIndex(indexCacheKey, project+"/"+domain+"/"+key)
 }
 
-// AllTaskActions returns every cached action (to restore the run service).
+// AllTaskActions returns every cached action.
 func (m *Manager) AllTaskActions() []*v1.TaskAction { return m.actions.All() }
+
+// RunsActions is what the run service would record of every cached
+// action (to fill a history store created empty beside them).
+func (m *Manager) RunsActions() []runs.Action {
+	all := m.actions.All()
+	out := make([]runs.Action, len(all))
+	for i, ta := range all {
+		out[i] = runsAction(m.actions.View(ta))
+	}
+	return out
+}
 
 // Views returns the current update of each of tas (from the reads above),
 // in the same order. The updates are shared: treat them as read-only.

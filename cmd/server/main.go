@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -45,13 +44,8 @@ func run(args []string) int {
 		return 2
 	}
 	logging.RouteKlog(log)
-	if path := os.Getenv("TASKACTIONS_CPUPROFILE"); path != "" {
-		// For measurements (make soak, issue figures): a CPU profile of the
-		// whole run, written at a clean stop.
-		if f, err := os.Create(path); err == nil && pprof.StartCPUProfile(f) == nil {
-			defer func() { pprof.StopCPUProfile(); f.Close() }()
-		}
-	}
+	stopProfiles := startProfiles()
+	defer stopProfiles()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

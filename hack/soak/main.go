@@ -42,6 +42,7 @@ type options struct {
 	skipSoak, skipBase   bool
 	skipRestart, verbose bool
 	oldFlags             bool
+	keepDir              string
 	rate                 float64
 }
 
@@ -60,6 +61,7 @@ func main() {
 	flag.BoolVar(&o.skipBase, "skip-baseline", false, "skip the soak with retention off")
 	flag.BoolVar(&o.skipRestart, "skip-restart", false, "skip the restart measurement")
 	flag.Float64Var(&o.rate, "rate", 30, "enqueues per second in the soak (0: as fast as the server takes them); a rate the server sustains shows whether the footprint levels off")
+	flag.StringVar(&o.keepDir, "keep-dir", "", "keep the restart measurement's data dir here (for profiling restarts by hand)")
 	flag.BoolVar(&o.oldFlags, "old-flags", false, "-bin predates --retention: pass none")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -440,7 +442,11 @@ func restart(o options, bin string) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	if o.keepDir != "" {
+		dir = o.keepDir
+	} else {
+		defer os.RemoveAll(dir)
+	}
 	dataDir := filepath.Join(dir, "data")
 	args := []string{}
 	if bin == o.bin {

@@ -108,6 +108,8 @@ func Start(ctx context.Context, cfg Config, log zerolog.Logger) (*App, error) {
 	}
 	a.serve()
 	start := time.Now()
+	restoreGC := relaxGCForStart()
+	defer restoreGC()
 	if err := a.startComponents(ctx); err != nil {
 		_ = a.Stop()
 		return nil, err

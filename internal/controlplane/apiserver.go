@@ -14,6 +14,7 @@ import (
 	crdoptions "k8s.io/apiextensions-apiserver/pkg/cmd/server/options"
 	generatedopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
@@ -111,7 +112,7 @@ func startAPIServer(cfg apiServerConfig) (*apiServer, error) {
 	gc.Authorization.Authorizer = authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)
 	// Admission: no webhooks (they need Services); Kargo's Stage webhooks run
 	// in process instead (admission.go).
-	gc.AdmissionControl = newKargoAdmission()
+	gc.AdmissionControl = admission.NewChainHandler(newKargoAdmission(), newOwnFieldsAdmission(FieldManager))
 
 	config := &apiserver.Config{
 		GenericConfig: gc,

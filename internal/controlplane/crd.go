@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,17 +37,29 @@ func EnsureCRDs(ctx context.Context, cfg *rest.Config, crds ...CRD) (foreign []s
 	if err != nil {
 		return nil, fmt.Errorf("apiextensions client: %w", err)
 	}
-	for _, c := range crds {
+	// One at a time, each waits for the API server to start serving it:
+	// together, a quarter of a second of every start.
+	kept := make([]string, len(crds))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, c := range crds {
 		var want apiextensionsv1.CustomResourceDefinition
 		if err := yaml.UnmarshalStrict(c.YAML, &want); err != nil {
 			return nil, fmt.Errorf("decode embedded CRD: %w", err)
 		}
-		kept, err := ensureCRD(ctx, client, &want, c.KeepForeign)
-		if err != nil {
-			return nil, err
-		}
-		if kept {
-			foreign = append(foreign, want.Name)
+		g.Go(func() error {
+			k, err := ensureCRD(gctx, client, &want, c.KeepForeign)
+			if k {
+				kept[i] = want.Name
+			}
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for _, name := range kept {
+		if name != "" {
+			foreign = append(foreign, name)
 		}
 	}
 	return foreign, nil

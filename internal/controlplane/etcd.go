@@ -54,6 +54,13 @@ func startEtcd(dataDir string, quota int64, log zerolog.Logger, stopping *atomic
 	// A single member has no follower; a short log keeps memory flat.
 	cfg.SnapshotCount = 1000
 	cfg.SnapshotCatchUpEntries = 100
+	// A single member elects itself once its election timeout passes, a
+	// random 1 to 2 timeouts after a restart (fast-forwarded by one): with
+	// etcd's 100 ms tick and 1 s timeout that was up to a second of every
+	// restart spent waiting for a vote nobody else casts. With no peers
+	// there is no network to be patient with.
+	cfg.TickMs = 10
+	cfg.ElectionMs = 100
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(logging.NewZap(log.With().Str("component", "etcd").Logger(), stopping))
 
 	e, err := embed.StartEtcd(cfg)

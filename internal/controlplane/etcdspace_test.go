@@ -69,3 +69,44 @@ func TestSpaceKeeperRecoversFromNoSpace(t *testing.T) {
 		t.Fatalf("a write after recovery: %v", err)
 	}
 }
+
+// A clean stop compacts every old revision away and gives the freed pages
+// back, so the next start maps a file of live objects only.
+func TestTidyCompactsAndShrinksTheFile(t *testing.T) {
+	var stopping atomic.Bool
+	e, endpoint, err := startEtcd(t.TempDir(), 0, zerolog.Nop(), &stopping)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	k := &spaceKeeper{etcd: e, quota: defaultQuota, log: zerolog.Nop()}
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+
+	// 64 objects written 8 times: 32 MiB of old revisions, 4 MiB live.
+	value := strings.Repeat("x", 64<<10)
+	for round := range 8 {
+		for i := range 64 {
+			if _, err := c.Put(ctx, fmt.Sprintf("/k/%02d", i), fmt.Sprint(round)+value); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	before := k.space()
+	k.tidy(ctx)
+	after := k.space()
+	if after.Defrags != 1 || after.Size > before.Size/2 {
+		t.Fatalf("after tidy: %+v (before %+v); want one defragmentation and under half the file", after, before)
+	}
+	if _, err := c.Get(ctx, "/k/00", clientv3.WithRev(2)); !errors.Is(err, rpctypes.ErrCompacted) {
+		t.Errorf("an old revision after tidy: %v, want %v", err, rpctypes.ErrCompacted)
+	}
+	got, err := c.Get(ctx, "/k/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil || got.Count != 64 {
+		t.Fatalf("live keys after tidy: %v, %v; want 64", got, err)
+	}
+}

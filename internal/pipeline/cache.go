@@ -79,7 +79,9 @@ func (c *Cache[T, V]) Start(ctx context.Context) error {
 		defer close(r.done)
 		r.informer.RunWithContext(rctx)
 	}()
-	if !cache.WaitForCacheSync(ctx.Done(), r.handler.HasSynced) {
+	// WaitFor wakes on the handler's sync; WaitForCacheSync polls every
+	// 100 ms, which a start of several kinds, one after the other, adds up.
+	if !cache.WaitFor(ctx, "", r.handler.HasSyncedChecker()) {
 		c.Stop()
 		return fmt.Errorf("wait for the %s cache: %w", c.kind.Name, context.Cause(ctx))
 	}

@@ -72,7 +72,7 @@ func (e *embedded) start(ctx context.Context, dataDir string) (*rest.Config, err
 	}
 	var endpoint string
 	t0 := time.Now()
-	if e.etcd, endpoint, err = startEtcd(dataDir, e.quota, e.log, &e.stopping); err != nil {
+	if e.etcd, endpoint, err = startEtcd(ctx, dataDir, e.quota, e.log, &e.stopping); err != nil {
 		_ = ln.Close()
 		return nil, err
 	}

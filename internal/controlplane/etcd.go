@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -21,7 +22,7 @@ const maxSocketPath = 100
 // in the data dir, whose 0700 mode is the access control. A peer port on
 // loopback would let any local process send a raft message that makes etcd
 // panic and the server exit.
-func startEtcd(dataDir string, quota int64, log zerolog.Logger, stopping *atomic.Bool) (*embed.Etcd, string, error) {
+func startEtcd(ctx context.Context, dataDir string, quota int64, log zerolog.Logger, stopping *atomic.Bool) (*embed.Etcd, string, error) {
 	sock := filepath.Join(dataDir, "etcd.sock")
 	peerSock := filepath.Join(dataDir, "etcd-peer.sock")
 	for _, s := range []string{sock, peerSock} {
@@ -72,6 +73,11 @@ func startEtcd(dataDir string, quota int64, log zerolog.Logger, stopping *atomic
 	case err := <-e.Err():
 		e.Close()
 		return nil, "", fmt.Errorf("etcd failed while starting: %w", err)
+	case <-ctx.Done():
+		// A stop while etcd replays its log: do not wait for it.
+		e.Server.Stop()
+		e.Close()
+		return nil, "", fmt.Errorf("start etcd: %w", context.Cause(ctx))
 	case <-time.After(60 * time.Second):
 		e.Server.Stop()
 		e.Close()

@@ -22,7 +22,7 @@ func TestSpaceKeeperRecoversFromNoSpace(t *testing.T) {
 	dir := t.TempDir()
 	const quota = 24 << 20
 	var stopping atomic.Bool
-	e, endpoint, err := startEtcd(filepath.Join(dir), quota, zerolog.Nop(), &stopping)
+	e, endpoint, err := startEtcd(t.Context(), filepath.Join(dir), quota, zerolog.Nop(), &stopping)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestSpaceKeeperRecoversFromNoSpace(t *testing.T) {
 // back, so the next start maps a file of live objects only.
 func TestTidyCompactsAndShrinksTheFile(t *testing.T) {
 	var stopping atomic.Bool
-	e, endpoint, err := startEtcd(t.TempDir(), 0, zerolog.Nop(), &stopping)
+	e, endpoint, err := startEtcd(t.Context(), t.TempDir(), 0, zerolog.Nop(), &stopping)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,24 +14,30 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// An etcd filled to its quota refuses writes (NOSPACE) but keeps serving
-// reads; once the data is deleted and compacted, the keeper defragments
-// the file and clears the alarm, and writes work again.
-func TestSpaceKeeperRecoversFromNoSpace(t *testing.T) {
-	dir := t.TempDir()
-	const quota = 24 << 20
+// startKeptEtcd starts an etcd in a temp dir, with a space keeper (not
+// running: the test calls it) and a client.
+func startKeptEtcd(t *testing.T, quota int64) (*spaceKeeper, *clientv3.Client) {
+	t.Helper()
 	var stopping atomic.Bool
-	e, endpoint, err := startEtcd(t.Context(), filepath.Join(dir), quota, zerolog.Nop(), &stopping)
+	e, endpoint, err := startEtcd(t.Context(), t.TempDir(), quota, zerolog.Nop(), &stopping)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Close()
-	k := &spaceKeeper{etcd: e, quota: quota, log: zerolog.Nop()}
+	t.Cleanup(e.Close)
 	c, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
+	return &spaceKeeper{etcd: e, quota: quota, log: zerolog.Nop()}, c
+}
+
+// An etcd filled to its quota refuses writes (NOSPACE) but keeps serving
+// reads; once the data is deleted and compacted, the keeper defragments
+// the file and clears the alarm, and writes work again.
+func TestSpaceKeeperRecoversFromNoSpace(t *testing.T) {
+	const quota = 24 << 20
+	k, c := startKeptEtcd(t, quota)
 	ctx := context.Background()
 
 	value := strings.Repeat("x", 256<<10)
@@ -73,18 +78,7 @@ func TestSpaceKeeperRecoversFromNoSpace(t *testing.T) {
 // A clean stop compacts every old revision away and gives the freed pages
 // back, so the next start maps a file of live objects only.
 func TestTidyCompactsAndShrinksTheFile(t *testing.T) {
-	var stopping atomic.Bool
-	e, endpoint, err := startEtcd(t.Context(), t.TempDir(), 0, zerolog.Nop(), &stopping)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	k := &spaceKeeper{etcd: e, quota: defaultQuota, log: zerolog.Nop()}
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	k, c := startKeptEtcd(t, defaultQuota)
 	ctx := context.Background()
 
 	// 64 objects written 8 times: 32 MiB of old revisions, 4 MiB live.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // The statements of recording, prepared once: parsing and planning them
@@ -36,8 +38,18 @@ func (d dialect) statements() [stmtCount]string {
 			started_at = excluded.started_at, ended_at = excluded.ended_at`,
 		stmtMarkRetired: `UPDATE actions SET retired = ?
 			WHERE project = ? AND domain = ? AND run = ? AND name = ? AND uid = ? AND deleted_at IS NULL
-			AND phase IN ('SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED_OUT', 'RECOVERED')`,
+			AND phase IN (` + terminalPhaseList() + `)`,
 	}
+}
+
+// terminalPhaseList is terminalPhases as an SQL list.
+func terminalPhaseList() string {
+	var quoted []string
+	for p := range terminalPhases {
+		quoted = append(quoted, "'"+p+"'")
+	}
+	slices.Sort(quoted)
+	return strings.Join(quoted, ", ")
 }
 
 // prepare prepares the statements on the writer, before any transaction

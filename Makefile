@@ -13,7 +13,7 @@ TESTFLAGS ?= -timeout 30m
 FUZZTIME  ?= 10000x
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-deps test-go fuzz generate check-generate bench soak lint lint-openapi screenshot clean kubectl
+.PHONY: all build run test test-deps test-go test-cluster cluster-bins chart-generated fuzz generate check-generate bench soak lint lint-openapi screenshot clean kubectl
 
 all: build
 
@@ -26,15 +26,28 @@ build:
 # version stamped in, as releases are: kubectl refuses its own version
 # otherwise), for the tests that drive the embedded control plane with it.
 KUBE_VERSION = $(shell $(GO) list -m -f '{{.Version}}' k8s.io/kubectl | sed 's/^v0\./v1./')
+KUBE_LDFLAGS = -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION)))
 kubectl:
-	$(GO) build -ldflags "-X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION)))" -o bin/kubectl ./hack/kubectl
+	$(GO) build -ldflags "$(KUBE_LDFLAGS)" -o bin/kubectl ./hack/kubectl
 
 # The embedded control plane is the default; an inherited KUBECONFIG would
 # point the server at some other cluster, so run ignores it.
 run: build
 	env -u KUBECONFIG ./$(BIN) $(ARGS)
 
-test: lint lint-openapi build kubectl test-deps test-go fuzz
+test: lint lint-openapi build kubectl test-deps test-go fuzz test-cluster
+
+# The real-cluster tests (test/cluster, a Go module of its own so that the
+# product does not depend on k8s.io/kubernetes): etcd, kube-apiserver and
+# kube-controller-manager built from k8s.io/kubernetes, and Helm, pinned by
+# a tool line in test/cluster/go.mod. About 10 minutes to build cold.
+CLUSTER_GO = cd test/cluster && $(GO)
+cluster-bins:
+	$(CLUSTER_GO) build -ldflags "$(KUBE_LDFLAGS)" -o ../../bin/cluster/ ./cmd/...
+
+test-cluster: build kubectl cluster-bins bin/helm
+	$(CLUSTER_GO) vet ./...
+	$(CLUSTER_GO) test $(TESTFLAGS) ./...
 
 test-go:
 	$(GO) test $(TESTFLAGS) $(PKGS)
@@ -66,11 +79,29 @@ generate:
 	$(GO) tool oapi-codegen -config api/oapi-server.yaml api/openapi.yaml
 	$(GO) tool oapi-codegen -config api/oapi-client.yaml api/openapi.yaml
 	gofmt -w api internal pkg
+	$(MAKE) chart-generated
+
+# The chart's CRDs are config/crd's, marked as this server's (it updates
+# only CRDs it installed); config/rbac is the chart's RBAC for those who
+# apply plain manifests.
+chart-generated: bin/helm
+	for f in config/crd/*.yaml; do sed '/^  annotations:$$/a\    taskactions.dev/installed-by: taskactions' $$f > charts/taskactions/crds/$$(basename $$f); done
+	mkdir -p config/rbac
+	{ echo "# Generated from charts/taskactions by make generate: the chart's ServiceAccount and RBAC"; \
+	  echo "# for release taskactions in namespace taskactions-system. Create the namespace, then"; \
+	  echo "# kubectl apply -f charts/taskactions/crds -f config/rbac (the chart's CRDs carry the"; \
+	  echo "# annotation that marks them as this server's; config/crd's do not)."; \
+	  bin/helm template taskactions charts/taskactions --namespace taskactions-system \
+	    --show-only templates/serviceaccount.yaml --show-only templates/rbac.yaml \
+	  | grep -v -e '^# Source:' -e 'helm.sh/chart:' -e 'app.kubernetes.io/managed-by:'; } > config/rbac/rbac.yaml
+
+bin/helm: test/cluster/go.mod
+	$(CLUSTER_GO) build -o ../../bin/helm helm.sh/helm/v4/cmd/helm
 
 # Fails when the committed generated code is not what `make generate` makes.
 check-generate: generate
-	@git diff --exit-code -- api config internal pkg || { echo "generated code is stale: run make generate and commit"; exit 1; }
-	@test -z "$$(git status --porcelain -- api config internal pkg)" || { git status --porcelain -- api config internal pkg; echo "make generate created files: commit them"; exit 1; }
+	@git diff --exit-code -- api charts config internal pkg || { echo "generated code is stale: run make generate and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- api charts config internal pkg)" || { git status --porcelain -- api charts config internal pkg; echo "make generate created files: commit them"; exit 1; }
 
 # The durable-history soak (README, Development); about 75 minutes.
 SOAK_ARGS ?=

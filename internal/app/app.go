@@ -399,6 +399,9 @@ func (a *App) ready(cfg *rest.Config) func(context.Context) error {
 			if !c.HasSynced() {
 				return fmt.Errorf("%s cache not synced", c.Name())
 			}
+			if err := c.WatchErr(); err != nil {
+				return fmt.Errorf("%s cache cannot follow changes: %w", c.Name(), err)
+			}
 		}
 		if err := a.history.Ping(ctx); err != nil {
 			return fmt.Errorf("history store (%s) does not answer: %w", a.history, err)

@@ -3,6 +3,7 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -78,6 +79,10 @@ func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, want *
 		case err == nil && keepForeign && have.Annotations[installedBy] == "":
 			kept = true
 			return true, nil
+		case err == nil && current(have, want):
+			// Installed by the chart or an earlier start: no write, so a
+			// server on a cluster needs no more than get on CRDs.
+			return true, nil
 		case err == nil:
 			want.ResourceVersion = have.ResourceVersion
 			_, err = crds.Update(ctx, want, metav1.UpdateOptions{})
@@ -113,6 +118,14 @@ func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, want *
 		return kept, fmt.Errorf("wait for %s to be served: %w", want.Name, err)
 	}
 	return kept, nil
+}
+
+// current reports whether the installed CRD is this binary's: ours, and its
+// spec what this binary would write (fields the API server defaults and
+// this binary leaves unset do not count).
+func current(have, want *apiextensionsv1.CustomResourceDefinition) bool {
+	return have.Annotations[installedBy] == want.Annotations[installedBy] &&
+		equality.Semantic.DeepDerivative(want.Spec, have.Spec)
 }
 
 func storageVersion(c *apiextensionsv1.CustomResourceDefinition) string {

@@ -3,6 +3,7 @@ package controlplane
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -80,5 +81,43 @@ func TestForeignCRDIsKept(t *testing.T) {
 	}
 	if len(foreign) != 0 || description() != "ours, v2" {
 		t.Fatalf("foreign = %v, schema %q; want our own CRD updated", foreign, description())
+	}
+}
+
+// TestCurrentCRDIsNotWritten: a CRD already at this binary's schema (the
+// chart installed it, or an earlier start did) is left alone, so that on a
+// cluster the server needs only get on CRDs; a changed schema is written.
+func TestCurrentCRDIsNotWritten(t *testing.T) {
+	ctx := t.Context()
+	cfg := shared.RESTConfig()
+	ac, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := func() string {
+		c, err := ac.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, "gadgets.example.test", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.ResourceVersion
+	}
+	gadget := func(description string) []byte {
+		return []byte(strings.NewReplacer("widget", "gadget", "Widget", "Gadget").Replace(string(widgetCRD(description))))
+	}
+	if _, err := EnsureCRDs(ctx, cfg, CRD{YAML: gadget("v1")}); err != nil {
+		t.Fatal(err)
+	}
+	first := version()
+	if _, err := EnsureCRDs(ctx, cfg, CRD{YAML: gadget("v1")}); err != nil {
+		t.Fatal(err)
+	}
+	if again := version(); again != first {
+		t.Fatalf("resourceVersion %s -> %s: a CRD already current was written again", first, again)
+	}
+	if _, err := EnsureCRDs(ctx, cfg, CRD{YAML: gadget("v2")}); err != nil {
+		t.Fatal(err)
+	}
+	if changed := version(); changed == first {
+		t.Fatal("resourceVersion unchanged: a CRD with another schema was not updated")
 	}
 }

@@ -26,6 +26,7 @@ type Cache[T Object, V any] struct {
 	lists     *listCache[T]
 	views     *viewCache[T, V]
 	published atomic.Int64
+	health    watchHealth
 
 	mu  sync.Mutex
 	run *running // set by Start, cleared by Stop
@@ -99,7 +100,8 @@ func (c *Cache[T, V]) Start(ctx context.Context) error {
 // Managed fields are dropped on the way in: they are a large share of
 // each object and nobody here reads them.
 func (c *Cache[T, V]) newRunning() (*running, error) {
-	inf := cache.NewSharedIndexInformerWithOptions(c.kind.ListWatch, c.kind.Example,
+	c.health.reset()
+	inf := cache.NewSharedIndexInformerWithOptions(c.health.wrap(c.kind.ListWatch), c.kind.Example,
 		cache.SharedIndexInformerOptions{Indexers: cache.Indexers{}})
 	if err := inf.AddIndexers(c.kind.Indexers); err != nil {
 		return nil, err
@@ -146,6 +148,10 @@ func (c *Cache[T, V]) HasSynced() bool {
 		return false
 	}
 }
+
+// WatchErr is the error of the informer's last list or watch call, nil
+// when it worked: a synced cache that cannot watch no longer changes.
+func (c *Cache[T, V]) WatchErr() error { return c.health.err() }
 
 // Synced is closed once the cache is synced (nil before Start).
 func (c *Cache[T, V]) Synced() <-chan struct{} {
@@ -300,6 +306,7 @@ type Stats interface {
 	Objects() int
 	Published() int64
 	HasSynced() bool
+	WatchErr() error
 }
 
 var _ Stats = (*Cache[*metav1.PartialObjectMetadata, any])(nil)

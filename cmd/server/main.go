@@ -104,7 +104,7 @@ func parseFlags(args []string) (cfg app.Config, logLevel, logFormat string, err 
 	fs.IntVar(&cfg.MaxSystemFailures, "max-system-failures", cfg.MaxSystemFailures, "system failures after which an action fails permanently")
 	fs.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", cfg.LeaderElectionNamespace, "namespace of the executor's Lease on a cluster")
 	fs.DurationVar(&cfg.ShutdownGracePeriod, "shutdown-grace-period", cfg.ShutdownGracePeriod, "how long a stop waits for requests in flight")
-	fs.StringVar(&cfg.Auth, "auth", cfg.Auth, "token: every API request needs a token or a session; none: no authentication (loopback --listen only)")
+	fs.StringVar(&cfg.Auth, "auth", cfg.Auth, "token: every API request needs a token or a session; kubernetes: also tokens the cluster accepts (TokenReview), their requests authorized by the cluster (SubjectAccessReview); none: no authentication (loopback --listen only)")
 	fs.StringVar(&cfg.AuthTokensFile, "auth-tokens-file", "", "YAML file of subjects, their tokens and grants (see README); the admin token in <data-dir>/api-token works too")
 	fs.Var(listFlag{&cfg.AllowedHosts}, "allowed-hosts", "Host names to answer besides the listen host, localhost, 127.0.0.1 and ::1 (comma list; * for any)")
 	fs.Var(listFlag{&cfg.PromotionHTTPAllow}, "promotion-http-allow", "hosts the http promotion step may call (comma list of host, host:port, IP or CIDR; * for any); loopback only by default")

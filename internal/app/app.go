@@ -209,6 +209,21 @@ func (a *App) startComponents(ctx context.Context) error {
 	a.cp = cp
 	restCfg := cp.RESTConfig()
 	es := a.setUpExecutor()
+	if !cp.Embedded() {
+		// The replica's identity names its requests in the cluster's audit
+		// log; the field manager (the user agent up to "/") stays ours.
+		restCfg.UserAgent = controlplane.FieldManager + "/" + es.identity
+	}
+	if a.access.cluster != nil {
+		if cp.Embedded() {
+			return fmt.Errorf("--auth=kubernetes needs a cluster: the embedded control plane has no TokenReview or SubjectAccessReview")
+		}
+		reviews, err := kubernetes.NewForConfig(restCfg)
+		if err != nil {
+			return err
+		}
+		a.access.cluster.SetClient(reviews)
+	}
 	kube, err := a.startManager(ctx, restCfg, es.claims)
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"taskactions/internal/auth"
 	"taskactions/internal/handlers"
 	"taskactions/internal/secrets"
+	"taskactions/internal/taskactions"
 )
 
 // Files of the data dir that hold the API's credentials (mode 0600).
@@ -35,6 +36,7 @@ const taskTokenTTL = 7 * 24 * time.Hour
 type access struct {
 	authn    auth.Authenticator
 	authz    auth.Authorizer
+	cluster  *auth.Cluster          // --auth=kubernetes: set its client once the cluster is up
 	sessions *auth.Sessions         // nil with --auth=none
 	login    *auth.LoginCodes       // nil with --auth=none
 	signer   *auth.Signer           // nil with --auth=none
@@ -84,12 +86,20 @@ func (a *App) newAccess() (*access, error) {
 	_, port, _ := net.SplitHostPort(a.ln.Addr().String())
 	ac.sessions = auth.NewSessions(ac.signer, tokens, "taskactions-session-"+port, a.cfg.TLSCert != "")
 	ac.login = auth.NewLoginCodes(ac.sessions, token, loginCodeTTL)
-	ac.authn = &auth.RequestAuthenticator{Tokens: tokens, Sessions: ac.sessions, Signer: ac.signer}
+	authn := &auth.RequestAuthenticator{Tokens: tokens, Sessions: ac.sessions, Signer: ac.signer}
+	if a.cfg.Auth == AuthKubernetes {
+		template := a.cfg.NamespaceTemplate
+		ac.cluster = auth.NewCluster(func(project, domain string) string {
+			return taskactions.NamespaceFor(template, project, domain)
+		})
+		authn.Cluster, ac.authz = ac.cluster, ac.cluster
+	}
+	ac.authn = authn
 	subjects := 1
 	if file != nil {
 		subjects += len(file.Subjects)
 	}
-	a.log.Info().Int("subjects", subjects).Str("adminToken", filepath.Join(a.cfg.DataDir, FileAPIToken)).Msg("authentication on")
+	a.log.Info().Int("subjects", subjects).Str("adminToken", filepath.Join(a.cfg.DataDir, FileAPIToken)).Bool("cluster", ac.cluster != nil).Msg("authentication on")
 	return ac, nil
 }
 

@@ -130,16 +130,16 @@ func (c Config) Validate() error {
 		return fmt.Errorf("worker counts and stream buffers must be at least 1")
 	}
 	switch c.Auth {
-	case AuthToken:
+	case AuthToken, AuthKubernetes:
 	case AuthNone:
 		if !c.loopback() {
 			return fmt.Errorf("--auth=none is only allowed on a loopback --listen (not %s): anyone who reaches the port could do anything", c.Listen)
 		}
 		if c.AuthTokensFile != "" {
-			return fmt.Errorf("--auth-tokens-file needs --auth=token")
+			return fmt.Errorf("--auth-tokens-file needs --auth=token or kubernetes")
 		}
 	default:
-		return fmt.Errorf("--auth %q: want token or none", c.Auth)
+		return fmt.Errorf("--auth %q: want token, kubernetes or none", c.Auth)
 	}
 	for _, o := range c.CORSOrigins {
 		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
@@ -163,7 +163,11 @@ func (c Config) Validate() error {
 // Values of Config.Auth.
 const (
 	AuthToken = "token"
-	AuthNone  = "none"
+	// AuthKubernetes: besides the tokens of AuthToken, bearer tokens the
+	// cluster accepts (TokenReview), their requests authorized by the
+	// cluster (SubjectAccessReview). On a cluster only.
+	AuthKubernetes = "kubernetes"
+	AuthNone       = "none"
 )
 
 // loopback reports whether the listen address is loopback only.

@@ -26,12 +26,15 @@ import (
 // (new actions of claimed types get the executor's finalizer).
 type executorSetup struct {
 	instance string
+	identity string // the replica's: host name and instance
 	plugins  map[string]plugins.Plugin
 	claims   string // a comma list
 }
 
 func (a *App) setUpExecutor() executorSetup {
 	es := executorSetup{instance: randomID(), plugins: map[string]plugins.Plugin{"echo": echo.Plugin{}, "sleep": sleep.Plugin{}}}
+	host, _ := os.Hostname()
+	es.identity = host + "_" + es.instance
 	if a.processEnabled() {
 		es.plugins["process"] = process.New(es.instance)
 	}
@@ -85,8 +88,7 @@ func (a *App) startExecutor(kube kubernetes.Interface, es executorSetup) error {
 			_ = ex.Run(ctx)
 			return
 		}
-		host, _ := os.Hostname()
-		executor.RunWithLeaderElection(ctx, kube, a.cfg.LeaderElectionNamespace, host+"_"+es.instance, ex, a.log)
+		executor.RunWithLeaderElection(ctx, kube, a.cfg.LeaderElectionNamespace, es.identity, ex, a.log)
 	}()
 	return nil
 }

@@ -59,12 +59,37 @@ type Subject struct {
 	Groups []string
 	// Grants are what the built-in authorizer allows.
 	Grants []Grant
+	// Cluster: the cluster authenticated the subject (TokenReview), and
+	// authorizes it (SubjectAccessReview); its grants do not count.
+	Cluster bool
 }
 
 // Attributes is what a request asks to do.
 type Attributes struct {
 	Verb            Verb
 	Project, Domain string
+	// Kube is the same request as the cluster authorizes it.
+	Kube KubeAttributes
+}
+
+// KubeAttributes is a request as Kubernetes RBAC sees it: a verb on a
+// resource in a namespace. Verbs beyond Kubernetes' own: abort, execute,
+// and promote (Kargo's).
+type KubeAttributes struct {
+	Verb, Group, Resource, Subresource string
+	// Namespace is set by the authorizer, from the project and domain.
+	Namespace string
+}
+
+func (k KubeAttributes) resource() string {
+	r := k.Resource
+	if k.Subresource != "" {
+		r += "/" + k.Subresource
+	}
+	if k.Group != "" {
+		r += "." + k.Group
+	}
+	return r
 }
 
 // Authenticator tells who sent a request. It returns ErrUnauthenticated
@@ -83,6 +108,9 @@ type Authorizer interface {
 var (
 	ErrUnauthenticated = errors.New("authentication required")
 	ErrForbidden       = errors.New("forbidden")
+	// ErrUnavailable: the cluster that reviews tokens and requests cannot
+	// be asked now.
+	ErrUnavailable = errors.New("authentication or authorization is unavailable")
 )
 
 // Denied is a refusal that names what was refused.
@@ -92,6 +120,9 @@ type Denied struct {
 }
 
 func (d *Denied) Error() string {
+	if d.Kube.Namespace != "" {
+		return fmt.Sprintf("%s may not %s %s in namespace %q (project %q, domain %q)", d.Subject, d.Kube.Verb, d.Kube.resource(), d.Kube.Namespace, d.Project, d.Domain)
+	}
 	return fmt.Sprintf("%s may not %s in project %q, domain %q", d.Subject, d.Verb, d.Project, d.Domain)
 }
 

@@ -23,14 +23,14 @@ func TestGrantAuthorizer(t *testing.T) {
 		a    Attributes
 		want bool
 	}{
-		{Attributes{VerbRead, "p1", "prod"}, true},
-		{Attributes{VerbWrite, "p1", "dev"}, true},
-		{Attributes{VerbExecute, "p1", "dev"}, false},
-		{Attributes{VerbRead, "p2", "prod"}, false},
-		{Attributes{VerbAbort, "p2", "dev"}, true},
-		{Attributes{VerbAbort, "p2", "prod"}, false},
+		{Attributes{Verb: VerbRead, Project: "p1", Domain: "prod"}, true},
+		{Attributes{Verb: VerbWrite, Project: "p1", Domain: "dev"}, true},
+		{Attributes{Verb: VerbExecute, Project: "p1", Domain: "dev"}, false},
+		{Attributes{Verb: VerbRead, Project: "p2", Domain: "prod"}, false},
+		{Attributes{Verb: VerbAbort, Project: "p2", Domain: "dev"}, true},
+		{Attributes{Verb: VerbAbort, Project: "p2", Domain: "prod"}, false},
 		// Names are compared whole: no prefix or join matches.
-		{Attributes{VerbRead, "p1-x", "prod"}, false},
+		{Attributes{Verb: VerbRead, Project: "p1-x", Domain: "prod"}, false},
 	} {
 		err := GrantAuthorizer{}.Authorize(context.Background(), alice, tc.a)
 		if got := err == nil; got != tc.want {
@@ -41,11 +41,11 @@ func TestGrantAuthorizer(t *testing.T) {
 			t.Errorf("%+v: refusal %v is not a *Denied wrapping ErrForbidden", tc.a, err)
 		}
 	}
-	err := GrantAuthorizer{}.Authorize(context.Background(), alice, Attributes{VerbExecute, "p1", "dev"})
+	err := GrantAuthorizer{}.Authorize(context.Background(), alice, Attributes{Verb: VerbExecute, Project: "p1", Domain: "dev"})
 	if msg := err.Error(); !strings.Contains(msg, "alice") || !strings.Contains(msg, "execute") || !strings.Contains(msg, `"p1"`) || !strings.Contains(msg, `"dev"`) {
 		t.Errorf("refusal should name subject, verb, project and domain: %q", msg)
 	}
-	if err := (GrantAuthorizer{}).Authorize(context.Background(), Admin(), Attributes{VerbExecute, "any", "where"}); err != nil {
+	if err := (GrantAuthorizer{}).Authorize(context.Background(), Admin(), Attributes{Verb: VerbExecute, Project: "any", Domain: "where"}); err != nil {
 		t.Errorf("admin refused: %v", err)
 	}
 }
@@ -252,5 +252,25 @@ func TestLoginCodesWorkOnce(t *testing.T) {
 	}
 	if n := len(codes.codes); n > maxLoginCodes {
 		t.Errorf("%d codes kept, want at most %d", n, maxLoginCodes)
+	}
+}
+
+// TestDeniedNamesWhatWasRefused: a refusal by the cluster names the verb,
+// the resource and the namespace; one by grants, the verb, project and
+// domain.
+func TestDeniedNamesWhatWasRefused(t *testing.T) {
+	for _, tc := range []struct {
+		d    Denied
+		want string
+	}{
+		{Denied{Subject: "alice", Attributes: Attributes{Verb: VerbAbort, Project: "p", Domain: "d"}},
+			`alice may not abort in project "p", domain "d"`},
+		{Denied{Subject: "system:serviceaccount:team:bob", Attributes: Attributes{Verb: VerbWrite, Project: "p", Domain: "d",
+			Kube: KubeAttributes{Verb: "update", Group: "flyte.org", Resource: "taskactions", Subresource: "status", Namespace: "p-d"}}},
+			`system:serviceaccount:team:bob may not update taskactions/status.flyte.org in namespace "p-d" (project "p", domain "d")`},
+	} {
+		if got := tc.d.Error(); got != tc.want {
+			t.Errorf("Error() = %q, want %q", got, tc.want)
+		}
 	}
 }

@@ -12,6 +12,9 @@ type RequestAuthenticator struct {
 	Tokens   *Tokens
 	Sessions *Sessions
 	Signer   *Signer
+	// Cluster, when set (--auth=kubernetes), reviews the bearer tokens this
+	// server does not know itself.
+	Cluster *Cluster
 }
 
 // Authenticate implements Authenticator.
@@ -26,6 +29,9 @@ func (a *RequestAuthenticator) Authenticate(r *http.Request) (*Subject, error) {
 		}
 		if s, ok := a.Tokens.Lookup(token); ok {
 			return s, nil
+		}
+		if a.Cluster != nil {
+			return a.Cluster.Review(r.Context(), token)
 		}
 		return nil, fmt.Errorf("%w: the bearer token is not valid", ErrUnauthenticated)
 	}

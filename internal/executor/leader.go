@@ -14,6 +14,13 @@ import (
 // LeaseName is the Lease replicas compete for.
 const LeaseName = "taskactions-executor"
 
+// A replica that stops renewing loses the Lease to another after
+// leaseDuration; it stops writing after renewDeadline, a margin before.
+const (
+	leaseDuration = 15 * time.Second
+	renewDeadline = 10 * time.Second
+)
+
 // RunWithLeaderElection runs the executor only while this replica holds the
 // Lease <namespace>/taskactions-executor (coordination.k8s.io), so that of
 // several replicas on one cluster exactly one executes. It needs the
@@ -21,16 +28,19 @@ const LeaseName = "taskactions-executor"
 // does not need: its data-dir lock admits one process). A replica that
 // loses the lease stops executing and stands for election again.
 func RunWithLeaderElection(ctx context.Context, kube kubernetes.Interface, namespace, identity string, c *Controller, log zerolog.Logger) {
-	lock := &resourcelock.LeaseLock{
+	lock := &leaseClock{Interface: &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Name: LeaseName, Namespace: namespace},
 		Client:     kube.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
-	}
+	}}
+	// Every write of the executor is fenced by the Lease (fence.go).
+	c.mgr = fencedActions{Actions: c.mgr, fence: newFence(lock, renewDeadline, c.cfg.Metrics)}
+	log.Info().Str("identity", identity).Str("lease", namespace+"/"+LeaseName).Msg("executor: standing for election")
 	for ctx.Err() == nil {
 		leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
 			Lock:            lock,
-			LeaseDuration:   15 * time.Second,
-			RenewDeadline:   10 * time.Second,
+			LeaseDuration:   leaseDuration,
+			RenewDeadline:   renewDeadline,
 			RetryPeriod:     2 * time.Second,
 			ReleaseOnCancel: true,
 			Name:            LeaseName,

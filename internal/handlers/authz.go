@@ -18,46 +18,56 @@ import (
 type rule struct {
 	verb   auth.Verb
 	public bool
+	// kube is the request as Kubernetes RBAC sees it (--auth=kubernetes).
+	kube auth.KubeAttributes
+}
+
+// actions and kargoKube make the kube side of a rule.
+func actions(verb string) auth.KubeAttributes {
+	return auth.KubeAttributes{Group: "flyte.org", Resource: "taskactions", Verb: verb}
+}
+func kargoKube(resource, verb string) auth.KubeAttributes {
+	return auth.KubeAttributes{Group: "kargo.akuity.io", Resource: resource, Verb: verb}
 }
 
 // rules holds every operation of the document; NewRouter refuses to start
 // when one is missing, so a new route cannot go out unguarded.
 var rules = map[string]rule{
-	"enqueueAction":      {verb: auth.VerbWrite}, // and execute, for a task type that runs commands
-	"deleteAction":       {verb: auth.VerbWrite}, // and abort, with abort=true
-	"deleteRun":          {verb: auth.VerbWrite}, // and abort, with abort=true
-	"putActionStatus":    {verb: auth.VerbWrite},
-	"abortAction":        {verb: auth.VerbAbort},
-	"listRuns":           {verb: auth.VerbRead},
-	"getRun":             {verb: auth.VerbRead},
-	"listRunActions":     {verb: auth.VerbRead},
-	"getAction":          {verb: auth.VerbRead},
-	"listChildActions":   {verb: auth.VerbRead},
-	"streamActionEvents": {verb: auth.VerbRead},
-	"streamRunEvents":    {verb: auth.VerbRead},
-	"streamRunSummaries": {verb: auth.VerbRead},
+	"enqueueAction":      {verb: auth.VerbWrite, kube: actions("create")}, // and execute, for a task type that runs commands
+	"deleteAction":       {verb: auth.VerbWrite, kube: actions("delete")}, // and abort, with abort=true
+	"deleteRun":          {verb: auth.VerbWrite, kube: actions("delete")}, // and abort, with abort=true
+	"putActionStatus":    {verb: auth.VerbWrite, kube: auth.KubeAttributes{Group: "flyte.org", Resource: "taskactions", Subresource: "status", Verb: "update"}},
+	"abortAction":        {verb: auth.VerbAbort, kube: actions("abort")},
+	"listRuns":           {verb: auth.VerbRead, kube: actions("list")},
+	"getRun":             {verb: auth.VerbRead, kube: actions("get")},
+	"listRunActions":     {verb: auth.VerbRead, kube: actions("list")},
+	"getAction":          {verb: auth.VerbRead, kube: actions("get")},
+	"listChildActions":   {verb: auth.VerbRead, kube: actions("list")},
+	"streamActionEvents": {verb: auth.VerbRead, kube: actions("watch")},
+	"streamRunEvents":    {verb: auth.VerbRead, kube: actions("watch")},
+	"streamRunSummaries": {verb: auth.VerbRead, kube: actions("watch")},
 	// Stages belong to a project, not a domain: their grants need domain *.
-	"listStages":          {verb: auth.VerbRead},
-	"getStage":            {verb: auth.VerbRead},
-	"streamProjectStages": {verb: auth.VerbRead},
-	"streamStage":         {verb: auth.VerbRead},
-	"createStage":         {verb: auth.VerbWrite},
-	"replaceStage":        {verb: auth.VerbWrite},
-	"deleteStage":         {verb: auth.VerbWrite},
-	"refreshStage":        {verb: auth.VerbWrite},
+	"listStages":          {verb: auth.VerbRead, kube: kargoKube("stages", "list")},
+	"getStage":            {verb: auth.VerbRead, kube: kargoKube("stages", "get")},
+	"streamProjectStages": {verb: auth.VerbRead, kube: kargoKube("stages", "watch")},
+	"streamStage":         {verb: auth.VerbRead, kube: kargoKube("stages", "watch")},
+	"createStage":         {verb: auth.VerbWrite, kube: kargoKube("stages", "create")},
+	"replaceStage":        {verb: auth.VerbWrite, kube: kargoKube("stages", "update")},
+	"deleteStage":         {verb: auth.VerbWrite, kube: kargoKube("stages", "delete")},
+	"refreshStage":        {verb: auth.VerbWrite, kube: kargoKube("stages", "patch")},
 	// Freight and Promotions, per project too.
-	"listFreight":             {verb: auth.VerbRead},
-	"getFreight":              {verb: auth.VerbRead},
-	"listPromotions":          {verb: auth.VerbRead},
-	"listStagePromotions":     {verb: auth.VerbRead},
-	"getPromotion":            {verb: auth.VerbRead},
-	"streamProjectPromotions": {verb: auth.VerbRead},
-	"streamStagePromotions":   {verb: auth.VerbRead},
-	"createFreight":           {verb: auth.VerbWrite},
-	"approveFreight":          {verb: auth.VerbWrite},
-	"promoteToStage":          {verb: auth.VerbWrite},
-	"promoteDownstream":       {verb: auth.VerbWrite},
-	"abortPromotion":          {verb: auth.VerbAbort},
+	"listFreight":             {verb: auth.VerbRead, kube: kargoKube("freights", "list")},
+	"getFreight":              {verb: auth.VerbRead, kube: kargoKube("freights", "get")},
+	"listPromotions":          {verb: auth.VerbRead, kube: kargoKube("promotions", "list")},
+	"listStagePromotions":     {verb: auth.VerbRead, kube: kargoKube("promotions", "list")},
+	"getPromotion":            {verb: auth.VerbRead, kube: kargoKube("promotions", "get")},
+	"streamProjectPromotions": {verb: auth.VerbRead, kube: kargoKube("promotions", "watch")},
+	"streamStagePromotions":   {verb: auth.VerbRead, kube: kargoKube("promotions", "watch")},
+	"createFreight":           {verb: auth.VerbWrite, kube: kargoKube("freights", "create")},
+	"approveFreight":          {verb: auth.VerbWrite, kube: kargoKube("stages", "promote")},
+	"promoteToStage":          {verb: auth.VerbWrite, kube: kargoKube("stages", "promote")},
+	"promoteDownstream":       {verb: auth.VerbWrite, kube: kargoKube("stages", "promote")},
+	"abortPromotion":          {verb: auth.VerbAbort, kube: kargoKube("promotions", "abort")},
 	"getSession":              {},
 	"createSession":           {public: true},
 	"deleteSession":           {public: true},
@@ -74,6 +84,9 @@ func checkRules(doc *openapi3.T) error {
 			}
 			if r.public != public(op) {
 				return fmt.Errorf("%s %s (%s): the document and the rules disagree on whether it is public", method, path, op.OperationID)
+			}
+			if r.verb != "" && (r.kube.Verb == "" || r.kube.Resource == "") {
+				return fmt.Errorf("%s %s (%s) has no Kubernetes verb and resource for --auth=kubernetes", method, path, op.OperationID)
 			}
 		}
 	}
@@ -111,7 +124,11 @@ func (a *authorizer) middleware(f StrictHandlerFunc, operationID string) StrictH
 				return nil, fmt.Errorf("operation %s names no project and domain to authorize", operationID)
 			}
 			for _, v := range append([]auth.Verb{rl.verb}, a.extraVerbs(request)...) {
-				if err := a.authz.Authorize(ctx, s, auth.Attributes{Verb: v, Project: project, Domain: domain}); err != nil {
+				kube := rl.kube
+				if v != rl.verb { // abort, execute: custom verbs on the same resource
+					kube.Verb, kube.Subresource = string(v), ""
+				}
+				if err := a.authz.Authorize(ctx, s, auth.Attributes{Verb: v, Project: project, Domain: domain, Kube: kube}); err != nil {
 					return nil, err
 				}
 			}

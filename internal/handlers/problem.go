@@ -88,7 +88,7 @@ func problemFor(err error) Problem {
 		return problem(http.StatusUnprocessableEntity, err.Error())
 	case errors.Is(err, stages.ErrRefreshNotHandled):
 		return problem(http.StatusGatewayTimeout, err.Error())
-	case errors.Is(err, errNotReady), errors.Is(err, errTooManyStreams):
+	case errors.Is(err, errNotReady), errors.Is(err, errTooManyStreams), errors.Is(err, auth.ErrUnavailable):
 		return problem(http.StatusServiceUnavailable, err.Error())
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return problem(http.StatusServiceUnavailable, "the request was cancelled or timed out")

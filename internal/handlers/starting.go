@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -74,7 +75,13 @@ func notReady(w http.ResponseWriter, r *http.Request) {
 // in its project and domain), then holds it until the API serves it.
 func holdStream(cfg StartingConfig) http.Handler {
 	return requireSubject(cfg.Authenticator, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		attrs := auth.Attributes{Verb: auth.VerbRead, Project: chi.URLParam(r, "project"), Domain: chi.URLParam(r, "domain")}
+		attrs := auth.Attributes{Verb: auth.VerbRead, Project: chi.URLParam(r, "project"), Domain: chi.URLParam(r, "domain"), Kube: actions("watch")}
+		switch {
+		case strings.Contains(r.URL.Path, "/promotion"):
+			attrs.Kube = kargoKube("promotions", "watch")
+		case strings.Contains(r.URL.Path, "/stage"):
+			attrs.Kube = kargoKube("stages", "watch")
+		}
 		if err := cfg.Authorizer.Authorize(r.Context(), auth.SubjectFrom(r.Context()), attrs); err != nil {
 			writeProblem(w, r, err)
 			return

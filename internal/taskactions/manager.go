@@ -120,7 +120,13 @@ func New(cfg Config) *Manager {
 
 // Namespace returns the namespace of a project and domain.
 func (m *Manager) Namespace(project, domain string) string {
-	return strings.NewReplacer("{project}", project, "{domain}", domain).Replace(m.cfg.NamespaceTemplate)
+	return NamespaceFor(m.cfg.NamespaceTemplate, project, domain)
+}
+
+// NamespaceFor is the namespace a template (--namespace-template) gives a
+// project and domain.
+func NamespaceFor(template, project, domain string) string {
+	return strings.NewReplacer("{project}", project, "{domain}", domain).Replace(template)
 }
 
 // HasSynced reports whether the cache holds every TaskAction.

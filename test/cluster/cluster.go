@@ -100,6 +100,10 @@ func (c *Cluster) startAPIServer(ctx context.Context, etcdPort, port int) error 
 	if err := writeRSAKey(saKey); err != nil {
 		return err
 	}
+	policy := filepath.Join(dir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		return err
+	}
 	certFile, keyFile := filepath.Join(dir, "apiserver.crt"), filepath.Join(dir, "apiserver.key")
 	var err error
 	if c.ca, err = writeServingCert(certFile, keyFile); err != nil {
@@ -119,6 +123,8 @@ func (c *Cluster) startAPIServer(ctx context.Context, etcdPort, port int) error 
 		// on the owner's finalizers.
 		"--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
 		"--endpoint-reconciler-type=none",
+		"--audit-policy-file=" + policy, "--audit-log-path=" + c.AuditLog(), "--audit-log-format=json",
+		"--audit-log-mode=blocking",
 		"--profiling=false", "-v=0",
 	})
 	if err != nil {

@@ -38,6 +38,7 @@ type features struct {
 var featureList = []feature{
 	{"enqueue an action (its namespace is created)", (*features).enqueue},
 	{"execute an action", (*features).execute},
+	{"read with a cluster user's token (TokenReview, SubjectAccessReview)", (*features).clusterUser},
 	{"enqueue and execute a child", (*features).child},
 	{"abort a running action", (*features).abort},
 	{"report an outside executor's status while others edit the action", (*features).outsideExecutor},
@@ -292,4 +293,17 @@ func (f *features) leaseRenewed(ctx context.Context) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// clusterUser reads an action with a token the server does not know (the
+// cluster's admin's): the cluster reviews the token and the request.
+func (f *features) clusterUser(ctx context.Context) error {
+	status, body, err := f.s.DoAs(ctx, kube.Admin.BearerToken, http.MethodGet, f.runPath("r1")+"/actions/a0", nil)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK {
+		return fmt.Errorf("GET with the cluster admin's token: %d %s", status, body)
+	}
+	return nil
 }

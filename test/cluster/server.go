@@ -57,6 +57,9 @@ func (s *Server) Stop() error { return s.proc.stop(20 * time.Second) }
 // Kill ends the server with SIGKILL.
 func (s *Server) Kill() { s.proc.kill() }
 
+// Signal sends the server process a signal (SIGSTOP pauses it).
+func (s *Server) Signal(sig os.Signal) error { return s.proc.cmd.Process.Signal(sig) }
+
 // Log is the server's output so far.
 func (s *Server) Log() string {
 	b, _ := os.ReadFile(s.proc.log)
@@ -66,6 +69,11 @@ func (s *Server) Log() string {
 // Do sends a request with the admin token and a JSON body (nil: none) and
 // returns the status and the body.
 func (s *Server) Do(ctx context.Context, method, path string, body any) (int, []byte, error) {
+	return s.DoAs(ctx, s.Token, method, path, body)
+}
+
+// DoAs is Do with another bearer token.
+func (s *Server) DoAs(ctx context.Context, token, method, path string, body any) (int, []byte, error) {
 	var r io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -78,7 +86,7 @@ func (s *Server) Do(ctx context.Context, method, path string, body any) (int, []
 	if err != nil {
 		return 0, nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+s.Token)
+	req.Header.Set("Authorization", "Bearer "+token)
 	if method != http.MethodGet {
 		// Even without a body: the server refuses an unsafe request that
 		// does not declare JSON (a cross-site form cannot).

@@ -1,0 +1,150 @@
+package cluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"taskactions/test/cluster"
+)
+
+// user is a ServiceAccount granted rules in one namespace, with a token.
+func user(t *testing.T, name, namespace string, rules ...rbacv1.PolicyRule) string {
+	t.Helper()
+	ctx := t.Context()
+	const home = "authz-users"
+	for _, ns := range []string{home, namespace} {
+		if err := kube.EnsureNamespace(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := kube.Kube.CoreV1().ServiceAccounts(home).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rbac := kube.Kube.RbacV1()
+	if _, err := rbac.Roles(namespace).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: home}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}}
+	if _, err := rbac.RoleBindings(namespace).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	token, err := kube.ServiceAccountToken(ctx, home, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return token
+}
+
+func rule(group, resource string, verbs ...string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{resource}, Verbs: verbs}
+}
+
+// TestClusterAuthorization: with the chart's --auth=kubernetes, a user's
+// own ServiceAccount token works, and each request is allowed exactly as
+// a SubjectAccessReview on the resource in the action's namespace, with
+// the route's verb, decides; a refusal is 403 problem+json naming the verb
+// and the resource. Abort and promote are verbs of their own; a stream is
+// authorized when it opens.
+func TestClusterAuthorization(t *testing.T) {
+	ctx := t.Context()
+	kubeconfig, err := kube.ServiceAccountKubeconfig(ctx, releaseNamespace, releaseName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := cluster.StartServer(ctx, serverBin, t.TempDir(), kubeconfig, readyTimeout, chartArgs(t)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	f := &features{s: s, project: "authz", domain: "dev"}
+	if err := f.enqueueAction(ctx, "r1", "long", "", "sleep", map[string]any{"duration": "1h"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.createStage(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.createFreight(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	reader := user(t, "reader", "authz-dev", rule("flyte.org", "taskactions", "get", "list", "watch"))
+	aborter := user(t, "aborter", "authz-dev", rule("flyte.org", "taskactions", "abort"))
+	promoter := user(t, "promoter", "authz", rule("kargo.akuity.io", "stages", "promote"))
+
+	action := f.runPath("r1") + "/actions/long"
+	enqueue := map[string]any{"action": map[string]any{
+		"actionId": map[string]any{"run": map[string]any{"project": "authz", "domain": "dev", "name": "r2"}, "name": "a0"},
+		"task":     map[string]any{"taskTemplate": map[string]any{"type": "echo"}},
+	}}
+	promote := map[string]any{"freight": f.freight}
+	for _, tc := range []struct {
+		name, token, method, path string
+		body                      any
+		status                    int
+		names                     string // in the refusal's detail
+	}{
+		{"reader gets", reader, http.MethodGet, action, nil, http.StatusOK, ""},
+		{"reader lists", reader, http.MethodGet, f.runPath("r1") + "/actions", nil, http.StatusOK, ""},
+		{"reader may not enqueue", reader, http.MethodPost, "/api/v1/actions", enqueue, http.StatusForbidden, `may not create taskactions.flyte.org in namespace "authz-dev"`},
+		{"reader may not abort", reader, http.MethodPost, action + "/abort", map[string]any{}, http.StatusForbidden, `may not abort taskactions.flyte.org`},
+		{"reader may not report status", reader, http.MethodPut, action + "/status", map[string]any{"attempt": 1, "status": map[string]any{"phase": "RUNNING"}}, http.StatusForbidden, `may not update taskactions/status.flyte.org`},
+		{"reader reads nothing in another domain", reader, http.MethodGet, "/api/v1/projects/authz/domains/prod/runs/r1/actions", nil, http.StatusForbidden, `may not list taskactions.flyte.org in namespace "authz-prod"`},
+		{"reader may not read Stages", reader, http.MethodGet, "/api/v1/projects/authz/stages", nil, http.StatusForbidden, `may not list stages.kargo.akuity.io in namespace "authz"`},
+		{"reader may not promote", reader, http.MethodPost, "/api/v1/projects/authz/stages/test/promotions", promote, http.StatusForbidden, `may not promote stages.kargo.akuity.io`},
+		{"aborter may not read", aborter, http.MethodGet, action, nil, http.StatusForbidden, `may not get taskactions.flyte.org`},
+		{"aborter aborts", aborter, http.MethodPost, action + "/abort", map[string]any{"reason": "test"}, http.StatusAccepted, ""},
+		{"promoter promotes", promoter, http.MethodPost, "/api/v1/projects/authz/stages/test/promotions", promote, http.StatusCreated, ""},
+		{"an unknown token", "not-a-token-of-anyone", http.MethodGet, action, nil, http.StatusUnauthorized, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body, err := s.DoAs(ctx, tc.token, tc.method, tc.path, tc.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if status != tc.status {
+				t.Fatalf("%s %s: %d %s; want %d", tc.method, tc.path, status, body, tc.status)
+			}
+			if tc.names != "" {
+				var p struct{ Detail string }
+				if err := json.Unmarshal(body, &p); err != nil || !strings.Contains(p.Detail, tc.names) {
+					t.Fatalf("refusal %s; want a problem whose detail names %q", body, tc.names)
+				}
+			}
+		})
+	}
+
+	// A stream is authorized when it opens: 403 before any event.
+	for _, tc := range []struct {
+		token  string
+		status int
+	}{{reader, http.StatusOK}, {aborter, http.StatusForbidden}} {
+		status := openStatus(ctx, t, s, tc.token, f.runPath("r1")+"/events")
+		if status != tc.status {
+			t.Errorf("stream of the run: %d, want %d", status, tc.status)
+		}
+	}
+}
+
+// openStatus opens a stream and returns the status of its response.
+func openStatus(ctx context.Context, t *testing.T, s *cluster.Server, token, path string) int {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+path, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode
+}

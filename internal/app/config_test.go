@@ -19,7 +19,7 @@ func TestValidate(t *testing.T) {
 		{"no authentication on every interface", func(c *Config) { c.Auth, c.Listen = AuthNone, "0.0.0.0:8080" }, "--auth=none is only allowed on a loopback"},
 		{"no authentication on a LAN address", func(c *Config) { c.Auth, c.Listen = AuthNone, "192.168.1.5:8080" }, "--auth=none"},
 		{"tokens file without authentication", func(c *Config) { c.Auth, c.AuthTokensFile = AuthNone, "t.yaml" }, "--auth-tokens-file needs --auth=token"},
-		{"unknown auth", func(c *Config) { c.Auth = "basic" }, "want token or none"},
+		{"unknown auth", func(c *Config) { c.Auth = "basic" }, "want token, kubernetes or none"},
 		{"CORS origin", func(c *Config) { c.CORSOrigins = []string{"https://ui.example.com", "http://localhost:3000"} }, ""},
 		{"CORS origin with a path", func(c *Config) { c.CORSOrigins = []string{"https://ui.example.com/app"} }, "is not an origin"},
 		{"CORS wildcard", func(c *Config) { c.CORSOrigins = []string{"*"} }, "is not an origin"},

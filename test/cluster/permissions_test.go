@@ -244,7 +244,7 @@ func chartRoles(t *testing.T) (*rbacv1.ClusterRole, *rbacv1.Role) {
 // chartArgs are the server's arguments in the chart's Deployment, less
 // those that place it (listen addresses, data dir), which StartServer
 // sets for a process on this machine.
-func chartArgs(t *testing.T) []string {
+func chartArgs(t testing.TB) []string {
 	t.Helper()
 	for _, d := range documents(manifest) {
 		var dep appsv1.Deployment
@@ -267,7 +267,7 @@ func chartArgs(t *testing.T) []string {
 	return nil
 }
 
-func mustUnmarshal(t *testing.T, doc string, v any) {
+func mustUnmarshal(t testing.TB, doc string, v any) {
 	t.Helper()
 	if err := yaml.Unmarshal([]byte(doc), v); err != nil {
 		t.Fatal(err)

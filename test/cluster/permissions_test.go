@@ -274,8 +274,9 @@ func mustUnmarshal(t testing.TB, doc string, v any) {
 	}
 }
 
-// TestChartLints: helm lint passes with the defaults and with the Kargo
-// controllers on, and refuses the controllers on several replicas.
+// TestChartLints: helm lint passes with the defaults, with the Kargo
+// controllers on, and with three replicas on PostgreSQL; the chart refuses
+// the controllers on several replicas, and several replicas on SQLite.
 func TestChartLints(t *testing.T) {
 	ctx := t.Context()
 	for _, set := range [][]string{nil, {"--set", "kargoControllers=true"}, {"--set", "replicaCount=3,history.dsnSecret.name=pg"}} {
@@ -283,8 +284,13 @@ func TestChartLints(t *testing.T) {
 			t.Errorf("helm lint %v: %v\n%s", set, err, out)
 		}
 	}
-	_, err := command(ctx, nil, helmBin, "template", "x", chartDir, "--set", "kargoControllers=true,replicaCount=2")
-	if err == nil || !strings.Contains(err.Error(), "needs replicaCount: 1") {
-		t.Errorf("kargoControllers with 2 replicas rendered (err %v); want it refused", err)
+	for set, want := range map[string]string{
+		"kargoControllers=true,replicaCount=2,history.dsnSecret.name=pg": "needs replicaCount: 1",
+		"replicaCount=2": "needs a shared history store",
+	} {
+		_, err := command(ctx, nil, helmBin, "template", "x", chartDir, "--set", set)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("helm template --set %s rendered (err %v); want it refused with %q", set, err, want)
+		}
 	}
 }

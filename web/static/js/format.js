@@ -79,6 +79,15 @@ export function timeEl(iso) {
   return h('time', { datetime: iso || null, title: iso ? fullTime(iso) : null, text: shortTime(iso) });
 }
 
+const WAITING = new Set(['UNSPECIFIED', 'QUEUED', 'WAITING_FOR_RESOURCES']);
+
+/** notStarted: the action is still waiting to start, or was aborted before
+ * it started; it has no running time to show. */
+export function notStarted(a) {
+  if (WAITING.has(a.phase || 'UNSPECIFIED')) return true;
+  return a.phase === 'ABORTED' && (a.phaseHistory || []).every((t) => WAITING.has(t.phase) || t.phase === 'ABORTED');
+}
+
 /** actionSpan is when an action started and ended (NaN while it runs). */
 export function actionSpan(a) {
   const start = ms(a.createdAt);
@@ -88,13 +97,23 @@ export function actionSpan(a) {
     const last = hist.length ? hist[hist.length - 1] : null;
     end = last && last.phase === a.phase ? ms(last.occurredAt) : ms(a.updatedAt);
   }
-  return { start, end };
+  return { start, end, notStarted: notStarted(a) };
 }
 
-/** spanDuration is the duration of a span, up to now while it runs. */
-export function spanDuration({ start, end }, now = Date.now()) {
+/** spanDuration is the duration of a span, up to now while it runs, to the
+ * second: the times it comes from have one-second resolution. */
+export function spanDuration({ start, end, notStarted: waiting }, now = Date.now()) {
+  if (waiting) return 'not started';
   if (!Number.isFinite(start)) return '–';
-  return duration((Number.isFinite(end) ? end : now) - start);
+  return seconds((Number.isFinite(end) ? end : now) - start);
+}
+
+/** seconds formats a duration measured between one-second timestamps:
+ * "<1s", 4s, 3m 05s, 2h 07m. */
+export function seconds(millis) {
+  if (!Number.isFinite(millis) || millis < 0) return '–';
+  if (millis < 1000) return '<1s';
+  return millis < 60000 ? `${Math.floor(millis / 1000)}s` : duration(millis);
 }
 
 const collator = new Intl.Collator(undefined, { numeric: true });

@@ -5,8 +5,8 @@ import { h, setAttr, setText } from './dom.js';
 import { abortAction, deleteRun, pages, streams } from './api.js';
 import { LiveCollection, keepCurrent } from './live.js';
 import {
-  actionSpan, badge, compareNames, duration, fullTime, isTerminal, ms, phaseName,
-  shortTime, spanDuration, timeEl, updateBadge,
+  actionSpan, badge, compareNames, fullTime, isTerminal, ms, phaseName,
+  seconds, shortTime, spanDuration, timeEl, updateBadge,
 } from './format.js';
 import { phaseChips } from './runs.js';
 import { confirmAbort, toast } from './dialog.js';
@@ -20,6 +20,8 @@ export function runPage(main, { project, domain, run }, ui) {
   // Page head: the run, its root's phase, counts, and abort.
   const runBadge = badge('UNSPECIFIED');
   runBadge.hidden = true;
+  // The root's phase alone would hide what else happened in the run.
+  const runNote = h('span', { class: 'run-note', id: 'run-note', hidden: true });
   const started = h('span', { text: '–' });
   const runDur = h('span', { text: '–' });
   const count = h('span', { text: '0 actions' });
@@ -29,7 +31,7 @@ export function runPage(main, { project, domain, run }, ui) {
   main.append(h('div', { class: 'page-head' },
     h('div', null,
       h('p', { class: 'eyebrow', text: `${project} / ${domain} · run` }),
-      h('h1', null, h('span', { class: 'mono', text: run }), runBadge),
+      h('h1', null, h('span', { class: 'mono', text: run }), runBadge, runNote),
       h('p', { class: 'meta' }, h('span', null, 'Started ', started), h('span', null, 'Duration ', runDur), count)),
     h('div', { class: 'head-actions' }, abortRun, deleteRunBtn)), chips);
 
@@ -93,17 +95,21 @@ export function runPage(main, { project, domain, run }, ui) {
       setAttr(started, 'title', fullTime(root.a.createdAt));
       setText(runDur, spanDuration(root.span));
     }
-    abortRun.disabled = !root || isTerminal(root.a.phase);
-    // A finished run (every action finished) may be deleted.
+    // A finished run (every action finished) may be deleted; until then it
+    // may be aborted, even when its root has finished.
     const finished = tree.nodes.size > 0 && [...tree.counts.keys()].every(isTerminal);
+    abortRun.disabled = !root || finished;
     deleteRunBtn.hidden = !finished;
-    setAttr(abortRun, 'title', !root ? 'The run has no root action yet' : isTerminal(root.a.phase) ? 'The run has finished' : null);
+    setAttr(abortRun, 'title', !root ? 'The run has no root action yet' : finished ? 'The run has finished' : null);
+    const note = root && isTerminal(root.a.phase) ? runNoteText(tree.counts, root.a.phase) : '';
+    setText(runNote, note);
+    runNote.hidden = !note;
     const n = tree.nodes.size;
     setText(count, `${n} action${n === 1 ? '' : 's'}`);
     const key = JSON.stringify([...tree.counts]);
     if (chips.dataset.key !== key) {
       chips.dataset.key = key;
-      chips.replaceChildren(phaseChips(Object.fromEntries(tree.counts), true));
+      chips.replaceChildren(phaseChips(Object.fromEntries(tree.counts)));
     }
     empty.hidden = n > 0 || !loading.hidden;
   }
@@ -141,6 +147,21 @@ export function runPage(main, { project, domain, run }, ui) {
     panel.tick();
     updateHead();
   }, 1000);
+}
+
+/** runNoteText says what else happened in a run whose root finished in
+ * rootPhase: "with 1 failed, 1 timed out, 1 aborted, 1 not started" (the
+ * root not counted); empty when every other action succeeded. */
+export function runNoteText(counts, rootPhase) {
+  const n = (phases) => phases.reduce((sum, p) => sum + (counts.get(p) || 0), 0) - (phases.includes(rootPhase) ? 1 : 0);
+  const parts = [
+    [n(['FAILED']), 'failed'],
+    [n(['TIMED_OUT']), 'timed out'],
+    [n(['ABORTED']), 'aborted'],
+    [n(['INITIALIZING', 'RUNNING', 'PAUSED']), 'still running'],
+    [n(['UNSPECIFIED', 'QUEUED', 'WAITING_FOR_RESOURCES']), 'not started'],
+  ].filter(([k]) => k > 0).map(([k, what]) => `${k} ${what}`);
+  return parts.length ? 'with ' + parts.join(', ') : '';
 }
 
 /** hashAction is the action named by the URL's #action=name, or null. */
@@ -558,7 +579,9 @@ class DetailPanel {
       ['Created', timeEl(a.createdAt)],
       ['Updated', timeEl(a.updatedAt)],
       ['Duration', this.durEl],
-      a.pluginPhase ? ['Plugin phase', a.pluginPhase] : null,
+      // Only while it can change: a finished action's last plugin phase
+      // ("sleeping until …") would contradict its phase.
+      a.pluginPhase && !done ? ['Plugin phase', a.pluginPhase] : null,
       a.shortName ? ['Short name', a.shortName] : null,
       a.group ? ['Group', a.group] : null,
       a.outputUri ? ['Output', h('span', { class: 'mono wrap', text: a.outputUri })] : null,
@@ -571,7 +594,8 @@ class DetailPanel {
         h('h3', { text: 'Abort reason' }),
         h('p', { class: a.abortReason ? 'wrap' : 'muted', text: a.abortReason || 'No reason given.' })));
     }
-    if (a.errorState && (a.errorState.code || a.errorState.message)) {
+    // An abort is said once, by its reason above, not again as an error.
+    if (a.phase !== 'ABORTED' && a.errorState && (a.errorState.code || a.errorState.message)) {
       const e = a.errorState;
       sections.push(h('div', { class: 'callout ph-FAILED', role: 'note' },
         h('h3', null, 'Error', e.kind ? h('span', { class: 'tag', text: e.kind.toLowerCase() }) : null),
@@ -623,7 +647,7 @@ function timeline(history) {
   let prev = NaN;
   for (const t of history) {
     const at = ms(t.occurredAt);
-    const delta = Number.isFinite(prev) && Number.isFinite(at) ? `+${duration(at - prev)}` : '';
+    const delta = Number.isFinite(prev) && Number.isFinite(at) ? `+${seconds(at - prev)}` : '';
     prev = at;
     ol.append(h('li', { class: 'ph-' + t.phase },
       h('span', { class: 'marker', 'aria-hidden': 'true' }),

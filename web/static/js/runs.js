@@ -1,6 +1,6 @@
 // /projects/{p}/domains/{d}: the runs of a project and domain, newest first,
 // kept live by the project-domain stream (`run` events carry RunSummary).
-import { h, setAttr, setText, srOnly } from './dom.js';
+import { h, setAttr, setText } from './dom.js';
 import { pages, streams } from './api.js';
 import { LiveCollection, keepCurrent } from './live.js';
 import { PHASES, badge, duration, ms, phaseClass, phaseName, shortTime, fullTime, updateBadge } from './format.js';
@@ -135,14 +135,14 @@ export function runsPage(main, { project, domain }, ui) {
 
 /** phaseChips: one small count per phase that has actions, with the phase
  * named (labels) or, where room is short, in the title. */
-export function phaseChips(counts, labels = false) {
+export function phaseChips(counts) {
   const ul = h('ul', { class: 'chips' });
   for (const p of PHASES) {
     const n = counts[p];
     if (!n) continue;
+    // The words, not only a colour: failed and timed out are both red.
     ul.append(h('li', { class: 'chip ' + phaseClass(p), title: `${n} ${phaseName(p).toLowerCase()}` },
-      h('span', { class: 'dot', 'aria-hidden': 'true' }), String(n),
-      labels ? ` ${phaseName(p).toLowerCase()}` : srOnly(` ${phaseName(p).toLowerCase()}`)));
+      h('span', { class: 'dot', 'aria-hidden': 'true' }), `${n} ${phaseName(p).toLowerCase()}`));
   }
   return ul;
 }

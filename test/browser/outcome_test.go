@@ -1,0 +1,109 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"taskactions/pkg/client"
+)
+
+// TestRunPageTellsWhatHappened: a run whose root succeeded while other
+// actions failed, timed out, were aborted or never started does not just
+// read "Succeeded": a note says what else happened, Abort stays available
+// while anything is unfinished, the chips name their phases (failed and
+// timed out told apart), an action that never started reads "not
+// started", a finished action shows no plugin phase, an aborted one its
+// reason and no error box, and phase history deltas are whole seconds.
+func TestRunPageTellsWhatHappened(t *testing.T) {
+	run := newRun()
+	enqueue(t, run, "a0", "")
+	for _, c := range []string{"failed", "timedout", "aborted", "waiting", "ok"} {
+		enqueue(t, run, c, "a0")
+	}
+	enqueueSleep(t, run, "sleepy", "a0", "1s")
+	setPhase(t, run, "a0", 1, client.RUNNING)
+	setPhase(t, run, "a0", 1, client.SUCCEEDED)
+	setPhase(t, run, "ok", 1, client.SUCCEEDED)
+	setPhase(t, run, "failed", 1, client.FAILED)
+	setPhase(t, run, "timedout", 1, client.TIMEDOUT)
+	reason := "no longer needed"
+	resp, err := srv.api.AbortActionWithResponse(context.Background(), run.Project, run.Domain, run.Name, "aborted", client.AbortRequest{Reason: &reason})
+	if err != nil || resp.StatusCode() != 202 {
+		t.Fatalf("abort: %v %v", err, resp)
+	}
+	deadline := time.Now().Add(waitTimeout)
+	for getAction(t, run, "sleepy").Phase != client.TIMEDOUT {
+		if time.Now().After(deadline) {
+			t.Fatal("the sleep action did not time out")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	p := openPage(t, runPath(run))
+	p.waitVisible(`#conn[data-conn="live"]`)
+	p.eventually("the note on the run", `document.getElementById('run-note').textContent === 'with 1 failed, 2 timed out, 1 aborted, 1 not started'`)
+	if got := p.text(`h1 .badge`); got != "Succeeded" {
+		t.Errorf("the run's badge reads %q, want the root's phase, Succeeded", got)
+	}
+	if eval[bool](p, `document.getElementById('abort-run').disabled`) {
+		t.Error("Abort run is disabled while an action of the run has not started")
+	}
+	chips := p.text(`.head-chips`)
+	for _, want := range []string{"2 succeeded", "1 failed", "2 timed out", "1 aborted", "1 queued"} {
+		if !strings.Contains(chips, want) {
+			t.Errorf("the chips read %q, want %q among them", chips, want)
+		}
+	}
+	dot := func(phase string) string {
+		return eval[string](p, fmt.Sprintf(`getComputedStyle(document.querySelector('.head-chips .chip.ph-%s .dot')).backgroundColor`, phase))
+	}
+	if dot("FAILED") == dot("TIMED_OUT") {
+		t.Errorf("failed and timed out chips have the same dot (%s)", dot("FAILED"))
+	}
+	if got := p.text(rowSel("waiting", client.QUEUED) + ` > :nth-child(6)`); got != "not started" {
+		t.Errorf("the queued action's duration reads %q, want \"not started\"", got)
+	}
+
+	selectAction := func(name string) {
+		p.navigate(runPath(run) + "#action=" + name)
+		p.eventually(name+" in the detail panel", fmt.Sprintf(`document.getElementById('detail-title').textContent === %q`, name))
+	}
+	selectAction("aborted")
+	detail := p.text(`#detail`)
+	if !strings.Contains(detail, reason) {
+		t.Errorf("the aborted action's panel does not show its reason %q: %s", reason, detail)
+	}
+	if eval[int](p, `[...document.querySelectorAll('#detail .callout h3')].filter((e) => e.textContent.startsWith('Error')).length`) != 0 {
+		t.Errorf("the aborted action's panel shows an error box besides its abort reason: %s", detail)
+	}
+	selectAction("sleepy")
+	if detail := p.text(`#detail`); strings.Contains(detail, "Plugin phase") || strings.Contains(detail, "sleeping") {
+		t.Errorf("the timed-out sleep action still shows its plugin phase: %s", detail)
+	}
+	for _, d := range eval[[]string](p, `[...document.querySelectorAll('#detail .delta')].map((e) => e.textContent)`) {
+		if strings.HasSuffix(d, "ms") {
+			t.Errorf("a phase history delta reads %q: its times have one-second resolution", d)
+		}
+	}
+	p.assertClean()
+}
+
+// enqueueSleep enqueues a sleep action of an hour with a timeout.
+func enqueueSleep(t *testing.T, run client.RunIdentifier, name, parent, timeout string) {
+	t.Helper()
+	custom := map[string]any{"duration": "1h"}
+	spec := client.ActionSpec{
+		ActionId:         client.ActionIdentifier{Run: run, Name: name},
+		ParentActionName: &parent,
+		Task: client.TaskSpec{TaskTemplate: client.TaskTemplate{
+			Type: "sleep", Custom: &custom, Metadata: &client.TaskMetadata{Timeout: &timeout},
+		}},
+	}
+	resp, err := srv.api.EnqueueActionWithResponse(context.Background(), client.EnqueueRequest{Action: spec})
+	if err != nil || resp.StatusCode() != 201 {
+		t.Fatalf("enqueue %s: %v %v", name, err, resp)
+	}
+}

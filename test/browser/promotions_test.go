@@ -382,7 +382,7 @@ func TestPromotionPagesWidths(t *testing.T) {
 	waitPromotion(t, project, n2, "Succeeded")
 
 	p := newTab(t)
-	for _, w := range []int64{360, 1280} {
+	for _, w := range layoutWidths {
 		p.run(chromedp.EmulateViewport(w, 900))
 		p.navigate(stagesPath(project) + "/" + stage)
 		p.waitVisible(`#conn[data-conn="live"]`)

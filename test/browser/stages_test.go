@@ -777,7 +777,7 @@ func TestStagesWidths(t *testing.T) {
 		{name: "prod-us-east-1", warehouse: "app", upstream: []string{"gate"}},
 	})
 	p := newTab(t)
-	for _, w := range []int64{360, 768, 1024, 1280, 1920} {
+	for _, w := range layoutWidths {
 		p.run(chromedp.EmulateViewport(w, 900))
 		p.navigate(stagesPath(project))
 		p.waitVisible(`#conn[data-conn="live"]`)

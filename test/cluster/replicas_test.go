@@ -237,6 +237,7 @@ func killInTheMiddle(t *testing.T, r *replicas, run string) time.Duration {
 		return r.live(leaderIdx)
 	})
 	other := r.live(leaderIdx)
+	began := time.Now()
 	if err := enqueueRun(ctx, other, run); err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +263,7 @@ func killInTheMiddle(t *testing.T, r *replicas, run string) time.Duration {
 	}
 	checkOneTerminalPhase(t, run, items)
 	checkStreamMatches(t, follower, items)
-	return checkWriters(t, run, leaderID, newID, killed)
+	return checkWriters(t, run, leaderID, newID, began, killed)
 }
 
 // checkOneTerminalPhase: every action finished, once: its history has
@@ -333,10 +334,11 @@ func mapsEqual(a, b map[string]string) bool {
 // still arrive.
 const inFlight = time.Second
 
-// checkWriters reads the API server's audit log: the killed replica wrote
-// nothing after it was killed, the new leader's first status write gives
-// the failover time.
-func checkWriters(t *testing.T, run, killedID, newID string, killed time.Time) time.Duration {
+// checkWriters reads the API server's audit log: exactly one replica
+// wrote statuses at a time (the leader until the kill, then the new one),
+// the killed replica wrote nothing after it was killed, and the new
+// leader's first status write gives the failover time.
+func checkWriters(t *testing.T, run, killedID, newID string, began, killed time.Time) time.Duration {
 	t.Helper()
 	events, err := kube.AuditEvents()
 	if err != nil {
@@ -344,6 +346,18 @@ func checkWriters(t *testing.T, run, killedID, newID string, killed time.Time) t
 	}
 	var firstNew time.Time
 	for _, ev := range events {
+		if ev.ObjectRef.Subresource == "status" && ev.RequestReceived.After(began) {
+			executor := newID
+			if !ev.RequestReceived.After(killed.Add(inFlight)) {
+				executor = killedID
+				if ev.RequestReceived.After(killed) && strings.HasSuffix(ev.UserAgent, "/"+newID) {
+					executor = newID
+				}
+			}
+			if !strings.HasSuffix(ev.UserAgent, "/"+executor) {
+				t.Errorf("%s: status of %s written by %s at %s; only %s executed then", run, ev.ObjectRef.Name, ev.UserAgent, ev.RequestReceived, executor)
+			}
+		}
 		if !ev.RequestReceived.After(killed) {
 			continue
 		}

@@ -209,23 +209,24 @@ func (a *App) startComponents(ctx context.Context) error {
 	a.cp = cp
 	restCfg := cp.RESTConfig()
 	es := a.setUpExecutor()
+	// The core API client of an external cluster (nil on the embedded
+	// control plane, which has no core API).
+	var kube kubernetes.Interface
 	if !cp.Embedded() {
 		// The replica's identity names its requests in the cluster's audit
 		// log; the field manager (the user agent up to "/") stays ours.
 		restCfg.UserAgent = controlplane.FieldManager + "/" + es.identity
-	}
-	if a.access.cluster != nil {
-		if cp.Embedded() {
-			return fmt.Errorf("--auth=kubernetes needs a cluster: the embedded control plane has no TokenReview or SubjectAccessReview")
-		}
-		reviews, err := kubernetes.NewForConfig(restCfg)
-		if err != nil {
+		if kube, err = kubernetes.NewForConfig(restCfg); err != nil {
 			return err
 		}
-		a.access.cluster.SetClient(reviews)
 	}
-	kube, err := a.startManager(ctx, restCfg, es.claims)
-	if err != nil {
+	if a.access.cluster != nil {
+		if kube == nil {
+			return fmt.Errorf("--auth=kubernetes needs a cluster: the embedded control plane has no TokenReview or SubjectAccessReview")
+		}
+		a.access.cluster.SetClient(kube)
+	}
+	if err := a.startManager(ctx, restCfg, kube, es.claims); err != nil {
 		return err
 	}
 	a.startControllers(es)
@@ -241,19 +242,14 @@ func (a *App) startComponents(ctx context.Context) error {
 // startManager starts the action manager and the run service on the
 // control plane. kube is the core API client of an external cluster (nil
 // on the embedded control plane, which has no core API).
-func (a *App) startManager(ctx context.Context, restCfg *rest.Config, claimed string) (kube kubernetes.Interface, err error) {
+func (a *App) startManager(ctx context.Context, restCfg *rest.Config, kube kubernetes.Interface, claimed string) error {
 	client, err := versioned.NewForConfig(restCfg)
 	if err != nil {
-		return nil, err
-	}
-	if !a.cp.Embedded() {
-		if kube, err = kubernetes.NewForConfig(restCfg); err != nil {
-			return nil, err
-		}
+		return err
 	}
 	journalCfg := journal.Config{MaxEvents: a.cfg.SSEReplayEvents, MaxAge: a.cfg.SSEReplayAge, MailboxSize: a.cfg.SSEMailbox}
 	if a.history, err = history.Open(ctx, a.cfg.HistoryDSN, a.cfg.DataDir); err != nil {
-		return nil, err
+		return err
 	}
 	a.log.Info().Stringer("store", a.history).Bool("created", a.history.Created).Msg("history store open")
 	a.runs = runs.New(a.history, journalCfg, a.log.With().Str("component", "runs").Logger())
@@ -264,26 +260,26 @@ func (a *App) startManager(ctx context.Context, restCfg *rest.Config, claimed st
 		Journal:    journalCfg,
 	})
 	if err := a.mgr.StartWatching(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	if err := a.runs.Restore(ctx, a.mgr.RunsActions); err != nil {
-		return nil, err
+		return err
 	}
 	a.stages = stages.New(stages.Config{
 		Client: client, Kube: kube, KargoProjects: a.cp.KargoInstalled(), Journal: journalCfg,
 		Log: a.log.With().Str("component", "stages").Logger(),
 	})
 	if err := a.stages.Start(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	a.promos = promotions.New(promotions.Config{
 		Client: client, Stages: a.stages, Journal: journalCfg,
 		Log: a.log.With().Str("component", "promotions").Logger(),
 	})
 	if err := a.promos.Start(ctx); err != nil {
-		return nil, err
+		return err
 	}
-	return kube, nil
+	return nil
 }
 
 // caches are the pipelines of every kind this server serves.

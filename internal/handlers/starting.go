@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -45,25 +44,25 @@ func Starting(cfg StartingConfig) http.Handler {
 		w.Header().Set("Retry-After", "1")
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": "starting: control plane and caches are not up yet"})
 	})
-	hold := holdStream(cfg)
-	for _, pattern := range streamPatterns {
-		r.Method(http.MethodGet, BasePath+pattern, hold)
+	for pattern, operationID := range streamPatterns {
+		r.Method(http.MethodGet, BasePath+pattern, holdStream(cfg, rules[operationID]))
 	}
 	r.NotFound(notReady)
 	r.MethodNotAllowed(notReady)
 	return r
 }
 
-// streamPatterns are the paths of the operations tagged streams
-// (TestStartingHoldsEveryStream keeps the list whole).
-var streamPatterns = []string{
-	"/projects/{project}/domains/{domain}/events",
-	"/projects/{project}/domains/{domain}/runs/{run}/events",
-	"/projects/{project}/domains/{domain}/runs/{run}/actions/{action}/events",
-	"/projects/{project}/stage-events",
-	"/projects/{project}/stages/{stage}/events",
-	"/projects/{project}/promotion-events",
-	"/projects/{project}/stages/{stage}/promotions/events",
+// streamPatterns are the paths of the operations tagged streams, with
+// their operations, whose rules authorize a held stream
+// (TestStartingHoldsEveryStream keeps the map whole).
+var streamPatterns = map[string]string{
+	"/projects/{project}/domains/{domain}/events":                             "streamRunSummaries",
+	"/projects/{project}/domains/{domain}/runs/{run}/events":                  "streamRunEvents",
+	"/projects/{project}/domains/{domain}/runs/{run}/actions/{action}/events": "streamActionEvents",
+	"/projects/{project}/stage-events":                                        "streamProjectStages",
+	"/projects/{project}/stages/{stage}/events":                               "streamStage",
+	"/projects/{project}/promotion-events":                                    "streamProjectPromotions",
+	"/projects/{project}/stages/{stage}/promotions/events":                    "streamStagePromotions",
 }
 
 func notReady(w http.ResponseWriter, r *http.Request) {
@@ -71,17 +70,11 @@ func notReady(w http.ResponseWriter, r *http.Request) {
 	writeProblem(w, r, errNotReady)
 }
 
-// holdStream authenticates and authorizes the stream as the API will (read
-// in its project and domain), then holds it until the API serves it.
-func holdStream(cfg StartingConfig) http.Handler {
+// holdStream authenticates and authorizes the stream as the API will, by
+// its operation's rule, then holds it until the API serves it.
+func holdStream(cfg StartingConfig, rl rule) http.Handler {
 	return requireSubject(cfg.Authenticator, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		attrs := auth.Attributes{Verb: auth.VerbRead, Project: chi.URLParam(r, "project"), Domain: chi.URLParam(r, "domain"), Kube: actions("watch")}
-		switch {
-		case strings.Contains(r.URL.Path, "/promotion"):
-			attrs.Kube = kargoKube("promotions", "watch")
-		case strings.Contains(r.URL.Path, "/stage"):
-			attrs.Kube = kargoKube("stages", "watch")
-		}
+		attrs := auth.Attributes{Verb: rl.verb, Project: chi.URLParam(r, "project"), Domain: chi.URLParam(r, "domain"), Kube: rl.kube}
 		if err := cfg.Authorizer.Authorize(r.Context(), auth.SubjectFrom(r.Context()), attrs); err != nil {
 			writeProblem(w, r, err)
 			return

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -19,10 +20,13 @@ func TestStartingHoldsEveryStream(t *testing.T) {
 	for path, item := range v.doc.Paths.Map() {
 		if item.Get != nil && slices.Contains(item.Get.Tags, "streams") {
 			streams = append(streams, path)
+			if op := streamPatterns[path]; op != "" && op != item.Get.OperationID {
+				t.Errorf("%s is held as %s, but the document names it %s", path, op, item.Get.OperationID)
+			}
 		}
 	}
 	slices.Sort(streams)
-	held := slices.Sorted(slices.Values(streamPatterns))
+	held := slices.Sorted(maps.Keys(streamPatterns))
 	if !slices.Equal(streams, held) {
 		t.Errorf("streams in the document %q, held while starting %q", streams, held)
 	}

@@ -56,15 +56,7 @@ func rule(group, resource string, verbs ...string) rbacv1.PolicyRule {
 // authorized when it opens.
 func TestClusterAuthorization(t *testing.T) {
 	ctx := t.Context()
-	kubeconfig, err := kube.ServiceAccountKubeconfig(ctx, releaseNamespace, releaseName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := cluster.StartServer(ctx, serverBin, t.TempDir(), kubeconfig, readyTimeout, chartArgs(t)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
+	s := startChartServer(t)
 	f := &features{s: s, project: "authz", domain: "dev"}
 	if err := f.enqueueAction(ctx, "r1", "long", "", "sleep", map[string]any{"duration": "1h"}); err != nil {
 		t.Fatal(err)

@@ -84,6 +84,11 @@ func (f *features) enqueueAction(ctx context.Context, run, name, parent, taskTyp
 	if custom != nil {
 		template["custom"] = custom
 	}
+	return f.enqueueTemplate(ctx, run, name, parent, template)
+}
+
+// enqueueTemplate enqueues an action of a task template as the API takes it.
+func (f *features) enqueueTemplate(ctx context.Context, run, name, parent string, template map[string]any) error {
 	action := map[string]any{
 		"actionId": map[string]any{"run": map[string]any{"project": f.project, "domain": f.domain, "name": run}, "name": name},
 		"task":     map[string]any{"taskTemplate": template},

@@ -20,19 +20,28 @@ import (
 // cannot list what it serves never becomes ready.
 const readyTimeout = 10 * time.Second
 
-// TestTheChartServesEveryFeature runs the server as the chart's
-// ServiceAccount, with the chart's arguments, and uses every feature.
-func TestTheChartServesEveryFeature(t *testing.T) {
+// startChartServer starts a server as the chart's ServiceAccount with the
+// chart's arguments and extra ones; it stops when the test ends.
+func startChartServer(t testing.TB, extra ...string) *cluster.Server {
+	t.Helper()
 	ctx := t.Context()
 	kubeconfig, err := kube.ServiceAccountKubeconfig(ctx, releaseNamespace, releaseName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := cluster.StartServer(ctx, serverBin, t.TempDir(), kubeconfig, readyTimeout, chartArgs(t)...)
+	s, err := cluster.StartServer(ctx, serverBin, t.TempDir(), kubeconfig, readyTimeout, append(chartArgs(t), extra...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Stop()
+	t.Cleanup(func() { _ = s.Stop() })
+	return s
+}
+
+// TestTheChartServesEveryFeature runs the server as the chart's
+// ServiceAccount, with the chart's arguments, and uses every feature.
+func TestTheChartServesEveryFeature(t *testing.T) {
+	ctx := t.Context()
+	s := startChartServer(t)
 	if broken, err := runFeatures(ctx, s, "full", releaseNamespace); broken != "" {
 		t.Fatalf("%s: %v\nserver log:\n%s", broken, err, s.Log())
 	}

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"taskactions/test/cluster"
 )
 
@@ -19,19 +17,9 @@ import (
 // Run: cd test/cluster && go test -run '^$' -bench NonExecutingReplica -benchtime 500x
 func BenchmarkNonExecutingReplica(b *testing.B) {
 	ctx := b.Context()
-	kubeconfig, err := kube.ServiceAccountKubeconfig(ctx, releaseNamespace, releaseName)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var servers [2]*cluster.Server
-	for i := range servers {
-		if servers[i], err = cluster.StartServer(ctx, serverBin, b.TempDir(), kubeconfig, readyTimeout, chartArgs(b)...); err != nil {
-			b.Fatal(err)
-		}
-		defer servers[i].Stop()
-	}
+	servers := []*cluster.Server{startChartServer(b), startChartServer(b)}
 	// The first replica to start leads; wait for that before measuring.
-	leaderIdx, _ := waitLeader(ctx, b, servers[:])
+	leaderIdx, _ := waitLeader(ctx, b, func() []*cluster.Server { return servers })
 	executing, other := servers[leaderIdx], servers[1-leaderIdx]
 
 	run := fmt.Sprintf("bench%d", time.Now().UnixNano())
@@ -66,22 +54,6 @@ func BenchmarkNonExecutingReplica(b *testing.B) {
 	report(b, "stream", streams)
 }
 
-// waitLeader waits until one of servers holds the executor's Lease.
-func waitLeader(ctx context.Context, b *testing.B, servers []*cluster.Server) (int, string) {
-	for {
-		for i, s := range servers {
-			if id := identity(s); id != "" && leaseHolder(ctx) == id {
-				return i, id
-			}
-		}
-		select {
-		case <-ctx.Done():
-			b.Fatal("no replica leads")
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
 // waitSeen waits until the follower's stream has shown the action.
 func waitSeen(b *testing.B, f *runFollower, name string) {
 	deadline := time.After(10 * time.Second)
@@ -103,13 +75,4 @@ func report(b *testing.B, what string, ds []time.Duration) {
 	q := func(p float64) float64 { return float64(ds[int(p*float64(len(ds)-1))].Microseconds()) / 1000 }
 	b.ReportMetric(q(0.5), what+"-p50-ms")
 	b.ReportMetric(q(0.99), what+"-p99-ms")
-}
-
-// leaseHolder is the executor Lease's holder ("" when unread).
-func leaseHolder(ctx context.Context) string {
-	lease, err := kube.Kube.CoordinationV1().Leases(releaseNamespace).Get(ctx, "taskactions-executor", metav1.GetOptions{})
-	if err != nil || lease.Spec.HolderIdentity == nil {
-		return ""
-	}
-	return *lease.Spec.HolderIdentity
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,27 +21,18 @@ import (
 // replicas are three servers on the cluster as the chart runs them: the
 // chart's ServiceAccount and arguments, one PostgreSQL history store.
 type replicas struct {
-	t          *testing.T
-	kubeconfig string
-	args       []string
+	t     *testing.T
+	extra []string // arguments besides the chart's
 
 	mu      sync.Mutex
 	servers [3]*cluster.Server
-	started int
 }
 
 var identityRE = regexp.MustCompile(`"identity":"([^"]+)","lease":"[^"]+","time":"[^"]+","message":"executor: standing for election"`)
 
 func (r *replicas) start(i int) {
 	r.t.Helper()
-	r.mu.Lock()
-	r.started++
-	dir := filepath.Join(r.t.TempDir(), fmt.Sprintf("replica-%d-%d", i, r.started))
-	r.mu.Unlock()
-	s, err := cluster.StartServer(r.t.Context(), serverBin, dir, r.kubeconfig, readyTimeout, r.args...)
-	if err != nil {
-		r.t.Fatal(err)
-	}
+	s := startChartServer(r.t, r.extra...)
 	r.mu.Lock()
 	r.servers[i] = s
 	r.mu.Unlock()
@@ -73,24 +63,40 @@ func (r *replicas) live(skip int) *cluster.Server {
 // index and identity.
 func (r *replicas) leader(ctx context.Context) (int, string) {
 	r.t.Helper()
+	return waitLeader(ctx, r.t, func() []*cluster.Server {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return slices.Clone(r.servers[:])
+	})
+}
+
+// waitLeader waits until the executor's Lease names one of the running
+// servers (nil: not running) and returns its index and identity.
+func waitLeader(ctx context.Context, t testing.TB, servers func() []*cluster.Server) (int, string) {
+	t.Helper()
 	for {
-		lease, err := kube.Kube.CoordinationV1().Leases(releaseNamespace).Get(ctx, "taskactions-executor", metav1.GetOptions{})
-		if err == nil && lease.Spec.HolderIdentity != nil {
-			r.mu.Lock()
-			for i, s := range r.servers {
-				if s != nil && identity(s) == *lease.Spec.HolderIdentity {
-					r.mu.Unlock()
-					return i, *lease.Spec.HolderIdentity
+		if holder := leaseHolder(ctx); holder != "" {
+			for i, s := range servers() {
+				if s != nil && identity(s) == holder {
+					return i, holder
 				}
 			}
-			r.mu.Unlock()
 		}
 		select {
 		case <-ctx.Done():
-			r.t.Fatalf("no running replica holds the executor's Lease: %v", err)
+			t.Fatal("no running server holds the executor's Lease")
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// leaseHolder is the executor Lease's holder ("" when unread).
+func leaseHolder(ctx context.Context) string {
+	lease, err := kube.Kube.CoordinationV1().Leases(releaseNamespace).Get(ctx, "taskactions-executor", metav1.GetOptions{})
+	if err != nil || lease.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *lease.Spec.HolderIdentity
 }
 
 // TestThreeReplicasOneExecutor runs three replicas; one executes. Five
@@ -102,32 +108,19 @@ func (r *replicas) leader(ctx context.Context) (int, string) {
 // after it was killed. Then the executing replica is paused (SIGSTOP)
 // past its Lease and resumed: it must not write again (the fence).
 func TestThreeReplicasOneExecutor(t *testing.T) {
-	ctx := t.Context()
 	pgc, err := pg.StartPostgres()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pgc.Stop()
+	t.Cleanup(pgc.Stop) // after the servers' own cleanups, which come later
 	dsn, err := pgc.CreateDatabase("replicas")
 	if err != nil {
 		t.Fatal(err)
 	}
-	kubeconfig, err := kube.ServiceAccountKubeconfig(ctx, releaseNamespace, releaseName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &replicas{t: t, kubeconfig: kubeconfig,
-		args: append(chartArgs(t), "--history-dsn="+dsn, "--executor-process=true")}
+	r := &replicas{t: t, extra: []string{"--history-dsn=" + dsn, "--executor-process=true"}}
 	for i := range r.servers {
 		r.start(i)
 	}
-	defer func() {
-		for _, s := range r.servers {
-			if s != nil {
-				_ = s.Stop()
-			}
-		}
-	}()
 
 	var failovers []time.Duration
 	for cycle := range 5 {
@@ -168,14 +161,9 @@ func enqueueRun(ctx context.Context, s *cluster.Server, run string) error {
 }
 
 func enqueueProcess(ctx context.Context, f *features, run, name string) error {
-	action := map[string]any{
-		"actionId":         map[string]any{"run": map[string]any{"project": f.project, "domain": f.domain, "name": run}, "name": name},
-		"parentActionName": "a0",
-		"task": map[string]any{"taskTemplate": map[string]any{
-			"type": "process", "container": map[string]any{"command": []string{"/bin/sh", "-c", "sleep 0.2"}},
-		}},
-	}
-	return f.s.DoJSON(ctx, http.MethodPost, "/api/v1/actions", map[string]any{"action": action}, nil, http.StatusCreated)
+	return f.enqueueTemplate(ctx, run, name, "a0", map[string]any{
+		"type": "process", "container": map[string]any{"command": []string{"/bin/sh", "-c", "sleep 0.2"}},
+	})
 }
 
 type restAction struct {

@@ -1,47 +1,15 @@
 package cluster_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 
+	"taskactions/pkg/client"
 	"taskactions/test/cluster"
 )
-
-// sseEvent is one server-sent event.
-type sseEvent struct {
-	id, typ string
-	data    []byte
-}
-
-// readEvents reads the events of one stream response until it ends.
-func readEvents(resp *http.Response, each func(sseEvent)) error {
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var ev sseEvent
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if ev.typ != "" || ev.data != nil {
-				each(ev)
-			}
-			ev = sseEvent{}
-		case strings.HasPrefix(line, ":"):
-		case strings.HasPrefix(line, "id:"):
-			ev.id = strings.TrimSpace(strings.TrimPrefix(line, "id:"))
-		case strings.HasPrefix(line, "event:"):
-			ev.typ = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
-		case strings.HasPrefix(line, "data:"):
-			ev.data = append(ev.data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " ")...)
-		}
-	}
-	return sc.Err()
-}
 
 // runFollower follows a run's stream as a browser's EventSource would:
 // when a replica goes away it reconnects to another with its last event
@@ -83,19 +51,27 @@ func (f *runFollower) follow(ctx context.Context, next func() *cluster.Server) {
 			continue
 		}
 		if resp.StatusCode == http.StatusOK {
-			_ = readEvents(resp, f.apply)
+			for er := client.NewEventReader(resp.Body); ; {
+				ev, err := er.Next()
+				if err != nil {
+					break
+				}
+				if ev.Comment == "" {
+					f.apply(ev)
+				}
+			}
 		}
 		resp.Body.Close()
 	}
 }
 
-func (f *runFollower) apply(ev sseEvent) {
+func (f *runFollower) apply(ev client.Event) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if ev.id != "" && ev.id != "0" {
-		f.lastID = ev.id
+	if ev.ID != "" && ev.ID != "0" {
+		f.lastID = ev.ID
 	}
-	switch ev.typ {
+	switch ev.Type {
 	case "reset":
 		f.resets++
 		f.phases = map[string]string{}
@@ -105,7 +81,7 @@ func (f *runFollower) apply(ev sseEvent) {
 			Phase    string
 			Deleted  bool
 		}
-		if json.Unmarshal(ev.data, &a) == nil {
+		if json.Unmarshal(ev.Data, &a) == nil {
 			f.phases[a.ActionID.Name] = a.Phase
 		}
 	}

@@ -115,6 +115,7 @@ func parseFlags(args []string) (cfg app.Config, logLevel, logFormat string, err 
 	fs.StringVar(&cfg.HistoryDSN, "history-dsn", "", "history store: empty for SQLite in <data-dir>/history.db, postgres://... for PostgreSQL, or a SQLite file path")
 	fs.DurationVar(&cfg.Retention, "retention", cfg.Retention, "how long a finished action stays in the control plane once history has it (0: forever)")
 	fs.Int64Var(&cfg.EtcdQuota, "etcd-quota", 0, "space quota of the embedded etcd in bytes (0: etcd's default, 2 GiB)")
+	fs.Int64Var(&cfg.LogMaxBytes, "log-max-bytes", cfg.LogMaxBytes, "bytes of stdout and stderr kept per attempt of a task; the rest is dropped and counted")
 	fs.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	fs.StringVar(&logFormat, "log-format", "", "json or console (default: console on a terminal, else json)")
 	if err = fs.Parse(args); err != nil {

@@ -22,6 +22,7 @@ import (
 	"taskactions/internal/history"
 	"taskactions/internal/journal"
 	"taskactions/internal/kube/clientset/versioned"
+	"taskactions/internal/logs"
 	"taskactions/internal/pipeline"
 	"taskactions/internal/promotions"
 	"taskactions/internal/runs"
@@ -50,6 +51,7 @@ type App struct {
 	promos  *promotions.Manager
 	runs    *runs.Service
 	history *history.Store
+	logs    *logs.Store
 	retired prometheus.Counter
 	metrics *handlers.Metrics
 
@@ -97,6 +99,7 @@ func Start(ctx context.Context, cfg Config, log zerolog.Logger) (*App, error) {
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, streamsDone: make(chan struct{}), serveErr: make(chan error, 1), apiReady: make(chan struct{})}
+	a.logs = logs.New(a.outputRoot(), cfg.LogMaxBytes)
 	a.setLimits()
 	if err := a.listen(); err != nil {
 		return nil, err
@@ -306,7 +309,7 @@ func (a *App) serveAPI(restCfg *rest.Config) error {
 	})
 	a.registerStorageMetrics(a.metrics.Registry())
 	router, err := handlers.NewRouter(handlers.Config{
-		Manager: a.mgr, Stages: a.stages, Promotions: a.promos, Runs: a.runs, Metrics: a.metrics, Web: web.Handler(),
+		Manager: a.mgr, Stages: a.stages, Promotions: a.promos, Runs: a.runs, Logs: a.logs, Metrics: a.metrics, Web: web.Handler(),
 		SSE:    sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Done: a.streamsDone},
 		Ready:  a.ready(restCfg),
 		Synced: a.synced,

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	httpstep "taskactions/internal/executor/plugins/http"
+	"taskactions/internal/logs"
 )
 
 // Config is everything the server can be told. cmd/server fills it from
@@ -74,6 +75,8 @@ type Config struct {
 	Retention time.Duration
 	// EtcdQuota is the embedded etcd's space quota in bytes (0: etcd's 2 GiB).
 	EtcdQuota int64
+	// LogMaxBytes bounds what is kept of each attempt's stdout and stderr.
+	LogMaxBytes int64
 }
 
 // Defaults returns the default configuration.
@@ -96,6 +99,7 @@ func Defaults() Config {
 		ShutdownGracePeriod:     10 * time.Second,
 		Auth:                    AuthToken,
 		Retention:               time.Hour,
+		LogMaxBytes:             logs.DefaultMaxBytes,
 	}
 }
 
@@ -123,8 +127,8 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("--kargo-controllers %q: want auto, true or false", c.KargoControllers)
 	}
-	if c.Retention < 0 || c.EtcdQuota < 0 {
-		return fmt.Errorf("--retention and --etcd-quota cannot be negative")
+	if c.Retention < 0 || c.EtcdQuota < 0 || c.LogMaxBytes < 0 {
+		return fmt.Errorf("--retention, --etcd-quota and --log-max-bytes cannot be negative")
 	}
 	if c.Workers < 1 || c.ExecutorWorkers < 1 || c.SSEReplayEvents < 1 || c.SSEMailbox < 1 {
 		return fmt.Errorf("worker counts and stream buffers must be at least 1")

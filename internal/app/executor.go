@@ -36,7 +36,7 @@ func (a *App) setUpExecutor() executorSetup {
 	host, _ := os.Hostname()
 	es.identity = host + "_" + es.instance
 	if a.processEnabled() {
-		es.plugins["process"] = process.New(es.instance)
+		es.plugins["process"] = process.New(es.instance, a.logs)
 	}
 	if hp, err := httpstep.New(a.cfg.PromotionHTTPAllow); err == nil { // validated with the config
 		es.plugins["http"] = hp

@@ -24,6 +24,7 @@ import (
 	"taskactions/internal/executor/plugins/process"
 	"taskactions/internal/executor/plugins/sleep"
 	"taskactions/internal/kube/clientset/versioned"
+	"taskactions/internal/logs"
 	"taskactions/internal/taskactions"
 	"taskactions/internal/testenv"
 )
@@ -56,7 +57,7 @@ func startEnv(t *testing.T, out string, mutate ...func(*Config)) *env {
 	}
 	cfg := Config{
 		Manager: mgr, TaskTypes: "*", OutputRoot: out, Log: testenv.Logger(), MaxSystemFailures: 2,
-		Plugins: map[string]plugins.Plugin{"echo": echo.Plugin{}, "sleep": sleep.Plugin{}, "process": process.New(fmt.Sprint(time.Now().UnixNano()))},
+		Plugins: map[string]plugins.Plugin{"echo": echo.Plugin{}, "sleep": sleep.Plugin{}, "process": process.New(fmt.Sprint(time.Now().UnixNano()), logs.New(out, 0))},
 	}
 	for _, f := range mutate {
 		f(&cfg)

@@ -188,6 +188,54 @@ func (e KubeConditionStatus) Valid() bool {
 	}
 }
 
+// Defines values for LogEOFEventEvent.
+const (
+	Eof LogEOFEventEvent = "eof"
+)
+
+// Valid indicates whether the value is a known member of the LogEOFEventEvent enum.
+func (e LogEOFEventEvent) Valid() bool {
+	switch e {
+	case Eof:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LogStream.
+const (
+	Stderr LogStream = "stderr"
+	Stdout LogStream = "stdout"
+)
+
+// Valid indicates whether the value is a known member of the LogStream enum.
+func (e LogStream) Valid() bool {
+	switch e {
+	case Stderr:
+		return true
+	case Stdout:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LogTextEventEvent.
+const (
+	Log LogTextEventEvent = "log"
+)
+
+// Valid indicates whether the value is a known member of the LogTextEventEvent enum.
+func (e LogTextEventEvent) Valid() bool {
+	switch e {
+	case Log:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Phase.
 const (
 	ABORTED             Phase = "ABORTED"
@@ -227,6 +275,21 @@ func (e Phase) Valid() bool {
 	case UNSPECIFIED:
 		return true
 	case WAITINGFORRESOURCES:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProjectItemEventEvent.
+const (
+	Project ProjectItemEventEvent = "project"
+)
+
+// Valid indicates whether the value is a known member of the ProjectItemEventEvent enum.
+func (e ProjectItemEventEvent) Valid() bool {
+	switch e {
+	case Project:
 		return true
 	default:
 		return false
@@ -670,6 +733,64 @@ type KubeCondition struct {
 // KubeConditionStatus defines model for KubeCondition.Status.
 type KubeConditionStatus string
 
+// LogAppend defines model for LogAppend.
+type LogAppend struct {
+	Attempt int        `json:"attempt"`
+	Stream  *LogStream `json:"stream,omitempty"`
+
+	// Text At most 512 KiB a request (request bodies are bounded at 1 MiB); send more in several.
+	Text string `json:"text"`
+}
+
+// LogAppended defines model for LogAppended.
+type LogAppended struct {
+	// Dropped Bytes of this log dropped so far, past --log-max-bytes.
+	Dropped int64 `json:"dropped"`
+
+	// Size The log's size after the append, in bytes.
+	Size int64 `json:"size"`
+}
+
+// LogEOFEvent defines model for LogEOFEvent.
+type LogEOFEvent struct {
+	Data struct {
+		// Dropped Bytes dropped past --log-max-bytes.
+		Dropped int64 `json:"dropped"`
+		Size    int64 `json:"size"`
+	} `json:"data"`
+	Event LogEOFEventEvent `json:"event"`
+
+	// Id The log's size.
+	Id string `json:"id"`
+}
+
+// LogEOFEventEvent defines model for LogEOFEvent.Event.
+type LogEOFEventEvent string
+
+// LogStream defines model for LogStream.
+type LogStream string
+
+// LogStreamEvent One event of a log stream.
+type LogStreamEvent struct {
+	union json.RawMessage
+}
+
+// LogTextEvent defines model for LogTextEvent.
+type LogTextEvent struct {
+	Data struct {
+		// Offset The byte offset of the text's start.
+		Offset int64  `json:"offset"`
+		Text   string `json:"text"`
+	} `json:"data"`
+	Event LogTextEventEvent `json:"event"`
+
+	// Id The byte offset after this text.
+	Id string `json:"id"`
+}
+
+// LogTextEventEvent defines model for LogTextEvent.Event.
+type LogTextEventEvent string
+
 // LoginRequest defines model for LoginRequest.
 type LoginRequest struct {
 	Token string `json:"token"`
@@ -721,8 +842,46 @@ type Problem struct {
 	Type string `json:"type"`
 }
 
+// ProjectDomain defines model for ProjectDomain.
+type ProjectDomain struct {
+	// Deleted In a stream, its last run was deleted; it is gone.
+	Deleted *bool `json:"deleted,omitempty"`
+
+	// Domain Example: development
+	Domain DomainName `json:"domain"`
+
+	// LastActivity The latest start or end of any of its runs.
+	LastActivity time.Time `json:"lastActivity"`
+
+	// Project Example: flytesnacks
+	Project ProjectName `json:"project"`
+
+	// RunCount Runs in history.
+	RunCount int64 `json:"runCount"`
+}
+
+// ProjectItemEvent defines model for ProjectItemEvent.
+type ProjectItemEvent struct {
+	Data  ProjectDomain         `json:"data"`
+	Event ProjectItemEventEvent `json:"event"`
+	Id    string                `json:"id"`
+}
+
+// ProjectItemEventEvent defines model for ProjectItemEvent.Event.
+type ProjectItemEventEvent string
+
+// ProjectList defines model for ProjectList.
+type ProjectList struct {
+	Items []ProjectDomain `json:"items"`
+}
+
 // ProjectName Example: flytesnacks
 type ProjectName = string
+
+// ProjectStreamEvent One event of the projects stream (see ActionStreamEvent).
+type ProjectStreamEvent struct {
+	union json.RawMessage
+}
 
 // PromoteRequest Exactly one of freight (a name) and freightAlias.
 type PromoteRequest struct {
@@ -1078,6 +1237,9 @@ type AbortParam = bool
 // ActionParam Example: a0
 type ActionParam = ActionName
 
+// AttemptParam defines model for attemptParam.
+type AttemptParam = int
+
 // ContinueParam defines model for continueParam.
 type ContinueParam = string
 
@@ -1096,6 +1258,9 @@ type LastEventIdQueryParam = string
 // LimitParam defines model for limitParam.
 type LimitParam = int
 
+// LogStreamParam defines model for logStreamParam.
+type LogStreamParam = LogStream
+
 // ProjectParam Example: flytesnacks
 type ProjectParam = ProjectName
 
@@ -1107,6 +1272,15 @@ type RunParam = RunName
 
 // StageParam Example: test
 type StageParam = StageName
+
+// StreamProjectsParams defines parameters for StreamProjects.
+type StreamProjectsParams struct {
+	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
+	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
+
+	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
+	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
+}
 
 // StreamRunSummariesParams defines parameters for StreamRunSummaries.
 type StreamRunSummariesParams struct {
@@ -1167,6 +1341,28 @@ type ListChildActionsParams struct {
 
 // StreamActionEventsParams defines parameters for StreamActionEvents.
 type StreamActionEventsParams struct {
+	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
+	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
+
+	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
+	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
+}
+
+// GetActionLogsParams defines parameters for GetActionLogs.
+type GetActionLogsParams struct {
+	// Attempt The attempt (from 1); the action's latest by default.
+	Attempt *AttemptParam   `form:"attempt,omitempty" json:"attempt,omitempty"`
+	Stream  *LogStreamParam `form:"stream,omitempty" json:"stream,omitempty"`
+	Range   *string         `json:"Range,omitempty"`
+	IfRange *string         `json:"If-Range,omitempty"`
+}
+
+// StreamActionLogsParams defines parameters for StreamActionLogs.
+type StreamActionLogsParams struct {
+	// Attempt The attempt (from 1); the action's latest by default.
+	Attempt *AttemptParam   `form:"attempt,omitempty" json:"attempt,omitempty"`
+	Stream  *LogStreamParam `form:"stream,omitempty" json:"stream,omitempty"`
+
 	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
 	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
 
@@ -1240,6 +1436,9 @@ type EnqueueActionJSONRequestBody = EnqueueRequest
 
 // AbortActionJSONRequestBody defines body for AbortAction for application/json ContentType.
 type AbortActionJSONRequestBody = AbortRequest
+
+// AppendActionLogsJSONRequestBody defines body for AppendActionLogs for application/json ContentType.
+type AppendActionLogsJSONRequestBody = LogAppend
 
 // PutActionStatusJSONRequestBody defines body for PutActionStatus for application/json ContentType.
 type PutActionStatusJSONRequestBody = StatusRequest
@@ -1395,6 +1594,280 @@ func (t ActionStreamEvent) MarshalJSON() ([]byte, error) {
 }
 
 func (t *ActionStreamEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsLogTextEvent returns the union data inside the LogStreamEvent as a LogTextEvent
+func (t LogStreamEvent) AsLogTextEvent() (LogTextEvent, error) {
+	var body LogTextEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLogTextEvent overwrites any union data inside the LogStreamEvent as the provided LogTextEvent
+func (t *LogStreamEvent) FromLogTextEvent(v LogTextEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"log"}`))
+	t.union = b
+	return err
+}
+
+// MergeLogTextEvent performs a merge with any union data inside the LogStreamEvent, using the provided LogTextEvent
+func (t *LogStreamEvent) MergeLogTextEvent(v LogTextEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"log"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLogEOFEvent returns the union data inside the LogStreamEvent as a LogEOFEvent
+func (t LogStreamEvent) AsLogEOFEvent() (LogEOFEvent, error) {
+	var body LogEOFEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLogEOFEvent overwrites any union data inside the LogStreamEvent as the provided LogEOFEvent
+func (t *LogStreamEvent) FromLogEOFEvent(v LogEOFEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"eof"}`))
+	t.union = b
+	return err
+}
+
+// MergeLogEOFEvent performs a merge with any union data inside the LogStreamEvent, using the provided LogEOFEvent
+func (t *LogStreamEvent) MergeLogEOFEvent(v LogEOFEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"eof"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsResetStreamEvent returns the union data inside the LogStreamEvent as a ResetStreamEvent
+func (t LogStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
+	var body ResetStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResetStreamEvent overwrites any union data inside the LogStreamEvent as the provided ResetStreamEvent
+func (t *LogStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	t.union = b
+	return err
+}
+
+// MergeResetStreamEvent performs a merge with any union data inside the LogStreamEvent, using the provided ResetStreamEvent
+func (t *LogStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t LogStreamEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t LogStreamEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "eof":
+		return t.AsLogEOFEvent()
+	case "log":
+		return t.AsLogTextEvent()
+	case "reset":
+		return t.AsResetStreamEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t LogStreamEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *LogStreamEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsProjectItemEvent returns the union data inside the ProjectStreamEvent as a ProjectItemEvent
+func (t ProjectStreamEvent) AsProjectItemEvent() (ProjectItemEvent, error) {
+	var body ProjectItemEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromProjectItemEvent overwrites any union data inside the ProjectStreamEvent as the provided ProjectItemEvent
+func (t *ProjectStreamEvent) FromProjectItemEvent(v ProjectItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"project"}`))
+	t.union = b
+	return err
+}
+
+// MergeProjectItemEvent performs a merge with any union data inside the ProjectStreamEvent, using the provided ProjectItemEvent
+func (t *ProjectStreamEvent) MergeProjectItemEvent(v ProjectItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"project"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSyncedStreamEvent returns the union data inside the ProjectStreamEvent as a SyncedStreamEvent
+func (t ProjectStreamEvent) AsSyncedStreamEvent() (SyncedStreamEvent, error) {
+	var body SyncedStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSyncedStreamEvent overwrites any union data inside the ProjectStreamEvent as the provided SyncedStreamEvent
+func (t *ProjectStreamEvent) FromSyncedStreamEvent(v SyncedStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
+	t.union = b
+	return err
+}
+
+// MergeSyncedStreamEvent performs a merge with any union data inside the ProjectStreamEvent, using the provided SyncedStreamEvent
+func (t *ProjectStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsResetStreamEvent returns the union data inside the ProjectStreamEvent as a ResetStreamEvent
+func (t ProjectStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
+	var body ResetStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResetStreamEvent overwrites any union data inside the ProjectStreamEvent as the provided ResetStreamEvent
+func (t *ProjectStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	t.union = b
+	return err
+}
+
+// MergeResetStreamEvent performs a merge with any union data inside the ProjectStreamEvent, using the provided ResetStreamEvent
+func (t *ProjectStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ProjectStreamEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t ProjectStreamEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "project":
+		return t.AsProjectItemEvent()
+	case "reset":
+		return t.AsResetStreamEvent()
+	case "synced":
+		return t.AsSyncedStreamEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t ProjectStreamEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ProjectStreamEvent) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -1818,6 +2291,12 @@ type ServerInterface interface {
 	// GetOpenAPI This document
 	// (GET /openapi.yaml)
 	GetOpenAPI(w http.ResponseWriter, r *http.Request)
+	// StreamProjects Live stream of the projects and domains
+	// (GET /project-events)
+	StreamProjects(w http.ResponseWriter, r *http.Request, params StreamProjectsParams)
+	// ListProjects The projects and domains that have runs
+	// (GET /projects)
+	ListProjects(w http.ResponseWriter, r *http.Request)
 	// StreamRunSummaries Live stream of the run summaries of a project and domain
 	// (GET /projects/{project}/domains/{domain}/events)
 	StreamRunSummaries(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, params StreamRunSummariesParams)
@@ -1848,6 +2327,15 @@ type ServerInterface interface {
 	// StreamActionEvents Live stream of the action and its direct children
 	// (GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/events)
 	StreamActionEvents(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params StreamActionEventsParams)
+	// GetActionLogs The log of an attempt, as plain text
+	// (GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs)
+	GetActionLogs(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params GetActionLogsParams)
+	// AppendActionLogs Append to the log of an attempt
+	// (POST /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs)
+	AppendActionLogs(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam)
+	// StreamActionLogs Live stream of the log of an attempt
+	// (GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs/events)
+	StreamActionLogs(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params StreamActionLogsParams)
 	// PutActionStatus Report the status of an attempt
 	// (PUT /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/status)
 	PutActionStatus(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam)
@@ -1941,6 +2429,18 @@ func (_ Unimplemented) GetOpenAPI(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// StreamProjects Live stream of the projects and domains
+// (GET /project-events)
+func (_ Unimplemented) StreamProjects(w http.ResponseWriter, r *http.Request, params StreamProjectsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListProjects The projects and domains that have runs
+// (GET /projects)
+func (_ Unimplemented) ListProjects(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // StreamRunSummaries Live stream of the run summaries of a project and domain
 // (GET /projects/{project}/domains/{domain}/events)
 func (_ Unimplemented) StreamRunSummaries(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, params StreamRunSummariesParams) {
@@ -1998,6 +2498,24 @@ func (_ Unimplemented) ListChildActions(w http.ResponseWriter, r *http.Request, 
 // StreamActionEvents Live stream of the action and its direct children
 // (GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/events)
 func (_ Unimplemented) StreamActionEvents(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params StreamActionEventsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetActionLogs The log of an attempt, as plain text
+// (GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs)
+func (_ Unimplemented) GetActionLogs(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params GetActionLogsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// AppendActionLogs Append to the log of an attempt
+// (POST /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs)
+func (_ Unimplemented) AppendActionLogs(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// StreamActionLogs Live stream of the log of an attempt
+// (GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs/events)
+func (_ Unimplemented) StreamActionLogs(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params StreamActionLogsParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2179,6 +2697,74 @@ func (siw *ServerInterfaceWrapper) GetOpenAPI(w http.ResponseWriter, r *http.Req
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetOpenAPI(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// StreamProjects operation middleware
+func (siw *ServerInterfaceWrapper) StreamProjects(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params StreamProjectsParams
+
+	// ------------- Optional query parameter "lastEventId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "lastEventId", r.URL.Query(), &params.LastEventId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "lastEventId"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "lastEventId", Err: err})
+		}
+		return
+	}
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Last-Event-ID" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Last-Event-ID")]; found {
+		var LastEventID LastEventIdHeaderParam
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Last-Event-ID", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Last-Event-ID", valueList[0], &LastEventID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Last-Event-ID", Err: err})
+			return
+		}
+
+		params.LastEventID = &LastEventID
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.StreamProjects(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListProjects operation middleware
+func (siw *ServerInterfaceWrapper) ListProjects(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListProjects(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -2878,6 +3464,297 @@ func (siw *ServerInterfaceWrapper) StreamActionEvents(w http.ResponseWriter, r *
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.StreamActionEvents(w, r, project, domain, run, action, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetActionLogs operation middleware
+func (siw *ServerInterfaceWrapper) GetActionLogs(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "domain" -------------
+	var domain DomainParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "domain", chi.URLParam(r, "domain"), &domain, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "domain", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "run" -------------
+	var run RunParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "run", chi.URLParam(r, "run"), &run, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "run", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "action" -------------
+	var action ActionParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "action", chi.URLParam(r, "action"), &action, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "action", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetActionLogsParams
+
+	// ------------- Optional query parameter "attempt" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "attempt", r.URL.Query(), &params.Attempt, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "attempt"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "attempt", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "stream" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "stream", r.URL.Query(), &params.Stream, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "stream"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "stream", Err: err})
+		}
+		return
+	}
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Range" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Range")]; found {
+		var Range string
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Range", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Range", valueList[0], &Range, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Range", Err: err})
+			return
+		}
+
+		params.Range = &Range
+
+	}
+
+	// ------------- Optional header parameter "If-Range" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-Range")]; found {
+		var IfRange string
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-Range", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-Range", valueList[0], &IfRange, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-Range", Err: err})
+			return
+		}
+
+		params.IfRange = &IfRange
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetActionLogs(w, r, project, domain, run, action, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// AppendActionLogs operation middleware
+func (siw *ServerInterfaceWrapper) AppendActionLogs(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "domain" -------------
+	var domain DomainParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "domain", chi.URLParam(r, "domain"), &domain, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "domain", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "run" -------------
+	var run RunParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "run", chi.URLParam(r, "run"), &run, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "run", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "action" -------------
+	var action ActionParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "action", chi.URLParam(r, "action"), &action, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "action", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.AppendActionLogs(w, r, project, domain, run, action)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// StreamActionLogs operation middleware
+func (siw *ServerInterfaceWrapper) StreamActionLogs(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "domain" -------------
+	var domain DomainParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "domain", chi.URLParam(r, "domain"), &domain, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "domain", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "run" -------------
+	var run RunParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "run", chi.URLParam(r, "run"), &run, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "run", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "action" -------------
+	var action ActionParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "action", chi.URLParam(r, "action"), &action, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "action", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params StreamActionLogsParams
+
+	// ------------- Optional query parameter "attempt" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "attempt", r.URL.Query(), &params.Attempt, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "attempt"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "attempt", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "stream" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "stream", r.URL.Query(), &params.Stream, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "stream"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "stream", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "lastEventId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "lastEventId", r.URL.Query(), &params.LastEventId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "lastEventId"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "lastEventId", Err: err})
+		}
+		return
+	}
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Last-Event-ID" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Last-Event-ID")]; found {
+		var LastEventID LastEventIdHeaderParam
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Last-Event-ID", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Last-Event-ID", valueList[0], &LastEventID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Last-Event-ID", Err: err})
+			return
+		}
+
+		params.LastEventID = &LastEventID
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.StreamActionLogs(w, r, project, domain, run, action, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4022,6 +4899,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/actions", wrapper.EnqueueAction)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects", wrapper.ListProjects)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/project-events", wrapper.StreamProjects)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/projects/{project}/domains/{domain}/runs", wrapper.ListRuns)
 	})
 	r.Group(func(r chi.Router) {
@@ -4050,6 +4933,15 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/projects/{project}/domains/{domain}/runs/{run}/actions/{action}/events", wrapper.StreamActionEvents)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs", wrapper.GetActionLogs)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs", wrapper.AppendActionLogs)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs/events", wrapper.StreamActionLogs)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/projects/{project}/domains/{domain}/runs/{run}/events", wrapper.StreamRunEvents)
@@ -4221,6 +5113,112 @@ func (response GetOpenAPI200ApplicationyamlResponse) VisitGetOpenAPIResponse(w h
 		defer closer.Close()
 	}
 	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type StreamProjectsRequestObject struct {
+	Params StreamProjectsParams
+}
+
+type StreamProjectsResponseObject interface {
+	VisitStreamProjectsResponse(w http.ResponseWriter) error
+}
+
+type StreamProjects200TexteventStreamResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response StreamProjects200TexteventStreamResponse) VisitStreamProjectsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type StreamProjectsdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response StreamProjectsdefaultApplicationProblemPlusJSONResponse) VisitStreamProjectsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProjectsRequestObject struct {
+}
+
+type ListProjectsResponseObject interface {
+	VisitListProjectsResponse(w http.ResponseWriter) error
+}
+
+type ListProjects200JSONResponse ProjectList
+
+func (response ListProjects200JSONResponse) VisitListProjectsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProjectsdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response ListProjectsdefaultApplicationProblemPlusJSONResponse) VisitListProjectsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
 	return err
 }
 
@@ -4679,6 +5677,200 @@ type StreamActionEventsdefaultApplicationProblemPlusJSONResponse struct {
 }
 
 func (response StreamActionEventsdefaultApplicationProblemPlusJSONResponse) VisitStreamActionEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetActionLogsRequestObject struct {
+	Project ProjectParam `json:"project"`
+	Domain  DomainParam  `json:"domain"`
+	Run     RunParam     `json:"run"`
+	Action  ActionParam  `json:"action"`
+	Params  GetActionLogsParams
+}
+
+type GetActionLogsResponseObject interface {
+	VisitGetActionLogsResponse(w http.ResponseWriter) error
+}
+
+type GetActionLogs200ResponseHeaders struct {
+	LogDroppedBytes *int64
+}
+
+type GetActionLogs200TextResponse struct {
+	Body    string
+	Headers GetActionLogs200ResponseHeaders
+}
+
+func (response GetActionLogs200TextResponse) VisitGetActionLogsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.LogDroppedBytes != nil {
+		w.Header().Set("Log-Dropped-Bytes", fmt.Sprint(*response.Headers.LogDroppedBytes))
+	}
+	w.WriteHeader(200)
+
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
+	return err
+}
+
+type GetActionLogs206ResponseHeaders struct {
+	ContentRange *string
+}
+
+type GetActionLogs206TextResponse struct {
+	Body    string
+	Headers GetActionLogs206ResponseHeaders
+}
+
+func (response GetActionLogs206TextResponse) VisitGetActionLogsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.ContentRange != nil {
+		w.Header().Set("Content-Range", fmt.Sprint(*response.Headers.ContentRange))
+	}
+	w.WriteHeader(206)
+
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
+	return err
+}
+
+type GetActionLogs416Response struct {
+}
+
+func (response GetActionLogs416Response) VisitGetActionLogsResponse(w http.ResponseWriter) error {
+	w.WriteHeader(416)
+	return nil
+}
+
+type GetActionLogsdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response GetActionLogsdefaultApplicationProblemPlusJSONResponse) VisitGetActionLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AppendActionLogsRequestObject struct {
+	Project ProjectParam `json:"project"`
+	Domain  DomainParam  `json:"domain"`
+	Run     RunParam     `json:"run"`
+	Action  ActionParam  `json:"action"`
+	Body    *AppendActionLogsJSONRequestBody
+}
+
+type AppendActionLogsResponseObject interface {
+	VisitAppendActionLogsResponse(w http.ResponseWriter) error
+}
+
+type AppendActionLogs200JSONResponse LogAppended
+
+func (response AppendActionLogs200JSONResponse) VisitAppendActionLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AppendActionLogsdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response AppendActionLogsdefaultApplicationProblemPlusJSONResponse) VisitAppendActionLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamActionLogsRequestObject struct {
+	Project ProjectParam `json:"project"`
+	Domain  DomainParam  `json:"domain"`
+	Run     RunParam     `json:"run"`
+	Action  ActionParam  `json:"action"`
+	Params  StreamActionLogsParams
+}
+
+type StreamActionLogsResponseObject interface {
+	VisitStreamActionLogsResponse(w http.ResponseWriter) error
+}
+
+type StreamActionLogs200TexteventStreamResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response StreamActionLogs200TexteventStreamResponse) VisitStreamActionLogsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type StreamActionLogsdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response StreamActionLogsdefaultApplicationProblemPlusJSONResponse) VisitStreamActionLogsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -5852,6 +7044,12 @@ type StrictServerInterface interface {
 	// GetOpenAPI This document
 	// (GET /openapi.yaml)
 	GetOpenAPI(ctx context.Context, request GetOpenAPIRequestObject) (GetOpenAPIResponseObject, error)
+	// StreamProjects Live stream of the projects and domains
+	// (GET /project-events)
+	StreamProjects(ctx context.Context, request StreamProjectsRequestObject) (StreamProjectsResponseObject, error)
+	// ListProjects The projects and domains that have runs
+	// (GET /projects)
+	ListProjects(ctx context.Context, request ListProjectsRequestObject) (ListProjectsResponseObject, error)
 	// StreamRunSummaries Live stream of the run summaries of a project and domain
 	// (GET /projects/{project}/domains/{domain}/events)
 	StreamRunSummaries(ctx context.Context, request StreamRunSummariesRequestObject) (StreamRunSummariesResponseObject, error)
@@ -5882,6 +7080,15 @@ type StrictServerInterface interface {
 	// StreamActionEvents Live stream of the action and its direct children
 	// (GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/events)
 	StreamActionEvents(ctx context.Context, request StreamActionEventsRequestObject) (StreamActionEventsResponseObject, error)
+	// GetActionLogs The log of an attempt, as plain text
+	// (GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs)
+	GetActionLogs(ctx context.Context, request GetActionLogsRequestObject) (GetActionLogsResponseObject, error)
+	// AppendActionLogs Append to the log of an attempt
+	// (POST /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs)
+	AppendActionLogs(ctx context.Context, request AppendActionLogsRequestObject) (AppendActionLogsResponseObject, error)
+	// StreamActionLogs Live stream of the log of an attempt
+	// (GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs/events)
+	StreamActionLogs(ctx context.Context, request StreamActionLogsRequestObject) (StreamActionLogsResponseObject, error)
 	// PutActionStatus Report the status of an attempt
 	// (PUT /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/status)
 	PutActionStatus(ctx context.Context, request PutActionStatusRequestObject) (PutActionStatusResponseObject, error)
@@ -6046,6 +7253,56 @@ func (sh *strictHandler) GetOpenAPI(w http.ResponseWriter, r *http.Request) {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetOpenAPIResponseObject); ok {
 		if err := validResponse.VisitGetOpenAPIResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// StreamProjects operation middleware
+func (sh *strictHandler) StreamProjects(w http.ResponseWriter, r *http.Request, params StreamProjectsParams) {
+	var request StreamProjectsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.StreamProjects(ctx, request.(StreamProjectsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StreamProjects")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(StreamProjectsResponseObject); ok {
+		if err := validResponse.VisitStreamProjectsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListProjects operation middleware
+func (sh *strictHandler) ListProjects(w http.ResponseWriter, r *http.Request) {
+	var request ListProjectsRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListProjects(ctx, request.(ListProjectsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListProjects")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListProjectsResponseObject); ok {
+		if err := validResponse.VisitListProjectsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -6346,6 +7603,102 @@ func (sh *strictHandler) StreamActionEvents(w http.ResponseWriter, r *http.Reque
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(StreamActionEventsResponseObject); ok {
 		if err := validResponse.VisitStreamActionEventsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetActionLogs operation middleware
+func (sh *strictHandler) GetActionLogs(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params GetActionLogsParams) {
+	var request GetActionLogsRequestObject
+
+	request.Project = project
+	request.Domain = domain
+	request.Run = run
+	request.Action = action
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetActionLogs(ctx, request.(GetActionLogsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetActionLogs")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetActionLogsResponseObject); ok {
+		if err := validResponse.VisitGetActionLogsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// AppendActionLogs operation middleware
+func (sh *strictHandler) AppendActionLogs(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam) {
+	var request AppendActionLogsRequestObject
+
+	request.Project = project
+	request.Domain = domain
+	request.Run = run
+	request.Action = action
+
+	var body AppendActionLogsJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.AppendActionLogs(ctx, request.(AppendActionLogsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AppendActionLogs")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(AppendActionLogsResponseObject); ok {
+		if err := validResponse.VisitAppendActionLogsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// StreamActionLogs operation middleware
+func (sh *strictHandler) StreamActionLogs(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params StreamActionLogsParams) {
+	var request StreamActionLogsRequestObject
+
+	request.Project = project
+	request.Domain = domain
+	request.Run = run
+	request.Action = action
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.StreamActionLogs(ctx, request.(StreamActionLogsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StreamActionLogs")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(StreamActionLogsResponseObject); ok {
+		if err := validResponse.VisitStreamActionLogsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

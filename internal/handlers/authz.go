@@ -68,10 +68,17 @@ var rules = map[string]rule{
 	"promoteToStage":          {verb: auth.VerbWrite, kube: kargoKube("stages", "promote")},
 	"promoteDownstream":       {verb: auth.VerbWrite, kube: kargoKube("stages", "promote")},
 	"abortPromotion":          {verb: auth.VerbAbort, kube: kargoKube("promotions", "abort")},
-	"getSession":              {},
-	"createSession":           {public: true},
-	"deleteSession":           {public: true},
-	"getOpenAPI":              {public: true},
+	"getActionLogs":           {verb: auth.VerbRead, kube: actions("get")},
+	"streamActionLogs":        {verb: auth.VerbRead, kube: actions("watch")},
+	"appendActionLogs":        {verb: auth.VerbWrite, kube: auth.KubeAttributes{Group: "flyte.org", Resource: "taskactions", Subresource: "status", Verb: "update"}},
+	// Every subject may ask; the answer lists only the projects and
+	// domains it may read (filtered by the handler).
+	"listProjects":   {},
+	"streamProjects": {},
+	"getSession":     {},
+	"createSession":  {public: true},
+	"deleteSession":  {public: true},
+	"getOpenAPI":     {public: true},
 }
 
 // checkRules verifies that rules and the document agree on every operation.
@@ -186,6 +193,12 @@ func scopeOf(request any) (project, domain string, ok bool) {
 	case StreamRunEventsRequestObject:
 		return q.Project, q.Domain, true
 	case StreamRunSummariesRequestObject:
+		return q.Project, q.Domain, true
+	case GetActionLogsRequestObject:
+		return q.Project, q.Domain, true
+	case StreamActionLogsRequestObject:
+		return q.Project, q.Domain, true
+	case AppendActionLogsRequestObject:
 		return q.Project, q.Domain, true
 	case ListStagesRequestObject:
 		return q.Project, "", true

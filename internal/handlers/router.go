@@ -14,6 +14,7 @@ import (
 
 	"taskactions/api"
 	"taskactions/internal/auth"
+	"taskactions/internal/logs"
 	"taskactions/internal/promotions"
 	"taskactions/internal/runs"
 	"taskactions/internal/sse"
@@ -31,8 +32,10 @@ type Config struct {
 	// Promotions serves Freight and Promotions.
 	Promotions *promotions.Manager
 	Runs       *runs.Service
-	SSE        sse.Config
-	Metrics    *Metrics
+	// Logs holds the tasks' stdout and stderr.
+	Logs    *logs.Store
+	SSE     sse.Config
+	Metrics *Metrics
 	// Ready reports whether the server can serve: nil when the control
 	// plane answers and the caches are synced. /readyz calls it.
 	Ready func(context.Context) error
@@ -114,8 +117,8 @@ func apiRouter(cfg Config, v *validator) http.Handler {
 	r := chi.NewRouter()
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
-	r.Use(gate(cfg.Synced), middleware.GetHead, markHead)
-	srv := &Server{mgr: cfg.Manager, stages: cfg.Stages, promos: cfg.Promotions, runs: cfg.Runs, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, streams: newStreamSlots(cfg.MaxStreams)}
+	r.Use(gate(cfg.Synced), middleware.GetHead, markHead, keepRequest)
+	srv := &Server{mgr: cfg.Manager, stages: cfg.Stages, promos: cfg.Promotions, runs: cfg.Runs, logs: cfg.Logs, authz: cfg.Authorizer, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, streams: newStreamSlots(cfg.MaxStreams)}
 	az := &authorizer{authz: cfg.Authorizer, executeTypes: cfg.ExecuteTaskTypes}
 	strict := NewStrictHandlerWithOptions(srv, []StrictMiddlewareFunc{az.middleware}, StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(w, r, badRequest{err}) },

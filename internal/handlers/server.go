@@ -15,6 +15,7 @@ import (
 	"taskactions/internal/auth"
 	"taskactions/internal/history"
 	"taskactions/internal/journal"
+	"taskactions/internal/logs"
 	"taskactions/internal/promotions"
 	"taskactions/internal/runs"
 	"taskactions/internal/sse"
@@ -28,6 +29,8 @@ type Server struct {
 	stages   *stages.Manager
 	promos   *promotions.Manager
 	runs     *runs.Service
+	logs     *logs.Store
+	authz    auth.Authorizer
 	sse      sse.Config
 	metrics  *Metrics
 	sessions *auth.Sessions
@@ -266,6 +269,22 @@ func markHead(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+type requestKey struct{}
+
+// keepRequest puts the request in its context, for the one response that
+// needs it whole: a log, served by http.ServeContent for its Range
+// handling.
+func keepRequest(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, r)))
+	})
+}
+
+func requestFrom(ctx context.Context) *http.Request {
+	r, _ := ctx.Value(requestKey{}).(*http.Request)
+	return r
 }
 
 func isHead(ctx context.Context) bool {

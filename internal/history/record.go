@@ -60,6 +60,8 @@ func (s *Store) Record(ctx context.Context, a Action) (Run, bool, error) {
 type Recorded struct {
 	Run     Run
 	Changed bool
+	// Created: the run was not in history before this action.
+	Created bool
 }
 
 // RecordAll records actions in order, in one transaction: a commit costs
@@ -73,7 +75,7 @@ func (s *Store) RecordAll(ctx context.Context, as []Action) ([]Recorded, error) 
 		}
 		for i, a := range as {
 			var err error
-			if out[i].Run, out[i].Changed, err = s.record(ctx, tx, a); err != nil {
+			if out[i], err = s.record(ctx, tx, a); err != nil {
 				return err
 			}
 		}
@@ -82,17 +84,17 @@ func (s *Store) RecordAll(ctx context.Context, as []Action) ([]Recorded, error) 
 	return out, err
 }
 
-func (s *Store) record(ctx context.Context, tx *sql.Tx, a Action) (Run, bool, error) {
+func (s *Store) record(ctx context.Context, tx *sql.Tx, a Action) (Recorded, error) {
 	old, found, err := s.lockAction(ctx, tx, a)
 	if err != nil {
-		return Run{}, false, err
+		return Recorded{}, err
 	}
 	if found && !replaces(a, old) {
 		run, _, err := s.lockRun(ctx, tx, RunID{a.Project, a.Domain, a.Run})
-		return run, false, err
+		return Recorded{Run: run}, err
 	}
 	if err := s.upsertAction(ctx, tx, a); err != nil {
-		return Run{}, false, err
+		return Recorded{}, err
 	}
 	return s.adjustRun(ctx, tx, a, old, found)
 }
@@ -154,11 +156,11 @@ func (s *Store) upsertAction(ctx context.Context, tx *sql.Tx, a Action) error {
 
 // adjustRun moves the action from its old phase's count to its new one
 // and updates the root's part of the summary.
-func (s *Store) adjustRun(ctx context.Context, tx *sql.Tx, a Action, old row, found bool) (Run, bool, error) {
+func (s *Store) adjustRun(ctx context.Context, tx *sql.Tx, a Action, old row, found bool) (Recorded, error) {
 	id := RunID{a.Project, a.Domain, a.Run}
 	run, exists, err := s.lockRun(ctx, tx, id)
 	if err != nil {
-		return Run{}, false, err
+		return Recorded{}, err
 	}
 	before := run.clone()
 	if !exists {
@@ -172,9 +174,9 @@ func (s *Store) adjustRun(ctx context.Context, tx *sql.Tx, a Action, old row, fo
 	}
 	run.add(a.Parent, a.Phase, a.CreatedAt, a.UpdatedAt)
 	if exists && run.equal(before) {
-		return run, false, nil
+		return Recorded{Run: run}, nil
 	}
-	return run, true, s.writeRun(ctx, tx, run)
+	return Recorded{Run: run, Changed: true, Created: !exists}, s.writeRun(ctx, tx, run)
 }
 
 // add counts an action in the run. The root gives the run its phase, its

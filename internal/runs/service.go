@@ -76,9 +76,10 @@ type Service struct {
 	queue      []*pending
 	committing bool
 
-	seq     uint64
-	journal *journal.Journal[*Event]
-	log     zerolog.Logger
+	seq      uint64
+	journal  *journal.Journal[*Event]
+	projects projects
+	log      zerolog.Logger
 }
 
 // New returns the run service over store. Stream cursors carry a random
@@ -89,6 +90,8 @@ func New(store *history.Store, cfg journal.Config, log zerolog.Logger) *Service 
 	cfg.Epoch = hex.EncodeToString(b)
 	s := &Service{store: store, journal: journal.New[*Event](cfg), log: log}
 	s.journal.SetFloor(0)
+	s.projects.journal = journal.New[*ProjectEvent](cfg)
+	s.projects.journal.SetFloor(0)
 	return s
 }
 
@@ -157,6 +160,7 @@ func (s *Service) commit(ctx context.Context, batch []*pending) {
 		for _, r := range rs {
 			if r.Changed {
 				s.publishLocked(summaryOf(r.Run), false)
+				s.runChangedLocked(r)
 			}
 		}
 	}
@@ -206,6 +210,9 @@ func (s *Service) DeleteRun(ctx context.Context, id RunID, live []Action) (bool,
 	if existed {
 		s.publishLocked(Summary{ID: id, Phase: v1.PhaseUnspecified, PhaseCounts: map[v1.Phase]int{}}, true)
 	}
+	if inHistory {
+		s.runDeletedLocked(ctx, id)
+	}
 	return existed, nil
 }
 
@@ -221,6 +228,9 @@ func (s *Service) DeleteActions(ctx context.Context, id RunID, name string, live
 	sum := summaryOf(run)
 	sum.ID = id
 	s.publishLocked(sum, gone)
+	if gone {
+		s.runDeletedLocked(ctx, id)
+	}
 	return nil
 }
 

@@ -53,7 +53,12 @@ type Source[V any] struct {
 	// to every subscriber.
 	Encode  func(V) []byte
 	Cursors Cursors
+	// Keep, when set, leaves out the items it refuses (those the caller
+	// may not read), from the snapshot and the live events alike.
+	Keep func(V) bool
 }
+
+func (src Source[V]) keep(v V) bool { return src.Keep == nil || src.Keep(v) }
 
 // reset and the snapshot items carry cursor 0, which no journal covers: a
 // client cut off in the middle of a snapshot comes back with it and gets a
@@ -145,7 +150,12 @@ func (s *stream[V]) open(ctx context.Context, after *uint64, asked bool, why str
 				return err
 			}
 		}
+		count = 0
 		for _, v := range snapshot {
+			if !s.src.keep(v) {
+				continue
+			}
+			count++
 			if err := s.w.event(zero, s.src.Event, s.src.Encode(v)); err != nil {
 				return err
 			}
@@ -161,6 +171,9 @@ func (s *stream[V]) open(ctx context.Context, after *uint64, asked bool, why str
 func (s *stream[V]) send(entries []journal.Entry[V]) error {
 	s.w.begin()
 	for _, e := range entries {
+		if !s.src.keep(e.Value) {
+			continue
+		}
 		if err := s.w.event(s.src.Cursors.FormatCursor(e.Cursor), s.src.Event, s.src.Encode(e.Value)); err != nil {
 			return err
 		}

@@ -190,6 +190,54 @@ func (e KubeConditionStatus) Valid() bool {
 	}
 }
 
+// Defines values for LogEOFEventEvent.
+const (
+	Eof LogEOFEventEvent = "eof"
+)
+
+// Valid indicates whether the value is a known member of the LogEOFEventEvent enum.
+func (e LogEOFEventEvent) Valid() bool {
+	switch e {
+	case Eof:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LogStream.
+const (
+	Stderr LogStream = "stderr"
+	Stdout LogStream = "stdout"
+)
+
+// Valid indicates whether the value is a known member of the LogStream enum.
+func (e LogStream) Valid() bool {
+	switch e {
+	case Stderr:
+		return true
+	case Stdout:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LogTextEventEvent.
+const (
+	Log LogTextEventEvent = "log"
+)
+
+// Valid indicates whether the value is a known member of the LogTextEventEvent enum.
+func (e LogTextEventEvent) Valid() bool {
+	switch e {
+	case Log:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Phase.
 const (
 	ABORTED             Phase = "ABORTED"
@@ -229,6 +277,21 @@ func (e Phase) Valid() bool {
 	case UNSPECIFIED:
 		return true
 	case WAITINGFORRESOURCES:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProjectItemEventEvent.
+const (
+	Project ProjectItemEventEvent = "project"
+)
+
+// Valid indicates whether the value is a known member of the ProjectItemEventEvent enum.
+func (e ProjectItemEventEvent) Valid() bool {
+	switch e {
+	case Project:
 		return true
 	default:
 		return false
@@ -672,6 +735,64 @@ type KubeCondition struct {
 // KubeConditionStatus defines model for KubeCondition.Status.
 type KubeConditionStatus string
 
+// LogAppend defines model for LogAppend.
+type LogAppend struct {
+	Attempt int        `json:"attempt"`
+	Stream  *LogStream `json:"stream,omitempty"`
+
+	// Text At most 512 KiB a request (request bodies are bounded at 1 MiB); send more in several.
+	Text string `json:"text"`
+}
+
+// LogAppended defines model for LogAppended.
+type LogAppended struct {
+	// Dropped Bytes of this log dropped so far, past --log-max-bytes.
+	Dropped int64 `json:"dropped"`
+
+	// Size The log's size after the append, in bytes.
+	Size int64 `json:"size"`
+}
+
+// LogEOFEvent defines model for LogEOFEvent.
+type LogEOFEvent struct {
+	Data struct {
+		// Dropped Bytes dropped past --log-max-bytes.
+		Dropped int64 `json:"dropped"`
+		Size    int64 `json:"size"`
+	} `json:"data"`
+	Event LogEOFEventEvent `json:"event"`
+
+	// Id The log's size.
+	Id string `json:"id"`
+}
+
+// LogEOFEventEvent defines model for LogEOFEvent.Event.
+type LogEOFEventEvent string
+
+// LogStream defines model for LogStream.
+type LogStream string
+
+// LogStreamEvent One event of a log stream.
+type LogStreamEvent struct {
+	union json.RawMessage
+}
+
+// LogTextEvent defines model for LogTextEvent.
+type LogTextEvent struct {
+	Data struct {
+		// Offset The byte offset of the text's start.
+		Offset int64  `json:"offset"`
+		Text   string `json:"text"`
+	} `json:"data"`
+	Event LogTextEventEvent `json:"event"`
+
+	// Id The byte offset after this text.
+	Id string `json:"id"`
+}
+
+// LogTextEventEvent defines model for LogTextEvent.Event.
+type LogTextEventEvent string
+
 // LoginRequest defines model for LoginRequest.
 type LoginRequest struct {
 	Token string `json:"token"`
@@ -723,8 +844,46 @@ type Problem struct {
 	Type string `json:"type"`
 }
 
+// ProjectDomain defines model for ProjectDomain.
+type ProjectDomain struct {
+	// Deleted In a stream, its last run was deleted; it is gone.
+	Deleted *bool `json:"deleted,omitempty"`
+
+	// Domain Example: development
+	Domain DomainName `json:"domain"`
+
+	// LastActivity The latest start or end of any of its runs.
+	LastActivity time.Time `json:"lastActivity"`
+
+	// Project Example: flytesnacks
+	Project ProjectName `json:"project"`
+
+	// RunCount Runs in history.
+	RunCount int64 `json:"runCount"`
+}
+
+// ProjectItemEvent defines model for ProjectItemEvent.
+type ProjectItemEvent struct {
+	Data  ProjectDomain         `json:"data"`
+	Event ProjectItemEventEvent `json:"event"`
+	Id    string                `json:"id"`
+}
+
+// ProjectItemEventEvent defines model for ProjectItemEvent.Event.
+type ProjectItemEventEvent string
+
+// ProjectList defines model for ProjectList.
+type ProjectList struct {
+	Items []ProjectDomain `json:"items"`
+}
+
 // ProjectName Example: flytesnacks
 type ProjectName = string
+
+// ProjectStreamEvent One event of the projects stream (see ActionStreamEvent).
+type ProjectStreamEvent struct {
+	union json.RawMessage
+}
 
 // PromoteRequest Exactly one of freight (a name) and freightAlias.
 type PromoteRequest struct {
@@ -1080,6 +1239,9 @@ type AbortParam = bool
 // ActionParam Example: a0
 type ActionParam = ActionName
 
+// AttemptParam defines model for attemptParam.
+type AttemptParam = int
+
 // ContinueParam defines model for continueParam.
 type ContinueParam = string
 
@@ -1098,6 +1260,9 @@ type LastEventIdQueryParam = string
 // LimitParam defines model for limitParam.
 type LimitParam = int
 
+// LogStreamParam defines model for logStreamParam.
+type LogStreamParam = LogStream
+
 // ProjectParam Example: flytesnacks
 type ProjectParam = ProjectName
 
@@ -1109,6 +1274,15 @@ type RunParam = RunName
 
 // StageParam Example: test
 type StageParam = StageName
+
+// StreamProjectsParams defines parameters for StreamProjects.
+type StreamProjectsParams struct {
+	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
+	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
+
+	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
+	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
+}
 
 // StreamRunSummariesParams defines parameters for StreamRunSummaries.
 type StreamRunSummariesParams struct {
@@ -1169,6 +1343,28 @@ type ListChildActionsParams struct {
 
 // StreamActionEventsParams defines parameters for StreamActionEvents.
 type StreamActionEventsParams struct {
+	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
+	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
+
+	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
+	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
+}
+
+// GetActionLogsParams defines parameters for GetActionLogs.
+type GetActionLogsParams struct {
+	// Attempt The attempt (from 1); the action's latest by default.
+	Attempt *AttemptParam   `form:"attempt,omitempty" json:"attempt,omitempty"`
+	Stream  *LogStreamParam `form:"stream,omitempty" json:"stream,omitempty"`
+	Range   *string         `json:"Range,omitempty"`
+	IfRange *string         `json:"If-Range,omitempty"`
+}
+
+// StreamActionLogsParams defines parameters for StreamActionLogs.
+type StreamActionLogsParams struct {
+	// Attempt The attempt (from 1); the action's latest by default.
+	Attempt *AttemptParam   `form:"attempt,omitempty" json:"attempt,omitempty"`
+	Stream  *LogStreamParam `form:"stream,omitempty" json:"stream,omitempty"`
+
 	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
 	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
 
@@ -1242,6 +1438,9 @@ type EnqueueActionJSONRequestBody = EnqueueRequest
 
 // AbortActionJSONRequestBody defines body for AbortAction for application/json ContentType.
 type AbortActionJSONRequestBody = AbortRequest
+
+// AppendActionLogsJSONRequestBody defines body for AppendActionLogs for application/json ContentType.
+type AppendActionLogsJSONRequestBody = LogAppend
 
 // PutActionStatusJSONRequestBody defines body for PutActionStatus for application/json ContentType.
 type PutActionStatusJSONRequestBody = StatusRequest
@@ -1397,6 +1596,280 @@ func (t ActionStreamEvent) MarshalJSON() ([]byte, error) {
 }
 
 func (t *ActionStreamEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsLogTextEvent returns the union data inside the LogStreamEvent as a LogTextEvent
+func (t LogStreamEvent) AsLogTextEvent() (LogTextEvent, error) {
+	var body LogTextEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLogTextEvent overwrites any union data inside the LogStreamEvent as the provided LogTextEvent
+func (t *LogStreamEvent) FromLogTextEvent(v LogTextEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"log"}`))
+	t.union = b
+	return err
+}
+
+// MergeLogTextEvent performs a merge with any union data inside the LogStreamEvent, using the provided LogTextEvent
+func (t *LogStreamEvent) MergeLogTextEvent(v LogTextEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"log"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLogEOFEvent returns the union data inside the LogStreamEvent as a LogEOFEvent
+func (t LogStreamEvent) AsLogEOFEvent() (LogEOFEvent, error) {
+	var body LogEOFEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLogEOFEvent overwrites any union data inside the LogStreamEvent as the provided LogEOFEvent
+func (t *LogStreamEvent) FromLogEOFEvent(v LogEOFEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"eof"}`))
+	t.union = b
+	return err
+}
+
+// MergeLogEOFEvent performs a merge with any union data inside the LogStreamEvent, using the provided LogEOFEvent
+func (t *LogStreamEvent) MergeLogEOFEvent(v LogEOFEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"eof"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsResetStreamEvent returns the union data inside the LogStreamEvent as a ResetStreamEvent
+func (t LogStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
+	var body ResetStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResetStreamEvent overwrites any union data inside the LogStreamEvent as the provided ResetStreamEvent
+func (t *LogStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	t.union = b
+	return err
+}
+
+// MergeResetStreamEvent performs a merge with any union data inside the LogStreamEvent, using the provided ResetStreamEvent
+func (t *LogStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t LogStreamEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t LogStreamEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "eof":
+		return t.AsLogEOFEvent()
+	case "log":
+		return t.AsLogTextEvent()
+	case "reset":
+		return t.AsResetStreamEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t LogStreamEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *LogStreamEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsProjectItemEvent returns the union data inside the ProjectStreamEvent as a ProjectItemEvent
+func (t ProjectStreamEvent) AsProjectItemEvent() (ProjectItemEvent, error) {
+	var body ProjectItemEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromProjectItemEvent overwrites any union data inside the ProjectStreamEvent as the provided ProjectItemEvent
+func (t *ProjectStreamEvent) FromProjectItemEvent(v ProjectItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"project"}`))
+	t.union = b
+	return err
+}
+
+// MergeProjectItemEvent performs a merge with any union data inside the ProjectStreamEvent, using the provided ProjectItemEvent
+func (t *ProjectStreamEvent) MergeProjectItemEvent(v ProjectItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"project"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSyncedStreamEvent returns the union data inside the ProjectStreamEvent as a SyncedStreamEvent
+func (t ProjectStreamEvent) AsSyncedStreamEvent() (SyncedStreamEvent, error) {
+	var body SyncedStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSyncedStreamEvent overwrites any union data inside the ProjectStreamEvent as the provided SyncedStreamEvent
+func (t *ProjectStreamEvent) FromSyncedStreamEvent(v SyncedStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
+	t.union = b
+	return err
+}
+
+// MergeSyncedStreamEvent performs a merge with any union data inside the ProjectStreamEvent, using the provided SyncedStreamEvent
+func (t *ProjectStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsResetStreamEvent returns the union data inside the ProjectStreamEvent as a ResetStreamEvent
+func (t ProjectStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
+	var body ResetStreamEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResetStreamEvent overwrites any union data inside the ProjectStreamEvent as the provided ResetStreamEvent
+func (t *ProjectStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	t.union = b
+	return err
+}
+
+// MergeResetStreamEvent performs a merge with any union data inside the ProjectStreamEvent, using the provided ResetStreamEvent
+func (t *ProjectStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ProjectStreamEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t ProjectStreamEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "project":
+		return t.AsProjectItemEvent()
+	case "reset":
+		return t.AsResetStreamEvent()
+	case "synced":
+		return t.AsSyncedStreamEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t ProjectStreamEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ProjectStreamEvent) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -1915,6 +2388,26 @@ type ClientInterface interface {
 	// Corresponds with GET /openapi.yaml (the `GetOpenAPI` operationId).
 	GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// StreamProjects Live stream of the projects and domains
+	//
+	// Server-sent events like the run-summary streams, with `project`
+	// events whose data is a ProjectDomain: one per project and domain
+	// the caller may read (the snapshot), `synced`, then one whenever a
+	// project and domain gets its first run, changes its run count, or
+	// its last activity moves by a second or more.
+	//
+	// Corresponds with GET /project-events (the `StreamProjects` operationId).
+	StreamProjects(ctx context.Context, params *StreamProjectsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListProjects The projects and domains that have runs
+	//
+	// Every project and domain with at least one run (in history, so
+	// retired runs count), with its run count and last activity, sorted
+	// by project then domain. Only those the caller may read are listed.
+	//
+	// Corresponds with GET /projects (the `ListProjects` operationId).
+	ListProjects(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// StreamRunSummaries Live stream of the run summaries of a project and domain
 	//
 	// Server-sent events like the action streams, with `run` events whose
@@ -2008,6 +2501,58 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/events (the `StreamActionEvents` operationId).
 	StreamActionEvents(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *StreamActionEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetActionLogs The log of an attempt, as plain text
+	//
+	// What the attempt wrote to stdout or stderr so far (the process
+	// plugin writes both; other executors append with POST). Supports
+	// `Range` (one range, `bytes=-65536` for the tail), `If-Range` and
+	// HEAD, answering 206 with `Content-Range`. An attempt that wrote
+	// nothing yet has an empty log. At most --log-max-bytes are kept per
+	// attempt: past that, the log ends with a line saying so, and
+	// `Log-Dropped-Bytes` counts what was dropped.
+	//
+	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs (the `GetActionLogs` operationId).
+	GetActionLogs(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *GetActionLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AppendActionLogsWithBody Append to the log of an attempt
+	//
+	// For executors outside this server, so that their tasks have logs
+	// here too. The text is appended as it is (send whole lines, ending
+	// in a newline). Past --log-max-bytes for the attempt, the rest is
+	// dropped and counted. The attempt must exist (1 up to the action's
+	// attempts); appending after it ended is allowed, for a last flush.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs (the `AppendActionLogs` operationId).
+	AppendActionLogsWithBody(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AppendActionLogs Append to the log of an attempt
+	//
+	// For executors outside this server, so that their tasks have logs
+	// here too. The text is appended as it is (send whole lines, ending
+	// in a newline). Past --log-max-bytes for the attempt, the rest is
+	// dropped and counted. The attempt must exist (1 up to the action's
+	// attempts); appending after it ended is allowed, for a last flush.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs (the `AppendActionLogs` operationId).
+	AppendActionLogs(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, body AppendActionLogsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StreamActionLogs Live stream of the log of an attempt
+	//
+	// Server-sent events: `log` events carry the text from byte `offset`,
+	// and their id is the byte offset after it, so reconnecting with
+	// Last-Event-ID (or ?lastEventId= on a first connect: 0, or the size
+	// a ranged GET reported) resumes at that exact byte. Text is never
+	// split inside a UTF-8 character. `eof` comes once the attempt has
+	// ended and everything was sent; then the stream closes, and the
+	// client should close its EventSource instead of reconnecting.
+	//
+	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs/events (the `StreamActionLogs` operationId).
+	StreamActionLogs(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *StreamActionLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutActionStatusWithBody Report the status of an attempt
 	//
@@ -2333,6 +2878,46 @@ func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) 
 	return c.Client.Do(req)
 }
 
+// StreamProjects Live stream of the projects and domains
+//
+// Server-sent events like the run-summary streams, with `project`
+// events whose data is a ProjectDomain: one per project and domain
+// the caller may read (the snapshot), `synced`, then one whenever a
+// project and domain gets its first run, changes its run count, or
+// its last activity moves by a second or more.
+//
+// Corresponds with GET /project-events (the `StreamProjects` operationId).
+func (c *Client) StreamProjects(ctx context.Context, params *StreamProjectsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamProjectsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListProjects The projects and domains that have runs
+//
+// Every project and domain with at least one run (in history, so
+// retired runs count), with its run count and last activity, sorted
+// by project then domain. Only those the caller may read are listed.
+//
+// Corresponds with GET /projects (the `ListProjects` operationId).
+func (c *Client) ListProjects(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListProjectsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // StreamRunSummaries Live stream of the run summaries of a project and domain
 //
 // Server-sent events like the action streams, with `run` events whose
@@ -2527,6 +3112,98 @@ func (c *Client) ListChildActions(ctx context.Context, project ProjectParam, dom
 // Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/events (the `StreamActionEvents` operationId).
 func (c *Client) StreamActionEvents(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *StreamActionEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStreamActionEventsRequest(c.Server, project, domain, run, action, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetActionLogs The log of an attempt, as plain text
+//
+// What the attempt wrote to stdout or stderr so far (the process
+// plugin writes both; other executors append with POST). Supports
+// `Range` (one range, `bytes=-65536` for the tail), `If-Range` and
+// HEAD, answering 206 with `Content-Range`. An attempt that wrote
+// nothing yet has an empty log. At most --log-max-bytes are kept per
+// attempt: past that, the log ends with a line saying so, and
+// `Log-Dropped-Bytes` counts what was dropped.
+//
+// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs (the `GetActionLogs` operationId).
+func (c *Client) GetActionLogs(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *GetActionLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetActionLogsRequest(c.Server, project, domain, run, action, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AppendActionLogsWithBody Append to the log of an attempt
+//
+// For executors outside this server, so that their tasks have logs
+// here too. The text is appended as it is (send whole lines, ending
+// in a newline). Past --log-max-bytes for the attempt, the rest is
+// dropped and counted. The attempt must exist (1 up to the action's
+// attempts); appending after it ended is allowed, for a last flush.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs (the `AppendActionLogs` operationId).
+func (c *Client) AppendActionLogsWithBody(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAppendActionLogsRequestWithBody(c.Server, project, domain, run, action, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AppendActionLogs Append to the log of an attempt
+//
+// For executors outside this server, so that their tasks have logs
+// here too. The text is appended as it is (send whole lines, ending
+// in a newline). Past --log-max-bytes for the attempt, the rest is
+// dropped and counted. The attempt must exist (1 up to the action's
+// attempts); appending after it ended is allowed, for a last flush.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs (the `AppendActionLogs` operationId).
+func (c *Client) AppendActionLogs(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, body AppendActionLogsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAppendActionLogsRequest(c.Server, project, domain, run, action, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamActionLogs Live stream of the log of an attempt
+//
+// Server-sent events: `log` events carry the text from byte `offset`,
+// and their id is the byte offset after it, so reconnecting with
+// Last-Event-ID (or ?lastEventId= on a first connect: 0, or the size
+// a ranged GET reported) resumes at that exact byte. Text is never
+// split inside a UTF-8 character. `eof` comes once the attempt has
+// ended and everything was sent; then the stream closes, and the
+// client should close its EventSource instead of reconnecting.
+//
+// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs/events (the `StreamActionLogs` operationId).
+func (c *Client) StreamActionLogs(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *StreamActionLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamActionLogsRequest(c.Server, project, domain, run, action, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3171,6 +3848,102 @@ func NewGetOpenAPIRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/openapi.yaml")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewStreamProjectsRequest constructs an http.Request for the StreamProjects method
+func NewStreamProjectsRequest(server string, params *StreamProjectsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/project-events")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.LastEventId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastEventId", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListProjectsRequest constructs an http.Request for the ListProjects method
+func NewListProjectsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -3951,6 +4724,315 @@ func NewStreamActionEventsRequest(server string, project ProjectParam, domain Do
 		// styled parameters, preserving literal commas as delimiters
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
+
+		if params.LastEventId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastEventId", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetActionLogsRequest constructs an http.Request for the GetActionLogs method
+func NewGetActionLogsRequest(server string, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *GetActionLogsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "domain", domain, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam3 string
+
+	pathParam3, err = runtime.StyleParamWithOptions("simple", false, "action", action, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/domains/%s/runs/%s/actions/%s/logs", pathParam0, pathParam1, pathParam2, pathParam3)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Attempt != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "attempt", *params.Attempt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Stream != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "stream", *params.Stream, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.Range != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Range", *params.Range, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Range", headerParam0)
+		}
+
+		if params.IfRange != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-Range", *params.IfRange, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Range", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewAppendActionLogsRequest calls the generic AppendActionLogs builder with application/json body
+func NewAppendActionLogsRequest(server string, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, body AppendActionLogsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAppendActionLogsRequestWithBody(server, project, domain, run, action, "application/json", bodyReader)
+}
+
+// NewAppendActionLogsRequestWithBody constructs an http.Request for the AppendActionLogs method, with any body, and a specified content type
+func NewAppendActionLogsRequestWithBody(server string, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "domain", domain, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam3 string
+
+	pathParam3, err = runtime.StyleParamWithOptions("simple", false, "action", action, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/domains/%s/runs/%s/actions/%s/logs", pathParam0, pathParam1, pathParam2, pathParam3)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewStreamActionLogsRequest constructs an http.Request for the StreamActionLogs method
+func NewStreamActionLogsRequest(server string, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *StreamActionLogsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "domain", domain, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam3 string
+
+	pathParam3, err = runtime.StyleParamWithOptions("simple", false, "action", action, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/domains/%s/runs/%s/actions/%s/logs/events", pathParam0, pathParam1, pathParam2, pathParam3)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Attempt != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "attempt", *params.Attempt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Stream != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "stream", *params.Stream, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
 
 		if params.LastEventId != nil {
 
@@ -5401,6 +6483,30 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /openapi.yaml (the `GetOpenAPI` operationId).
 	GetOpenAPIWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIResponse, error)
 
+	// StreamProjectsWithResponse Live stream of the projects and domains
+	//
+	// Server-sent events like the run-summary streams, with `project`
+	// events whose data is a ProjectDomain: one per project and domain
+	// the caller may read (the snapshot), `synced`, then one whenever a
+	// project and domain gets its first run, changes its run count, or
+	// its last activity moves by a second or more.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /project-events (the `StreamProjects` operationId).
+	StreamProjectsWithResponse(ctx context.Context, params *StreamProjectsParams, reqEditors ...RequestEditorFn) (*StreamProjectsResponse, error)
+
+	// ListProjectsWithResponse The projects and domains that have runs
+	//
+	// Every project and domain with at least one run (in history, so
+	// retired runs count), with its run count and last activity, sorted
+	// by project then domain. Only those the caller may read are listed.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /projects (the `ListProjects` operationId).
+	ListProjectsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListProjectsResponse, error)
+
 	// StreamRunSummariesWithResponse Live stream of the run summaries of a project and domain
 	//
 	// Server-sent events like the action streams, with `run` events whose
@@ -5512,6 +6618,62 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/events (the `StreamActionEvents` operationId).
 	StreamActionEventsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *StreamActionEventsParams, reqEditors ...RequestEditorFn) (*StreamActionEventsResponse, error)
+
+	// GetActionLogsWithResponse The log of an attempt, as plain text
+	//
+	// What the attempt wrote to stdout or stderr so far (the process
+	// plugin writes both; other executors append with POST). Supports
+	// `Range` (one range, `bytes=-65536` for the tail), `If-Range` and
+	// HEAD, answering 206 with `Content-Range`. An attempt that wrote
+	// nothing yet has an empty log. At most --log-max-bytes are kept per
+	// attempt: past that, the log ends with a line saying so, and
+	// `Log-Dropped-Bytes` counts what was dropped.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs (the `GetActionLogs` operationId).
+	GetActionLogsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *GetActionLogsParams, reqEditors ...RequestEditorFn) (*GetActionLogsResponse, error)
+
+	// AppendActionLogsWithBodyWithResponse Append to the log of an attempt
+	//
+	// For executors outside this server, so that their tasks have logs
+	// here too. The text is appended as it is (send whole lines, ending
+	// in a newline). Past --log-max-bytes for the attempt, the rest is
+	// dropped and counted. The attempt must exist (1 up to the action's
+	// attempts); appending after it ended is allowed, for a last flush.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs (the `AppendActionLogs` operationId).
+	AppendActionLogsWithBodyWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AppendActionLogsResponse, error)
+
+	// AppendActionLogsWithResponse Append to the log of an attempt
+	//
+	// For executors outside this server, so that their tasks have logs
+	// here too. The text is appended as it is (send whole lines, ending
+	// in a newline). Past --log-max-bytes for the attempt, the rest is
+	// dropped and counted. The attempt must exist (1 up to the action's
+	// attempts); appending after it ended is allowed, for a last flush.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs (the `AppendActionLogs` operationId).
+	AppendActionLogsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, body AppendActionLogsJSONRequestBody, reqEditors ...RequestEditorFn) (*AppendActionLogsResponse, error)
+
+	// StreamActionLogsWithResponse Live stream of the log of an attempt
+	//
+	// Server-sent events: `log` events carry the text from byte `offset`,
+	// and their id is the byte offset after it, so reconnecting with
+	// Last-Event-ID (or ?lastEventId= on a first connect: 0, or the size
+	// a ranged GET reported) resumes at that exact byte. Text is never
+	// split inside a UTF-8 character. `eof` comes once the attempt has
+	// ended and everything was sent; then the stream closes, and the
+	// client should close its EventSource instead of reconnecting.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs/events (the `StreamActionLogs` operationId).
+	StreamActionLogsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *StreamActionLogsParams, reqEditors ...RequestEditorFn) (*StreamActionLogsResponse, error)
 
 	// PutActionStatusWithBodyWithResponse Report the status of an attempt
 	//
@@ -5904,6 +7066,95 @@ func (r GetOpenAPIResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetOpenAPIResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type StreamProjectsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r StreamProjectsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamProjectsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamProjectsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamProjectsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamProjectsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListProjectsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ProjectList
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListProjectsResponse) GetJSON200() *ProjectList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListProjectsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListProjectsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListProjectsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListProjectsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListProjectsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6356,6 +7607,150 @@ func (r StreamActionEventsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r StreamActionEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetActionLogsResponse200Headers the declared response headers of an HTTP 200 response for GetActionLogs
+type GetActionLogsResponse200Headers struct {
+	LogDroppedBytes *int64
+}
+
+// GetActionLogsResponse206Headers the declared response headers of an HTTP 206 response for GetActionLogs
+type GetActionLogsResponse206Headers struct {
+	ContentRange *string
+}
+
+type GetActionLogsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetActionLogsResponse200Headers
+	// Headers206 the parsed response headers for an HTTP 206 response
+	Headers206 *GetActionLogsResponse206Headers
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetActionLogsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetActionLogsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetActionLogsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetActionLogsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetActionLogsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AppendActionLogsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LogAppended
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AppendActionLogsResponse) GetJSON200() *LogAppended {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r AppendActionLogsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r AppendActionLogsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AppendActionLogsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AppendActionLogsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AppendActionLogsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type StreamActionLogsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r StreamActionLogsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamActionLogsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamActionLogsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamActionLogsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamActionLogsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7576,6 +8971,42 @@ func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEdi
 	return ParseGetOpenAPIResponse(rsp)
 }
 
+// StreamProjectsWithResponse Live stream of the projects and domains
+//
+// Server-sent events like the run-summary streams, with `project`
+// events whose data is a ProjectDomain: one per project and domain
+// the caller may read (the snapshot), `synced`, then one whenever a
+// project and domain gets its first run, changes its run count, or
+// its last activity moves by a second or more.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /project-events (the `StreamProjects` operationId).
+func (c *ClientWithResponses) StreamProjectsWithResponse(ctx context.Context, params *StreamProjectsParams, reqEditors ...RequestEditorFn) (*StreamProjectsResponse, error) {
+	rsp, err := c.StreamProjects(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamProjectsResponse(rsp)
+}
+
+// ListProjectsWithResponse The projects and domains that have runs
+//
+// Every project and domain with at least one run (in history, so
+// retired runs count), with its run count and last activity, sorted
+// by project then domain. Only those the caller may read are listed.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /projects (the `ListProjects` operationId).
+func (c *ClientWithResponses) ListProjectsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListProjectsResponse, error) {
+	rsp, err := c.ListProjects(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListProjectsResponse(rsp)
+}
+
 // StreamRunSummariesWithResponse Live stream of the run summaries of a project and domain
 //
 // Server-sent events like the action streams, with `run` events whose
@@ -7752,6 +9183,86 @@ func (c *ClientWithResponses) StreamActionEventsWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseStreamActionEventsResponse(rsp)
+}
+
+// GetActionLogsWithResponse The log of an attempt, as plain text
+//
+// What the attempt wrote to stdout or stderr so far (the process
+// plugin writes both; other executors append with POST). Supports
+// `Range` (one range, `bytes=-65536` for the tail), `If-Range` and
+// HEAD, answering 206 with `Content-Range`. An attempt that wrote
+// nothing yet has an empty log. At most --log-max-bytes are kept per
+// attempt: past that, the log ends with a line saying so, and
+// `Log-Dropped-Bytes` counts what was dropped.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs (the `GetActionLogs` operationId).
+func (c *ClientWithResponses) GetActionLogsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *GetActionLogsParams, reqEditors ...RequestEditorFn) (*GetActionLogsResponse, error) {
+	rsp, err := c.GetActionLogs(ctx, project, domain, run, action, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetActionLogsResponse(rsp)
+}
+
+// AppendActionLogsWithBodyWithResponse Append to the log of an attempt
+//
+// For executors outside this server, so that their tasks have logs
+// here too. The text is appended as it is (send whole lines, ending
+// in a newline). Past --log-max-bytes for the attempt, the rest is
+// dropped and counted. The attempt must exist (1 up to the action's
+// attempts); appending after it ended is allowed, for a last flush.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs (the `AppendActionLogs` operationId).
+func (c *ClientWithResponses) AppendActionLogsWithBodyWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AppendActionLogsResponse, error) {
+	rsp, err := c.AppendActionLogsWithBody(ctx, project, domain, run, action, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAppendActionLogsResponse(rsp)
+}
+
+// AppendActionLogsWithResponse Append to the log of an attempt
+//
+// For executors outside this server, so that their tasks have logs
+// here too. The text is appended as it is (send whole lines, ending
+// in a newline). Past --log-max-bytes for the attempt, the rest is
+// dropped and counted. The attempt must exist (1 up to the action's
+// attempts); appending after it ended is allowed, for a last flush.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs (the `AppendActionLogs` operationId).
+func (c *ClientWithResponses) AppendActionLogsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, body AppendActionLogsJSONRequestBody, reqEditors ...RequestEditorFn) (*AppendActionLogsResponse, error) {
+	rsp, err := c.AppendActionLogs(ctx, project, domain, run, action, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAppendActionLogsResponse(rsp)
+}
+
+// StreamActionLogsWithResponse Live stream of the log of an attempt
+//
+// Server-sent events: `log` events carry the text from byte `offset`,
+// and their id is the byte offset after it, so reconnecting with
+// Last-Event-ID (or ?lastEventId= on a first connect: 0, or the size
+// a ranged GET reported) resumes at that exact byte. Text is never
+// split inside a UTF-8 character. `eof` comes once the attempt has
+// ended and everything was sent; then the stream closes, and the
+// client should close its EventSource instead of reconnecting.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs/events (the `StreamActionLogs` operationId).
+func (c *ClientWithResponses) StreamActionLogsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *StreamActionLogsParams, reqEditors ...RequestEditorFn) (*StreamActionLogsResponse, error) {
+	rsp, err := c.StreamActionLogs(ctx, project, domain, run, action, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamActionLogsResponse(rsp)
 }
 
 // PutActionStatusWithBodyWithResponse Report the status of an attempt
@@ -8312,6 +9823,65 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 	return response, nil
 }
 
+// ParseStreamProjectsResponse parses an HTTP response from a StreamProjectsWithResponse call
+func ParseStreamProjectsResponse(rsp *http.Response) (*StreamProjectsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamProjectsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListProjectsResponse parses an HTTP response from a ListProjectsWithResponse call
+func ParseListProjectsResponse(rsp *http.Response) (*ListProjectsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListProjectsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ProjectList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseStreamRunSummariesResponse parses an HTTP response from a StreamRunSummariesWithResponse call
 func ParseStreamRunSummariesResponse(rsp *http.Response) (*StreamRunSummariesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -8603,6 +10173,117 @@ func ParseStreamActionEventsResponse(rsp *http.Response) (*StreamActionEventsRes
 	}
 
 	response := &StreamActionEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetActionLogsResponse parses an HTTP response from a GetActionLogsWithResponse call
+func ParseGetActionLogsResponse(rsp *http.Response) (*GetActionLogsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetActionLogsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 416:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetActionLogsResponse200Headers
+		if values := rsp.Header.Values("Log-Dropped-Bytes"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Log-Dropped-Bytes", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.LogDroppedBytes = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 206:
+		var headers GetActionLogsResponse206Headers
+		if values := rsp.Header.Values("Content-Range"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Range", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentRange = &value
+		}
+		response.Headers206 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAppendActionLogsResponse parses an HTTP response from a AppendActionLogsWithResponse call
+func ParseAppendActionLogsResponse(rsp *http.Response) (*AppendActionLogsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AppendActionLogsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LogAppended
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseStreamActionLogsResponse parses an HTTP response from a StreamActionLogsWithResponse call
+func ParseStreamActionLogsResponse(rsp *http.Response) (*StreamActionLogsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamActionLogsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}

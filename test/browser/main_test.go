@@ -171,7 +171,7 @@ func restartServer(t *testing.T, whileDown func()) {
 // page is one browser tab. It records console errors and uncaught
 // exceptions; the test fails on any at its end.
 type page struct {
-	t   *testing.T
+	t   testing.TB
 	ctx context.Context
 
 	mu       sync.Mutex
@@ -215,7 +215,7 @@ func openPage(t *testing.T, path string) *page {
 // newTab opens an empty tab that records the browser's complaints. It
 // shares the browser's cookies (and so the session), unless opts make a
 // browser context of its own (chromedp.WithNewBrowserContext()).
-func newTab(t *testing.T, opts ...chromedp.ContextOption) *page {
+func newTab(t testing.TB, opts ...chromedp.ContextOption) *page {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(browserCtx, opts...)
 	t.Cleanup(cancel)

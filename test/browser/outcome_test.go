@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -161,5 +162,49 @@ func TestRunListFilters(t *testing.T) {
 	}
 	if got := eval[string](q, `document.getElementById('run-filter').value + '|' + document.getElementById('phase-filter').value`); got != "night|FAILED" {
 		t.Fatalf("the shared link's filters read %q", got)
+	}
+}
+
+// The runs page shows the newest 1,000 runs from its stream, and older
+// ones a page at a time from the REST list, until there are none.
+func TestRunsPageShowsOlderRuns(t *testing.T) {
+	base := newRun()
+	const total = 1030
+	names := make(chan string, total)
+	for i := range total {
+		names <- fmt.Sprintf("r%04d", i)
+	}
+	close(names)
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for range 16 {
+		wg.Go(func() {
+			for n := range names {
+				if err := tryEnqueue(client.RunIdentifier{Project: base.Project, Domain: base.Domain, Name: n}, "a", ""); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	p := openPage(t, fmt.Sprintf("/projects/%s/domains/%s", base.Project, base.Domain))
+	p.waitVisible(`#conn[data-conn="live"]`)
+	p.eventually("the snapshot's 1,000 runs", `document.querySelectorAll('tr[data-run]').length === 1000`)
+	p.waitVisible(`#runs-older`)
+	for i := 0; eval[bool](p, `!document.getElementById('runs-older').hidden`); i++ {
+		if i > 20 {
+			t.Fatal("Show older runs never ends")
+		}
+		before := eval[int](p, `document.querySelectorAll('tr[data-run]').length`)
+		p.run(chromedp.Click(chromedp.CSS(`#runs-older`)))
+		p.eventually("more runs, or the end", fmt.Sprintf(`document.querySelectorAll('tr[data-run]').length > %d || document.getElementById('runs-older').hidden`, before))
+	}
+	if n := eval[int](p, `new Set([...document.querySelectorAll('tr[data-run]')].map((r) => r.dataset.run)).size`); n != total {
+		t.Fatalf("%d distinct runs on the page, want %d", n, total)
 	}
 }

@@ -226,9 +226,16 @@ func TestAuthorizationMatrix(t *testing.T) {
 		"abortPromotion": {verbs: []string{"abort"}, stage: true, ok: 200, request: func(string) (string, string, string) {
 			return "POST", "/projects/authz/promotions/" + PR + "/abort", ""
 		}},
-		"getSession":    {ok: 200, request: get("/session")},
-		"deleteSession": {public: true, ok: 204, request: func(string) (string, string, string) { return "DELETE", "/session", "" }},
-		"getOpenAPI":    {public: true, ok: 200, request: get("/openapi.yaml")},
+		"getActionLogs":    {verbs: read, ok: 200, request: get(A + "/a0/logs")},
+		"streamActionLogs": {verbs: read, ok: 200, request: get(A + "/a0/logs/events")},
+		"appendActionLogs": {verbs: []string{"write"}, ok: 200, request: func(sub string) (string, string, string) {
+			return "POST", A + "/s-" + sub + "/logs", `{"attempt":1,"text":"from ` + sub + `\n"}`
+		}},
+		"listProjects":   {ok: 200, request: get("/projects")},
+		"streamProjects": {ok: 200, request: get("/project-events")},
+		"getSession":     {ok: 200, request: get("/session")},
+		"deleteSession":  {public: true, ok: 204, request: func(string) (string, string, string) { return "DELETE", "/session", "" }},
+		"getOpenAPI":     {public: true, ok: 200, request: get("/openapi.yaml")},
 	}
 	// createSession takes the token in its body: covered by the session
 	// test; here it only has to exist.
@@ -279,6 +286,33 @@ func TestAuthorizationMatrix(t *testing.T) {
 	}
 	if code, _ := matrixCall(t, s, "GET", "/projects/elsewhere/domains/prod/runs", "", "stranger-token-0123456789"); code != http.StatusOK {
 		t.Errorf("stranger in its own project: HTTP %d, want 200", code)
+	}
+	// The projects list shows each subject what it may read, and nothing
+	// else: the reader authz/dev, a stranger nothing, the admin also the
+	// Promotions' domain.
+	for token, want := range map[string]string{"reader-token-0123456789": "authz/dev", "stranger-token-0123456789": "", s.token: "authz/dev,authz/kargo"} {
+		var l struct {
+			Items []struct{ Project, Domain string }
+		}
+		req, _ := http.NewRequest(http.MethodGet, s.URL()+"/api/v1/projects", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := readAll(t, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET /projects: HTTP %d %s", resp.StatusCode, body)
+		}
+		mustJSON(t, []byte(body), &l)
+		var got []string
+		for _, it := range l.Items {
+			got = append(got, it.Project+"/"+it.Domain)
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("GET /projects as %s: %q, want %q", strings.Split(token, "-")[0], got, want)
+		}
 	}
 	// Stages belong to a project: a grant of one domain of it reads none,
 	// a grant of every domain reads them, and only in its project.

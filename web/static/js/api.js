@@ -23,9 +23,15 @@ const BASE = '/api/v1';
 
 /** Stream URLs. */
 export const streams = {
+  projects: () => `${BASE}/project-events`,
   runs: (p, d) => `${BASE}${pages.runs(p, d)}/events`,
   run: (p, d, r) => `${BASE}${pages.run(p, d, r)}/events`,
 };
+
+/** logURL is an attempt's log (plain text, with Range); events its stream. */
+export function logURL(p, d, r, a, attempt, stream, events) {
+  return `${BASE}${pages.run(p, d, r)}/actions/${enc(a)}/logs${events ? '/events' : ''}?attempt=${attempt}&stream=${stream}`;
+}
 
 /** ApiError is a failed request, with the problem document's detail. */
 export class ApiError extends Error {

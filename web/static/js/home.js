@@ -1,8 +1,39 @@
-// "/": pick a project and domain; the last choice is remembered.
+// "/": the projects and domains with runs, kept live by the projects
+// stream; or type one in. The last choice is remembered.
 import { h } from './dom.js';
-import { MAX, pages, validName } from './api.js';
+import { MAX, pages, streams, validName } from './api.js';
+import { LiveCollection, keepCurrent } from './live.js';
+import { compareNames, timeEl } from './format.js';
 import * as store from './store.js';
 import { stagePages } from './kargo.js';
+
+// projectList is the list of projects, live: a new one appears without a
+// reload, a deleted one goes.
+function projectList(ui) {
+  const list = h('ul', { id: 'projects' });
+  const empty = h('p', { class: 'muted', id: 'projects-empty', hidden: true, text: 'No runs yet. Projects appear here with their first run.' });
+  const el = h('nav', { class: 'projects', 'aria-labelledby': 'projects-title' },
+    h('h2', { id: 'projects-title', text: 'Projects' }), list, empty);
+  const live = new LiveCollection({
+    url: streams.projects(),
+    event: 'project',
+    key: (p) => `${p.project}/${p.domain}`,
+    deleted: (p) => !!p.deleted,
+    apply: () => {
+      const items = [...live.items.values()].sort((a, b) => compareNames(a.project, b.project) || compareNames(a.domain, b.domain));
+      list.replaceChildren(...items.map((p) => h('li', null,
+        h('a', { href: pages.runs(p.project, p.domain), 'data-project': `${p.project}/${p.domain}` },
+          h('span', { class: 'pd', text: `${p.project} / ${p.domain}` }),
+          h('span', { class: 'pmeta' }, `${p.runCount} run${p.runCount === 1 ? '' : 's'} · last active `, timeEl(p.lastActivity))))));
+      list.hidden = items.length === 0;
+      empty.hidden = items.length !== 0;
+    },
+    onState: ui.setConn,
+  });
+  live.start();
+  keepCurrent(live);
+  return el;
+}
 
 export function homePage(main, ui) {
   ui.setTitle('');
@@ -69,6 +100,7 @@ export function homePage(main, ui) {
     h('section', { class: 'panel narrow home' },
       h('h1', { text: 'Open a project' }),
       h('p', { class: 'muted', text: 'See the runs of a project and domain as they happen, and follow each run’s actions live.' }),
+      projectList(ui),
       form,
       recent.length ? h('nav', { class: 'recent', 'aria-labelledby': 'recent-title' },
         h('h2', { id: 'recent-title', text: 'Recent' }),

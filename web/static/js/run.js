@@ -10,6 +10,7 @@ import {
 } from './format.js';
 import { phaseChips } from './runs.js';
 import { confirmAbort, toast } from './dialog.js';
+import { LogView } from './logs.js';
 import * as store from './store.js';
 
 export function runPage(main, { project, domain, run }, ui) {
@@ -73,6 +74,7 @@ export function runPage(main, { project, domain, run }, ui) {
   }));
 
   const panel = new DetailPanel(detail, {
+    ids: { project, domain, run },
     abort: (name) => abort(name, 'action'),
     select: (name) => tree.select(name, { focus: true, reveal: true }),
   });
@@ -542,15 +544,42 @@ function cacheName(c) {
   return !c || c === 'DISABLED' ? '–' : c.replaceAll('_', ' ').toLowerCase();
 }
 
-/** DetailPanel shows one action: facts, abort reason, error, timeline, conditions. */
+/**
+ * DetailPanel shows one action: a Details tab (facts, abort reason, error,
+ * timeline, conditions) and a Logs tab (its attempts' output, live).
+ */
 class DetailPanel {
-  constructor(el, { abort, select }) {
+  constructor(el, { abort, select, ids }) {
     this.el = el;
     this.abort = abort;
     this.selectAction = select;
+    this.ids = ids;
     this.a = null;
     this.durEl = null;
+    this.tab = 'details';
+    this.logs = null; // the LogView of the action shown, once its tab opened
+    this.headBox = h('div');
+    this.bodyBox = h('div', { id: 'detail-body', role: 'tabpanel' });
     this.show(null);
+  }
+
+  setTab(tab) {
+    this.tab = tab;
+    this.show(this.a);
+    const t = document.getElementById(`tab-${tab}`);
+    if (t) t.focus();
+  }
+
+  // logView is the Logs tab's content: kept while the same action is
+  // shown, so that a status change does not restart the log.
+  logView(a) {
+    if (this.logs && this.logs.id.action !== a.actionId.name) {
+      this.logs.close();
+      this.logs = null;
+    }
+    if (!this.logs) this.logs = new LogView({ ...this.ids, action: a.actionId.name });
+    this.logs.setAttempts(a.attempts);
+    return this.logs.el;
   }
 
   show(a, removedName) {
@@ -559,6 +588,8 @@ class DetailPanel {
     this.a = a;
     this.durEl = null;
     if (!a) {
+      if (this.logs) this.logs.close();
+      this.logs = null;
       this.el.replaceChildren(
         h('h2', { id: 'detail-title', class: 'sr-only', text: 'Action details' }),
         h('div', { class: 'placeholder' },
@@ -617,7 +648,16 @@ class DetailPanel {
           c.message ? h('p', { class: 'tl-msg wrap', text: c.message }) : null)))));
     }
 
-    this.el.replaceChildren(
+    const tabs = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Action views' },
+      ['details', 'logs'].map((t) => h('button', {
+        type: 'button', role: 'tab', id: `tab-${t}`, class: 'tab', 'aria-selected': String(this.tab === t),
+        'aria-controls': 'detail-body', tabindex: this.tab === t ? '0' : '-1',
+        text: t === 'details' ? 'Details' : 'Logs', onclick: () => this.setTab(t),
+      })));
+    tabs.addEventListener('keydown', (ev) => {
+      if (ev.key === 'ArrowRight' || ev.key === 'ArrowLeft') this.setTab(this.tab === 'details' ? 'logs' : 'details');
+    });
+    this.headBox.replaceChildren(
       h('div', { class: 'detail-head' },
         h('div', null,
           h('p', { class: 'eyebrow', text: 'Action' }),
@@ -629,7 +669,17 @@ class DetailPanel {
           title: done ? `Already ${phaseName(a.phase).toLowerCase()}` : null,
           text: 'Abort action', onclick: () => this.abort(name),
         })),
-      dl, ...sections);
+      tabs);
+    if (this.tab === 'logs') {
+      const view = this.logView(a);
+      if (this.bodyBox.firstChild !== view) this.bodyBox.replaceChildren(view);
+    } else {
+      if (this.logs) this.logs.close();
+      this.logs = null;
+      this.bodyBox.replaceChildren(dl, ...sections);
+    }
+    this.bodyBox.setAttribute('aria-labelledby', `tab-${this.tab}`);
+    if (this.el.firstChild !== this.headBox) this.el.replaceChildren(this.headBox, this.bodyBox);
     if (focusId) {
       const el = document.getElementById(focusId);
       if (el && !el.disabled) el.focus();

@@ -1,10 +1,17 @@
 // /projects/{p}/domains/{d}: the runs of a project and domain, newest first,
 // kept live by the project-domain stream (`run` events carry RunSummary).
+// The stream's snapshot holds the newest 1,000; older runs come a page at a
+// time from the REST list ("Show older runs").
 import { h, setAttr, setText } from './dom.js';
-import { pages, streams } from './api.js';
+import { pages, request, streams } from './api.js';
+import { toast } from './dialog.js';
 import { LiveCollection, keepCurrent } from './live.js';
 import { PHASES, badge, duration, ms, phaseClass, phaseName, shortTime, fullTime, updateBadge } from './format.js';
 import * as store from './store.js';
+
+// SNAPSHOT_RUNS is how many runs the stream's snapshot holds at most
+// (runs.SnapshotRuns on the server).
+const SNAPSHOT_RUNS = 1000;
 
 export function runsPage(main, { project, domain }, ui) {
   store.remember(project, domain);
@@ -33,6 +40,7 @@ export function runsPage(main, { project, domain }, ui) {
   phaseSel.value = PHASES.includes(params.get('phase')) ? params.get('phase') : '';
   const shown = h('span', { class: 'muted', id: 'runs-shown', 'aria-live': 'polite' });
   const noMatch = h('p', { class: 'empty', id: 'no-match', hidden: true, text: 'No run matches the filters.' });
+  const older = h('button', { type: 'button', class: 'btn', id: 'runs-older', hidden: true, text: 'Show older runs' });
   const filters = h('form', { class: 'filters', role: 'search', 'aria-label': 'Filter runs', onsubmit: (ev) => ev.preventDefault() },
     h('label', { for: 'run-filter', class: 'sr-only', text: 'Run name contains' }), query,
     h('label', { for: 'phase-filter', class: 'sr-only', text: 'Phase' }), phaseSel, shown);
@@ -42,7 +50,8 @@ export function runsPage(main, { project, domain }, ui) {
         h('p', { class: 'eyebrow', text: `${project} / ${domain}` }),
         h('h1', { text: 'Runs' }))),
     filters,
-    h('section', { class: 'panel', 'aria-label': 'Runs' }, h('div', { class: 'table-wrap' }, table), loading, empty, noMatch));
+    h('section', { class: 'panel', 'aria-label': 'Runs' }, h('div', { class: 'table-wrap' }, table), loading, empty, noMatch,
+      h('div', { class: 'more' }, older)));
 
   function matches(s) {
     const q = query.value.trim().toLowerCase();
@@ -73,6 +82,35 @@ export function runsPage(main, { project, domain }, ui) {
   phaseSel.addEventListener('change', filtersChanged);
 
   const rows = new Map(); // run name -> {tr, cells, s}
+
+  // Older runs: the first page is the runs started before the oldest shown
+  // (a millisecond later, since names break ties: duplicates are dropped),
+  // the next ones follow its continue token.
+  let olderQuery = null;
+  older.addEventListener('click', async () => {
+    if (!olderQuery) {
+      let oldest = Infinity;
+      for (const r of rows.values()) oldest = Math.min(oldest, ms(r.s.startedAt));
+      olderQuery = new URLSearchParams({ limit: '100', startedBefore: new Date(oldest + 1).toISOString() });
+    }
+    older.disabled = true;
+    try {
+      // Runs that start in the same millisecond fill a page with runs
+      // already shown: read on until one is new.
+      for (let n = 0; n < 50; n++) {
+        const page = await request('GET', `${pages.runs(project, domain)}/runs?${olderQuery}`);
+        const fresh = page.items.filter((s) => !rows.has(s.run.name));
+        apply(new Map(fresh.map((s) => [s.run.name, s])));
+        if (page.continue) olderQuery.set('continue', page.continue);
+        older.hidden = !page.continue;
+        if (fresh.length || !page.continue) break;
+      }
+    } catch (e) {
+      toast(`Could not load older runs: ${e.message}`);
+    } finally {
+      older.disabled = false;
+    }
+  });
 
   function makeRow(s) {
     const name = s.run.name;
@@ -165,6 +203,8 @@ export function runsPage(main, { project, domain }, ui) {
     onSynced: () => {
       loading.hidden = true;
       empty.hidden = rows.size > 0;
+      // A full snapshot may not be all there is.
+      if (!olderQuery) older.hidden = live.items.size < SNAPSHOT_RUNS;
     },
     onState: ui.setConn,
   });

@@ -1,7 +1,8 @@
 // Package process is the process plugin: it runs container.command plus
 // args as a local process in a process group of its own, with stdout and
-// stderr in files of the action's output dir. Exit 0 succeeds; any other
-// exit is a retryable user failure carrying the exit code. Abort, timeout
+// stderr in the log store (files of the action's output dir, bounded).
+// Exit 0 succeeds; any other exit is a retryable user failure carrying the
+// exit code. Abort, timeout
 // and server shutdown kill the whole group, and so does the server's death
 // (see starter.go).
 //
@@ -27,7 +28,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"sync"
@@ -36,11 +36,13 @@ import (
 
 	v1 "taskactions/api/v1"
 	"taskactions/internal/executor/plugins"
+	"taskactions/internal/logs"
 )
 
 // Plugin is the process plugin. Create it with New.
 type Plugin struct {
-	instance string   // this server process; a state of another is an orphan
+	instance string // this server process; a state of another is an orphan
+	logs     *logs.Store
 	baseEnv  []string // what tasks inherit from the server (PATH, HOME, ...)
 	starter  *starter
 
@@ -80,15 +82,16 @@ type proc struct {
 // inherited are the server's environment variables a task gets.
 var inherited = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ"}
 
-// New returns the plugin for a server process identified by instance.
-func New(instance string) *Plugin {
+// New returns the plugin for a server process identified by instance,
+// writing the tasks' stdout and stderr to logs.
+func New(instance string, logs *logs.Store) *Plugin {
 	var env []string
 	for _, k := range inherited {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}
 	}
-	return &Plugin{instance: instance, baseEnv: env, starter: newStarter(), running: map[string]*proc{}}
+	return &Plugin{instance: instance, logs: logs, baseEnv: env, starter: newStarter(), running: map[string]*proc{}}
 }
 
 func key(tc *plugins.TaskContext) string { return tc.UID + "/" + strconv.Itoa(int(tc.Attempt)) }
@@ -146,25 +149,22 @@ func (p *Plugin) start(tc *plugins.TaskContext, st State) (plugins.Transition, e
 		return plugins.Transition{Phase: plugins.PhasePermanentFailure,
 			Error: &plugins.ExecutionError{Code: "StartFailed", Message: err.Error()}}, nil
 	}
-	suffix := strconv.Itoa(int(tc.Attempt))
-	// Appended: an attempt a server stop interrupted starts again, and its
-	// first run's output stays.
-	stdout, err := openLog(filepath.Join(tc.OutputDir, "stdout-"+suffix+".log"))
+	stdout, stderr, err := p.openLogs(tc)
 	if err != nil {
 		return plugins.Transition{}, err
 	}
-	defer stdout.Close()
-	stderr, err := openLog(filepath.Join(tc.OutputDir, "stderr-"+suffix+".log"))
-	if err != nil {
-		return plugins.Transition{}, err
-	}
-	defer stderr.Close()
 
 	cmd := shimCommand(path, append(c.Command[1:], c.Args...))
 	cmd.Dir = tc.OutputDir
 	cmd.Env = append(p.env(tc), markerEnv+"="+st.Marker)
+	// Through pipes, not the files themselves: the log store bounds them
+	// and wakes the streams that follow them. A task's background child
+	// that keeps a pipe open does not hold Wait up for long.
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.WaitDelay = 2 * time.Second
+	closeLogs := func() { stdout.Close(); stderr.Close() }
 	if err := p.starter.start(cmd); err != nil {
+		closeLogs()
 		return plugins.Transition{Phase: plugins.PhasePermanentFailure,
 			Error: &plugins.ExecutionError{Code: "StartFailed", Message: err.Error()}}, nil
 	}
@@ -175,6 +175,7 @@ func (p *Plugin) start(tc *plugins.TaskContext, st State) (plugins.Transition, e
 	p.mu.Unlock()
 	go func() {
 		_ = cmd.Wait()
+		closeLogs()
 		pr.exit = cmd.ProcessState.ExitCode()
 		close(pr.done)
 		if tc.Wake != nil {
@@ -188,8 +189,20 @@ func (p *Plugin) start(tc *plugins.TaskContext, st State) (plugins.Transition, e
 	}, nil
 }
 
-func openLog(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+// openLogs opens the attempt's stdout and stderr in the log store.
+func (p *Plugin) openLogs(tc *plugins.TaskContext) (*logs.Writer, *logs.Writer, error) {
+	k := logs.Key{Project: tc.Project, Domain: tc.Domain, Run: tc.Run, Action: tc.Action, Attempt: int(tc.Attempt), Stream: logs.Stdout}
+	stdout, err := p.logs.Create(k)
+	if err != nil {
+		return nil, nil, err
+	}
+	k.Stream = logs.Stderr
+	stderr, err := p.logs.Create(k)
+	if err != nil {
+		stdout.Close()
+		return nil, nil, err
+	}
+	return stdout, stderr, nil
 }
 
 func (p *Plugin) status(pr *proc) plugins.Transition {

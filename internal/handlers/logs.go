@@ -1,0 +1,171 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"taskactions/internal/logs"
+	"taskactions/internal/sse"
+	"taskactions/internal/taskactions"
+)
+
+// logOf resolves the log a request names: the action must exist (live or
+// retired) and have the attempt, its latest by default (1 before the
+// first starts, whose log is empty).
+func (s *Server) logOf(ctx context.Context, id taskactions.ActionID, attempt *int, stream *LogStream) (logs.Key, error) {
+	u, err := s.mgr.Action(ctx, id)
+	if err != nil {
+		return logs.Key{}, err
+	}
+	latest := max(int(u.Attempts), 1)
+	n := latest
+	if attempt != nil {
+		if *attempt > latest {
+			return logs.Key{}, notFound(fmt.Sprintf("attempt %d of action %s (its latest is %d)", *attempt, id, latest))
+		}
+		n = *attempt
+	}
+	st := logs.Stdout
+	if stream != nil {
+		st = logs.Stream(*stream)
+	}
+	return logs.Key{Project: id.Project, Domain: id.Domain, Run: id.Run, Action: id.Name, Attempt: n, Stream: st}, nil
+}
+
+// GetActionLogs serves a log as plain text, with Range.
+func (s *Server) GetActionLogs(ctx context.Context, req GetActionLogsRequestObject) (GetActionLogsResponseObject, error) {
+	k, err := s.logOf(ctx, actionID(req.Project, req.Domain, req.Run, req.Action), req.Params.Attempt, req.Params.Stream)
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.logs.OpenRead(k)
+	if err != nil {
+		return nil, err
+	}
+	return logResponse{r: requestFrom(ctx), f: f, dropped: s.logs.Dropped(k)}, nil
+}
+
+// logResponse serves a log file through http.ServeContent, which answers
+// Range, If-Range and HEAD. A log only grows, so its size is its ETag.
+type logResponse struct {
+	r       *http.Request
+	f       *os.File // nil: not written yet
+	dropped int64
+}
+
+func (l logResponse) VisitGetActionLogsResponse(w http.ResponseWriter) error {
+	var content io.ReadSeeker = strings.NewReader("")
+	if l.f != nil {
+		defer l.f.Close()
+		content = l.f
+	}
+	size, err := content.Seek(0, io.SeekEnd)
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("ETag", `"`+strconv.FormatInt(size, 10)+`"`)
+	if l.dropped > 0 {
+		h.Set("Log-Dropped-Bytes", strconv.FormatInt(l.dropped, 10))
+	}
+	r := l.r
+	if size == 0 {
+		// Nothing written yet: the whole (empty) log, not 416 for a
+		// tail asked of nothing.
+		r = r.Clone(r.Context())
+		r.Header.Del("Range")
+	}
+	http.ServeContent(w, r, "", time.Time{}, io.NewSectionReader(readerAt(content), 0, size))
+	return nil
+}
+
+func readerAt(rs io.ReadSeeker) io.ReaderAt {
+	if ra, ok := rs.(io.ReaderAt); ok {
+		return ra
+	}
+	return strings.NewReader("")
+}
+
+// AppendActionLogs appends an outside executor's text to a log.
+func (s *Server) AppendActionLogs(ctx context.Context, req AppendActionLogsRequestObject) (AppendActionLogsResponseObject, error) {
+	attempt := req.Body.Attempt
+	k, err := s.logOf(ctx, actionID(req.Project, req.Domain, req.Run, req.Action), &attempt, req.Body.Stream)
+	if err != nil {
+		return nil, err
+	}
+	size, dropped, err := s.logs.Append(k, []byte(req.Body.Text))
+	if err != nil {
+		return nil, err
+	}
+	return AppendActionLogs200JSONResponse{Size: size, Dropped: dropped}, nil
+}
+
+// StreamActionLogs follows a log as server-sent events.
+func (s *Server) StreamActionLogs(ctx context.Context, req StreamActionLogsRequestObject) (StreamActionLogsResponseObject, error) {
+	id := actionID(req.Project, req.Domain, req.Run, req.Action)
+	k, err := s.logOf(ctx, id, req.Params.Attempt, req.Params.Stream)
+	if err != nil {
+		return nil, err
+	}
+	from, _ := strconv.ParseInt(lastEventID(req.Params.LastEventID, req.Params.LastEventId), 10, 64)
+	return logStream{ctx: ctx, s: s, id: id, key: k, from: from}, nil
+}
+
+type logStream struct {
+	ctx  context.Context
+	s    *Server
+	id   taskactions.ActionID
+	key  logs.Key
+	from int64
+}
+
+func (ls logStream) VisitStreamActionLogsResponse(w http.ResponseWriter) error {
+	if isHead(ls.ctx) {
+		sse.WriteHead(w)
+		return nil
+	}
+	if !ls.s.streams.acquire() {
+		w.Header().Set("Retry-After", "5")
+		writeProblemCtx(ls.ctx, w, errTooManyStreams)
+		return nil
+	}
+	defer ls.s.streams.release()
+	defer ls.s.metrics.StreamOpened("logs")()
+	f, err := ls.s.logs.Follow(ls.key)
+	if err != nil {
+		writeProblemCtx(ls.ctx, w, err)
+		return nil
+	}
+	defer f.Close()
+	return sse.Tail(ls.ctx, w, ls.from, attemptLog{Follower: f, ctx: ls.ctx, mgr: ls.s.mgr, id: ls.id, attempt: ls.key.Attempt}, ls.s.sse)
+}
+
+// attemptLog is a log whose end is known from the log store (this
+// process wrote it, and is done) or else from the action: it has ended
+// once the action is terminal, gone, or on a later attempt.
+type attemptLog struct {
+	*logs.Follower
+	ctx     context.Context
+	mgr     *taskactions.Manager
+	id      taskactions.ActionID
+	attempt int
+}
+
+func (l attemptLog) Ended() (bool, int64) {
+	if l.Follower.Ended() {
+		return true, l.Dropped()
+	}
+	u, err := l.mgr.Action(l.ctx, l.id)
+	if err != nil {
+		return l.ctx.Err() == nil, l.Dropped() // deleted: nothing more will come
+	}
+	return u.Phase.Terminal() || int(u.Attempts) > l.attempt, l.Dropped()
+}

@@ -1,0 +1,172 @@
+package runs
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"taskactions/internal/history"
+	"taskactions/internal/journal"
+)
+
+// Project is a project and domain with runs.
+type Project = history.Project
+
+// ProjectEvent is a published change of a project and domain. It is
+// shared by every subscriber.
+type ProjectEvent struct {
+	Project Project
+	// Deleted: its last run was deleted; it is gone.
+	Deleted bool
+	Wire    journal.Encoded
+}
+
+// projectsTopic is the one topic of the projects journal: every
+// subscriber gets every project, and the API filters what it may read.
+const projectsTopic = "projects"
+
+// activityStep is how far a project's last activity moves before it is
+// published again: a busy project is not a stream of its own.
+const activityStep = time.Second
+
+// projects is the service's view of every project and domain with runs:
+// read from history on first use, then kept in step with each commit and
+// deletion under Service.mu. A deleted run lowers the count but leaves
+// the last activity as it was (history would need a scan to lower it).
+type projects struct {
+	loaded  bool
+	byKey   map[string]*projectState
+	seq     uint64
+	journal *journal.Journal[*ProjectEvent]
+}
+
+type projectState struct {
+	Project
+	published time.Time // the last activity last published
+}
+
+// Projects returns every project and domain with runs, sorted.
+func (s *Service) Projects(ctx context.Context) ([]Project, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.loadProjectsLocked(ctx); err != nil {
+		return nil, err
+	}
+	return s.projectListLocked(), nil
+}
+
+// SubscribeProjects opens a subscription to the projects; when it cannot
+// resume from after, snapshot is every project to send first.
+func (s *Service) SubscribeProjects(ctx context.Context, after *uint64) (*journal.Subscription[*ProjectEvent], journal.Start[*ProjectEvent], []Project) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var snap []Project
+	sub, start := s.projects.journal.Subscribe(projectsTopic, after, func() uint64 {
+		if err := s.loadProjectsLocked(ctx); err != nil {
+			s.log.Warn().Err(err).Msg("projects snapshot from history failed")
+		}
+		snap = s.projectListLocked()
+		return s.projects.seq
+	})
+	return sub, start, snap
+}
+
+// ProjectCursors formats and parses the cursors of the projects stream.
+func (s *Service) ProjectCursors() interface {
+	FormatCursor(uint64) string
+	ParseCursor(string) (uint64, bool)
+} {
+	return s.projects.journal
+}
+
+func (s *Service) loadProjectsLocked(ctx context.Context) error {
+	p := &s.projects
+	if p.loaded {
+		return nil
+	}
+	ps, err := s.store.Projects(ctx)
+	if err != nil {
+		return err
+	}
+	p.byKey = make(map[string]*projectState, len(ps))
+	for _, pr := range ps {
+		p.byKey[topic(pr.Project, pr.Domain)] = &projectState{Project: pr, published: pr.LastActivity}
+	}
+	p.loaded = true
+	return nil
+}
+
+func (s *Service) projectListLocked() []Project {
+	out := make([]Project, 0, len(s.projects.byKey))
+	for _, st := range s.projects.byKey {
+		out = append(out, st.Project)
+	}
+	slices.SortFunc(out, func(a, b Project) int {
+		return cmp.Or(cmp.Compare(a.Project, b.Project), cmp.Compare(a.Domain, b.Domain))
+	})
+	return out
+}
+
+// runChangedLocked follows a committed run change into its project.
+func (s *Service) runChangedLocked(r history.Recorded) {
+	p := &s.projects
+	if !p.loaded {
+		return // the first read will see it in history
+	}
+	id := r.Run.ID
+	st := p.byKey[topic(id.Project, id.Domain)]
+	isNew := st == nil
+	if isNew {
+		st = &projectState{Project: Project{Project: id.Project, Domain: id.Domain}}
+		p.byKey[topic(id.Project, id.Domain)] = st
+	}
+	if r.Created || isNew {
+		st.Runs++
+	}
+	act := r.Run.StartedAt
+	if r.Run.EndedAt != nil && r.Run.EndedAt.After(act) {
+		act = *r.Run.EndedAt
+	}
+	if act.After(st.LastActivity) {
+		st.LastActivity = act
+	}
+	if r.Created || isNew || st.LastActivity.Sub(st.published) >= activityStep {
+		st.published = st.LastActivity
+		s.publishProjectLocked(st.Project, false)
+	}
+}
+
+// runDeletedLocked follows a deletion into its project, read again from
+// history: deletions are rare, and a count kept by hand would drift.
+func (s *Service) runDeletedLocked(ctx context.Context, id RunID) {
+	p := &s.projects
+	if !p.loaded {
+		return
+	}
+	pr, err := s.store.Project(ctx, id.Project, id.Domain)
+	if err != nil {
+		// Read from scratch at the next subscription or list.
+		s.log.Warn().Err(err).Str("project", id.Project).Str("domain", id.Domain).Msg("project count after a deletion")
+		p.loaded = false
+		return
+	}
+	key := topic(id.Project, id.Domain)
+	if pr.Runs > 0 {
+		p.byKey[key] = &projectState{Project: pr, published: pr.LastActivity}
+		s.publishProjectLocked(pr, false)
+		return
+	}
+	if _, had := p.byKey[key]; had {
+		delete(p.byKey, key)
+		s.publishProjectLocked(pr, true)
+	}
+}
+
+func (s *Service) publishProjectLocked(pr Project, deleted bool) {
+	s.projects.seq++
+	s.projects.journal.Publish(journal.Entry[*ProjectEvent]{
+		Cursor: s.projects.seq, Key: topic(pr.Project, pr.Domain), Topics: []string{projectsTopic},
+		Value: &ProjectEvent{Project: pr, Deleted: deleted},
+	})
+}

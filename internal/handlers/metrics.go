@@ -51,7 +51,7 @@ func NewMetrics(g Gauges) *Metrics {
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if g.QueueDepth != nil {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "taskactions_manager_queue_depth", Help: "Informer events waiting for a manager worker.",
+			Name: "taskactions_manager_queue_depth", Help: "Actions with a change waiting for a manager worker (the workqueue holds each action once).",
 		}, func() float64 { return float64(g.QueueDepth()) }))
 	}
 	if g.EventsHandled != nil {

@@ -99,8 +99,8 @@ func actionTopics(_ *v1.TaskAction, u *ActionUpdate) []string {
 	return topics
 }
 
-// handleEvent hands an event, once published, to the worker owning the
-// object.
+// handleEvent hands an event, once published, to the workers. It never
+// blocks: the informer's one goroutine feeds every stream.
 func (m *Manager) handleEvent(ev pipeline.Event[*v1.TaskAction, *ActionUpdate]) {
 	ta := ev.Object
 	if ev.Type != watch.Deleted {
@@ -110,11 +110,7 @@ func (m *Manager) handleEvent(ev pipeline.Event[*v1.TaskAction, *ActionUpdate]) 
 	if w == nil {
 		return
 	}
-	item := workItem{eventType: ev.Type, ta: ta, update: ev.View}
-	select {
-	case w.queues[shardOf(keyOf(ta.Namespace, ta.Name), len(w.queues))] <- item:
-	case <-w.ctx.Done(): // stopping: the workers may be gone
-	}
+	w.add(workItem{eventType: ev.Type, ta: ta, update: ev.View})
 }
 
 // listKeys are the cached lists an event about an action with spec s

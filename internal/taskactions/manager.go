@@ -5,23 +5,20 @@
 // TaskActions flow through the generic pipeline (package pipeline): one
 // shared informer, the run and parent lists, each action's view encoded
 // once, the journal that serves streams. What is TaskAction's own is here:
-// identity and indexes, writes and their rules, and the pool of workers
-// that the pipeline hands each event to, sharded by an FNV hash of the
-// object key so each object's events are handled in order. The workers
+// identity and indexes, writes and their rules, and the workers that the
+// pipeline hands each event to through a workqueue (workers.go), which
 // notify the run service and mark terminal statuses recorded.
 package taskactions
 
 import (
 	"context"
 	"errors"
-	"hash/fnv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -50,10 +47,9 @@ type Config struct {
 	// NamespaceTemplate names an action's namespace from {project} and
 	// {domain}. Default "{project}-{domain}".
 	NamespaceTemplate string
-	// Workers is the size of the worker pool (default 8); WorkerQueue the
-	// bound of each worker's queue (default 1024).
-	Workers     int
-	WorkerQueue int
+	// Workers is the number of run-service notifications in flight
+	// (default 8).
+	Workers int
 	// Notifier is the run service; nil disables notifications.
 	Notifier RunNotifier
 	// History holds the actions retired from the control plane, which
@@ -88,14 +84,6 @@ type Manager struct {
 	running atomic.Pointer[workers]
 }
 
-// workers is the pool of one StartWatching..StopWatching lifetime.
-type workers struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	queues []chan workItem
-	wg     sync.WaitGroup
-}
-
 // New returns a manager; StartWatching starts it.
 func New(cfg Config) *Manager {
 	if cfg.NamespaceTemplate == "" {
@@ -103,9 +91,6 @@ func New(cfg Config) *Manager {
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = 8
-	}
-	if cfg.WorkerQueue <= 0 {
-		cfg.WorkerQueue = 1024
 	}
 	if cfg.HistoryLimit <= 1 {
 		cfg.HistoryLimit = 64
@@ -142,11 +127,7 @@ func (m *Manager) QueueDepth() int {
 	if w == nil {
 		return 0
 	}
-	n := 0
-	for _, q := range w.queues {
-		n += len(q)
-	}
-	return n
+	return w.depth()
 }
 
 // EventsHandled counts informer events the workers have finished with.
@@ -189,33 +170,4 @@ func (m *Manager) StopWatching() {
 	m.owners.forget()
 }
 
-func (m *Manager) startWorkers() *workers {
-	ctx, cancel := context.WithCancel(context.Background())
-	w := &workers{ctx: ctx, cancel: cancel, queues: make([]chan workItem, m.cfg.Workers)}
-	for i := range w.queues {
-		w.queues[i] = make(chan workItem, m.cfg.WorkerQueue)
-		w.wg.Go(func() { m.worker(ctx, w.queues[i]) })
-	}
-	m.running.Store(w)
-	return w
-}
-
-func (m *Manager) stopWorkers(w *workers) {
-	m.running.Store(nil)
-	w.cancel()
-	for _, q := range w.queues {
-		close(q)
-	}
-	w.wg.Wait()
-}
-
-func shardOf(key string, n int) int {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(key))
-	return int(h.Sum32() % uint32(n))
-}
-
 func keyOf(ns, name string) string { return ns + "/" + name }
-
-// uidOf is a short alias used by the workers' maps.
-type uid = types.UID

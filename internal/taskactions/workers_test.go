@@ -1,0 +1,157 @@
+package taskactions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+
+	v1 "taskactions/api/v1"
+	"taskactions/internal/runs"
+)
+
+// gatedNotifier holds every call until the gate opens, failing the first
+// failures calls after that, and keeps the last action it accepted by name.
+type gatedNotifier struct {
+	gate     chan struct{}
+	mu       sync.Mutex
+	failures int
+	calls    int
+	last     map[string]runs.Action
+}
+
+func (g *gatedNotifier) note(ctx context.Context, a runs.Action) error {
+	select {
+	case <-g.gate:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.calls++
+	if g.failures > 0 {
+		g.failures--
+		return errors.New("history is down")
+	}
+	g.last[a.Name] = a
+	return nil
+}
+
+func (g *gatedNotifier) RecordAction(ctx context.Context, a runs.Action) error       { return g.note(ctx, a) }
+func (g *gatedNotifier) UpdateActionStatus(ctx context.Context, a runs.Action) error { return g.note(ctx, a) }
+func (g *gatedNotifier) DeleteRun(context.Context, runs.RunID, []runs.Action) (bool, error) {
+	return false, nil
+}
+func (g *gatedNotifier) DeleteActions(context.Context, runs.RunID, string, []runs.Action) error {
+	return nil
+}
+
+func (g *gatedNotifier) lastPhases() map[string]v1.Phase {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := map[string]v1.Phase{}
+	for name, a := range g.last {
+		out[name] = a.Phase
+	}
+	return out
+}
+
+// phaseEvents are objects' events by hand, as the informer would hand them
+// over: each object goes QUEUED, then RUNNING over and over, then
+// SUCCEEDED.
+func phaseEvents(m *Manager, objects, each int) {
+	for i := range each {
+		phase := v1.PhaseRunning
+		switch i {
+		case 0:
+			phase = v1.PhaseQueued
+		case each - 1:
+			phase = v1.PhaseSucceeded
+		}
+		for o := range objects {
+			ta := &v1.TaskAction{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "w-dev", Name: fmt.Sprintf("r-c%d", o), UID: types.UID(fmt.Sprint("u", o)),
+					ResourceVersion: fmt.Sprint(i*objects + o + 2)},
+				Spec:   v1.TaskActionSpec{Project: "w", Domain: "dev", RunName: "r", ActionName: fmt.Sprintf("c%d", o), TaskType: "echo"},
+				Status: v1.TaskActionStatus{Attempts: uint32(i + 1), Conditions: phaseConditions(phase)},
+			}
+			typ := watch.Modified
+			if i == 0 {
+				typ = watch.Added
+			}
+			m.actions.Deliver(typ, nil, ta)
+		}
+	}
+}
+
+// phaseConditions are the conditions an executor writes for a phase.
+func phaseConditions(p v1.Phase) []metav1.Condition {
+	switch p {
+	case v1.PhaseSucceeded:
+		return []metav1.Condition{{Type: v1.ConditionSucceeded, Status: metav1.ConditionTrue, Reason: v1.ReasonCompleted}}
+	case v1.PhaseRunning:
+		return []metav1.Condition{{Type: v1.ConditionProgressing, Status: metav1.ConditionTrue, Reason: v1.ReasonExecuting}}
+	}
+	return nil
+}
+
+// The informer's handler feeds every stream, so a run service that stops
+// answering must not stop it: with every notification held, thousands of
+// events still go through, and once the run service answers it learns each
+// object's latest phase.
+func TestInformerNeverWaitsForTheRunService(t *testing.T) {
+	g := &gatedNotifier{gate: make(chan struct{}), last: map[string]runs.Action{}}
+	m := New(Config{Client: kubeClient(t), Notifier: g, Workers: 2, Log: testenvLogger()})
+	w := m.startWorkers()
+	defer m.stopWorkers(w)
+
+	const objects, each = 10, 2000
+	delivered := make(chan struct{})
+	go func() {
+		phaseEvents(m, objects, each)
+		close(delivered)
+	}()
+	select {
+	case <-delivered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the informer's handler is blocked on the run service")
+	}
+	if depth := m.QueueDepth(); depth > objects {
+		t.Fatalf("queue depth %d with every notification held: want at most one entry per object (%d)", depth, objects)
+	}
+
+	close(g.gate)
+	eventually(t, 10*time.Second, "every object's final phase", func() bool {
+		got := g.lastPhases()
+		for o := range objects {
+			if got[fmt.Sprintf("c%d", o)] != v1.PhaseSucceeded {
+				return false
+			}
+		}
+		return true
+	})
+	if g.calls >= objects*each/10 {
+		t.Errorf("%d run service calls for %d events: the queue should coalesce each object's events", g.calls, objects*each)
+	}
+}
+
+// A failed notification is retried by the queue, without waiting for the
+// object to change again.
+func TestFailedNotificationIsRetried(t *testing.T) {
+	g := &gatedNotifier{gate: make(chan struct{}), last: map[string]runs.Action{}, failures: 3}
+	close(g.gate)
+	m := New(Config{Client: kubeClient(t), Notifier: g, Workers: 2, Log: testenvLogger()})
+	w := m.startWorkers()
+	defer m.stopWorkers(w)
+
+	phaseEvents(m, 1, 2) // QUEUED, then SUCCEEDED: one notification, failing three times
+	eventually(t, 10*time.Second, "the retried notification", func() bool {
+		return g.lastPhases()["c0"] == v1.PhaseSucceeded
+	})
+}

@@ -71,13 +71,13 @@ func BenchmarkAuthOverhead(b *testing.B) {
 	b.ReportMetric(none50, "get-none-p50-ms")
 	b.ReportMetric(none99, "get-none-p99-ms")
 
-	fOn, fOff := newFanout(b, on), newFanout(b, off)
-	_, onP99, onCPU := fOn.measure("sse, authentication on", 0, fOn.sseViewer)
-	_, offP99, offCPU := fOff.measure("sse, authentication off", 0, fOff.sseViewer)
-	b.ReportMetric(onCPU, "fanout-on-cpu-s/1000ev")
-	b.ReportMetric(offCPU, "fanout-none-cpu-s/1000ev")
-	b.ReportMetric(onCPU/offCPU, "fanout-cpu-on/none")
-	b.ReportMetric(onP99/offP99, "fanout-p99-on/none")
+	tr := func() *http.Transport { return &http.Transport{} }
+	rOn := measure(b, serverTarget(b, on, tr, 0), 1000)
+	rOff := measure(b, serverTarget(b, off, tr, 0), 1000)
+	b.ReportMetric(rOn.cpuPer1000, "fanout-on-cpu-ms/1000ev")
+	b.ReportMetric(rOff.cpuPer1000, "fanout-none-cpu-ms/1000ev")
+	b.ReportMetric(rOn.cpuPer1000/rOff.cpuPer1000, "fanout-cpu-on/none")
+	b.ReportMetric(rOn.p99/rOff.p99, "fanout-p99-on/none")
 }
 
 // sessionCookie logs in with the admin token, as the dashboard does.

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"slices"
@@ -20,7 +21,6 @@ import (
 )
 
 const (
-	viewers     = 1000
 	children    = 10
 	updateRate  = 20 // per second
 	updateSpell = 10 * time.Second
@@ -65,133 +65,157 @@ func sentAt(data []byte) (time.Time, bool) {
 	return time.Unix(0, ns), err == nil
 }
 
-// fanout is the fan-out scenario on one server: a parent action with
-// children, whose statuses an updater changes while viewers watch.
-type fanout struct {
-	b     *testing.B
-	s     *server
-	httpc *http.Client
-	run   string
+// target is what the readers read and the updater changes: the server, the
+// floor, or the control plane's watches. Only proc's CPU is counted.
+type target struct {
+	name string
+	proc proc
+	mustDeliver bool // every change to every reader, or the benchmark fails
+	// side is another process whose CPU is read too (the control plane).
+	side *proc
+	// open reads one stream until ctx ends, adding each live change's
+	// latency; it calls ready once it has its initial state.
+	open func(ctx context.Context, lat *latencies, ready func())
+	// change makes change n, carrying its send time.
+	change func(n int) error
 }
 
-func newFanout(b *testing.B, s *server) *fanout {
-	f := &fanout{b: b, s: s, httpc: s.client(&http.Transport{MaxIdleConnsPerHost: 8}), run: "fan"}
-	if err := post(f.httpc, s.url+"/api/v1/actions", enqueueBody("fan", f.run, "a0", ""), http.StatusCreated); err != nil {
-		b.Fatal(err)
-	}
-	for i := range children {
-		if err := post(f.httpc, s.url+"/api/v1/actions", enqueueBody("fan", f.run, fmt.Sprintf("c%d", i), "a0"), http.StatusCreated); err != nil {
-			b.Fatal(err)
-		}
-	}
-	return f
+// result is one target's figures.
+type result struct {
+	p50, p99   float64 // ms
+	cpuPer1000 float64 // CPU-ms per 1,000 deliveries
+	cpu        float64 // CPU seconds of the spell
+	sideCPU    float64 // the side process's
+	delivered  int64
 }
 
-// update changes the children round-robin at updateRate for updateSpell,
-// a new attempt each round so that every write is a change. The message
-// carries the send time.
-func (f *fanout) update(firstAttempt int32) {
-	attempt := firstAttempt
-	period := time.Second / updateRate
-	tick := time.NewTicker(period)
-	defer tick.Stop()
-	for n := range int(updateSpell / period) {
-		<-tick.C
-		if n%children == 0 {
-			attempt++
-		}
-		body := fmt.Sprintf(`{"attempt":%d,"status":{"phase":"RUNNING","message":"t=%d"}}`, attempt, time.Now().UnixNano())
-		req, _ := http.NewRequest(http.MethodPut, fmt.Sprintf("%s/api/v1/projects/fan/domains/dev/runs/%s/actions/c%d/status", f.s.url, f.run, n%children), bytes.NewReader([]byte(body)))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := f.httpc.Do(req)
-		if err != nil {
-			f.b.Error(err)
-			return
-		}
-		resp.Body.Close()
-	}
-}
-
-// measure opens the viewers, runs an update spell from firstAttempt, and
-// returns the delivery latency percentiles and the server's CPU seconds
-// per 1,000 delivered events.
-func (f *fanout) measure(name string, firstAttempt int32, open func(ctx context.Context, lat *latencies, ready *sync.WaitGroup)) (p50, p99, cpuPer1000 float64) {
-	b := f.b
-	expected := int64(updateSpell/(time.Second/updateRate)) * viewers
+// measure opens readers streams of t, makes updateRate changes a second
+// for updateSpell, waits for every delivery (or 30 s), and reports.
+func measure(b *testing.B, t target, readers int) result {
+	expected := int64(updateSpell/(time.Second/updateRate)) * int64(readers)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	lat := &latencies{}
 	var ready sync.WaitGroup
-	ready.Add(viewers)
-	for range viewers {
-		go open(ctx, lat, &ready)
+	ready.Add(readers)
+	sem := make(chan struct{}, 64) // a connection storm is not what is measured
+	for range readers {
+		sem <- struct{}{}
+		go t.open(ctx, lat, sync.OnceFunc(func() { <-sem; ready.Done() }))
 	}
 	ready.Wait()
-	time.Sleep(time.Second) // let the connection storm settle
-	cpu0 := f.s.cpuSeconds(b)
-	f.update(firstAttempt)
-	deadline := time.Now().Add(30 * time.Second)
-	for lat.got.Load() < expected && time.Now().Before(deadline) {
+	time.Sleep(time.Second)
+	cpu0, side0 := t.proc.cpuSeconds(b), 0.0
+	if t.side != nil {
+		side0 = t.side.cpuSeconds(b)
+	}
+	period := time.Second / updateRate
+	tick := time.NewTicker(period)
+	for n := range int(updateSpell / period) {
+		<-tick.C
+		if err := t.change(n); err != nil {
+			b.Error(err)
+			break
+		}
+	}
+	tick.Stop()
+	for deadline := time.Now().Add(30 * time.Second); lat.got.Load() < expected && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 	}
-	cpu := f.s.cpuSeconds(b) - cpu0
-	got := lat.got.Load()
-	b.Logf("%s: %d of %d events delivered, server CPU %.2fs", name, got, expected, cpu)
-	if got < expected {
-		b.Errorf("%s: only %d of %d events delivered", name, got, expected)
+	r := result{cpu: t.proc.cpuSeconds(b) - cpu0, p50: lat.percentile(0.5), p99: lat.percentile(0.99)}
+	if t.side != nil {
+		r.sideCPU = t.side.cpuSeconds(b) - side0
 	}
-	return lat.percentile(0.5), lat.percentile(0.99), cpu / float64(got) * 1000
+	got := lat.got.Load()
+	r.delivered = got
+	r.cpuPer1000 = r.cpu / float64(max(got, 1)) * 1e6
+	b.Logf("%s, %d readers: %d of %d delivered, p50 %.1f ms, p99 %.1f ms, CPU %.2f s, %.1f CPU-ms per 1,000 deliveries",
+		t.name, readers, got, expected, r.p50, r.p99, r.cpu, r.cpuPer1000)
+	if got != expected && t.mustDeliver {
+		b.Errorf("%s: %d of %d events delivered", t.name, got, expected)
+	}
+	return r
 }
 
-// sseViewer reads the parent's event stream, timing each live event.
-func (f *fanout) sseViewer(ctx context.Context, lat *latencies, ready *sync.WaitGroup) {
-	streamURL := fmt.Sprintf("%s/api/v1/projects/fan/domains/dev/runs/%s/actions/a0/events", f.s.url, f.run)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, streamURL, nil)
-	resp, err := f.s.client(&http.Transport{}).Do(req)
-	if err != nil {
-		f.b.Error(err)
-		ready.Done()
-		return
-	}
-	defer resp.Body.Close()
-	r := client.NewEventReader(resp.Body)
-	synced := false
-	for {
-		ev, err := r.Next()
+// sseReader reads an event stream with the reader every client here uses,
+// timing each live action event.
+func sseReader(c *http.Client, url string) func(ctx context.Context, lat *latencies, ready func()) {
+	return func(ctx context.Context, lat *latencies, ready func()) {
+		defer ready()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := c.Do(req)
 		if err != nil {
-			if !synced {
-				ready.Done()
-			}
 			return
 		}
-		switch ev.Type {
-		case "synced":
-			if !synced {
-				synced = true
-				ready.Done()
+		defer resp.Body.Close()
+		r := client.NewEventReader(resp.Body)
+		synced := false
+		for {
+			ev, err := r.Next()
+			if err != nil {
+				return
 			}
-		case "action":
-			if t, ok := sentAt(ev.Data); ok && synced {
-				lat.add(time.Since(t))
+			switch ev.Type {
+			case "synced":
+				synced = true
+				ready()
+			case "action":
+				if t, ok := sentAt(ev.Data); ok && synced {
+					lat.add(time.Since(t))
+				}
 			}
 		}
 	}
 }
 
-// BenchmarkFanout: 1,000 viewers of one parent action while its children
-// change at 20 updates/s for 10 s, first as 1,000 SSE streams of this
-// server (one shared informer), then as 1,000 direct Kubernetes watches on
-// the same API server (what other dashboards do). Reported: delivery
-// latency p50/p99 from before the status write to the viewer, and server
-// CPU seconds per 1,000 delivered events, for each, and their ratios.
-func BenchmarkFanout(b *testing.B) {
-	s := startServer(b)
-	f := newFanout(b, s)
-	sseP50, sseP99, sseCPU := f.measure("sse", 0, f.sseViewer)
-	selector := fmt.Sprintf("%s=%s,%s=a0", v1.LabelRun, f.run, v1.LabelParent)
-	watchP50, watchP99, watchCPU := f.measure("watch", 100, func(ctx context.Context, lat *latencies, ready *sync.WaitGroup) {
-		w, err := s.kube.FlyteV1().TaskActions("fan-dev").Watch(ctx, metav1.ListOptions{LabelSelector: selector})
-		ready.Done()
+// changeBody is one change as the updater sends it: a new attempt each
+// round over the children, so every write changes the object.
+func changeBody(n int) []byte {
+	return fmt.Appendf(nil, `{"attempt":%d,"status":{"phase":"RUNNING","message":"t=%d"}}`, n/children+1, time.Now().UnixNano())
+}
+
+// serverTarget is the parent a0 of the run "fan", with children c0..c9,
+// on s; attempts start past firstAttempt so that a second spell on the
+// same objects still changes them.
+func serverTarget(b *testing.B, s *server, tr func() *http.Transport, firstAttempt int) target {
+	run := fmt.Sprintf("fan%d", firstAttempt)
+	c := s.client(tr())
+	must(b, post(c, s.url+"/api/v1/actions", enqueueBody("fan", run, "a0", ""), http.StatusCreated))
+	for i := range children {
+		must(b, post(c, s.url+"/api/v1/actions", enqueueBody("fan", run, fmt.Sprintf("c%d", i), "a0"), http.StatusCreated))
+	}
+	stream := fmt.Sprintf("%s/api/v1/projects/fan/domains/dev/runs/%s/actions/a0/events", s.url, run)
+	return target{name: "server", proc: s.proc, mustDeliver: true,
+		open: func(ctx context.Context, lat *latencies, ready func()) {
+			sseReader(s.client(tr()), stream)(ctx, lat, ready)
+		},
+		change: func(n int) error {
+			url := fmt.Sprintf("%s/api/v1/projects/fan/domains/dev/runs/%s/actions/c%d/status", s.url, run, n%children)
+			return put(c, url, changeBody(n+firstAttempt*children))
+		}}
+}
+
+// floorTarget is the bare broadcaster.
+func floorTarget(b *testing.B, f *floor, tr func() *http.Transport) target {
+	c := &http.Client{Transport: tr()}
+	return target{name: "floor", proc: f.proc, mustDeliver: true,
+		open: func(ctx context.Context, lat *latencies, ready func()) {
+			sseReader(&http.Client{Transport: tr()}, f.url+"/events")(ctx, lat, ready)
+		},
+		change: func(n int) error { return post(c, f.url+"/change", changeBody(n), http.StatusNoContent) }}
+}
+
+// watchTarget is a direct Kubernetes watch of a0's children on the
+// control plane, what other dashboards open per viewer; the changes go
+// through the server (whose run it is), the CPU counted is the control
+// plane's.
+func watchTarget(b *testing.B, cp, s *server, tr func() *http.Transport) target {
+	t := serverTarget(b, s, tr, 100)
+	selector := fmt.Sprintf("%s=fan100,%s=a0", v1.LabelRun, v1.LabelParent)
+	t.name, t.proc, t.mustDeliver = "watches", cp.proc, false
+	t.open = func(ctx context.Context, lat *latencies, ready func()) {
+		w, err := cp.kube.FlyteV1().TaskActions("fan-dev").Watch(ctx, metav1.ListOptions{LabelSelector: selector})
+		ready()
 		if err != nil {
 			b.Error(err)
 			return
@@ -199,8 +223,7 @@ func BenchmarkFanout(b *testing.B) {
 		defer w.Stop()
 		for ev := range w.ResultChan() {
 			ta, ok := ev.Object.(*v1.TaskAction)
-			// ADDED events are the watch's initial state, not changes.
-			if !ok || ev.Type != watch.Modified {
+			if !ok || ev.Type != watch.Modified { // ADDED: the initial state
 				continue
 			}
 			for _, c := range ta.Status.Conditions {
@@ -209,65 +232,111 @@ func BenchmarkFanout(b *testing.B) {
 				}
 			}
 		}
-	})
-	b.ReportMetric(sseP50, "sse-p50-ms")
-	b.ReportMetric(sseP99, "sse-p99-ms")
-	b.ReportMetric(sseCPU, "sse-cpu-s/1000ev")
-	b.ReportMetric(watchP50, "watch-p50-ms")
-	b.ReportMetric(watchP99, "watch-p99-ms")
-	b.ReportMetric(watchCPU, "watch-cpu-s/1000ev")
-	b.ReportMetric(watchP99/sseP99, "p99-watch/sse")
-	b.ReportMetric(watchCPU/sseCPU, "cpu-watch/sse")
+	}
+	return t
 }
 
-// BenchmarkIdleStreams: server memory per idle open stream, at 1,000 and
-// 10,000 streams.
-func BenchmarkIdleStreams(b *testing.B) {
-	s := startServer(b)
-	httpc := s.client(&http.Transport{})
-	if err := post(httpc, s.url+"/api/v1/actions", enqueueBody("idle", "r", "a0", ""), http.StatusCreated); err != nil {
+func put(c *http.Client, url string, body []byte) error {
+	req, _ := http.NewRequest(http.MethodPut, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("PUT %s: %s", url, resp.Status)
+	}
+	return nil
+}
+
+func must(b *testing.B, err error) {
+	b.Helper()
+	if err != nil {
 		b.Fatal(err)
 	}
-	url := s.url + "/api/v1/projects/idle/domains/dev/runs/r/actions/a0/events"
-	var open []*http.Response
-	defer func() {
-		for _, r := range open {
-			r.Body.Close()
-		}
-	}()
-	settle := func() float64 {
-		time.Sleep(3 * time.Second)
-		return s.rssBytes(b)
+}
+
+// goal reports a ratio against its goal, and whether it holds.
+func goal(b *testing.B, name string, ratio, limit float64, atLeast bool) {
+	b.Helper()
+	holds := ratio <= limit
+	op := "≤"
+	if atLeast {
+		holds, op = ratio >= limit, "≥"
 	}
-	base := settle()
-	for _, n := range []int{1000, 10000} {
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, 64)
-		for range n - len(open) {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				tr := &http.Transport{}
-				resp, err := s.client(tr).Get(url)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				r := client.NewEventReader(resp.Body)
-				for ev, err := r.Next(); err == nil && ev.Type != "synced"; ev, err = r.Next() {
-				}
-				mu.Lock()
-				open = append(open, resp)
-				mu.Unlock()
-			}()
-		}
-		wg.Wait()
-		rss := settle()
-		perStream := (rss - base) / float64(len(open))
-		b.Logf("%d streams: RSS %.1f MB (from %.1f MB), %.1f KB per stream", len(open), rss/1e6, base/1e6, perStream/1024)
-		b.ReportMetric(perStream/1024, fmt.Sprintf("KB/stream@%d", n))
+	verdict := "holds"
+	if !holds {
+		verdict = "MISSED"
 	}
+	b.Logf("GOAL %s: %.2fx (goal %s %.2fx) %s", name, ratio, op, limit, verdict)
+	b.ReportMetric(ratio, name)
+}
+
+// BenchmarkFanout: readers of one parent action while its children change
+// at 20 updates/s for 10 s, on the server and on the floor (a bare stdlib
+// SSE broadcaster, ./floor), over HTTP/1.1 and over HTTP/2 with TLS. The server runs against a control plane in
+// another process, so its CPU is its own. Reported: delivery latency from
+// the change request to the reader, p50 and p99, CPU per 1,000
+// deliveries, and the goals' ratios against the floor.
+func BenchmarkFanout(b *testing.B) {
+	for _, readers := range []int{1000, 10000} {
+		for _, proto := range []string{"http1", "h2"} {
+			b.Run(fmt.Sprintf("readers=%d/%s", readers, proto), func(b *testing.B) {
+				fanout(b, readers, proto == "h2")
+			})
+		}
+	}
+}
+
+func fanout(b *testing.B, readers int, h2 bool) {
+	var certs []string
+	tr := func() *http.Transport { return &http.Transport{} }
+	if h2 {
+		cert, key, pool := selfSigned(b)
+		certs = []string{cert, key}
+		tr = func() *http.Transport {
+			return &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
+		}
+	}
+	raiseFileLimit(b)
+	f := startFloor(b, certs...)
+	floorR := measure(b, floorTarget(b, f, tr), readers)
+	_, s := startSplit(b, certs...)
+	serverR := measure(b, serverTarget(b, s, tr, 0), readers)
+	goal(b, "cpu-server/floor", serverR.cpuPer1000/floorR.cpuPer1000, 1.25, false)
+	goal(b, "p99-server/floor", serverR.p99/floorR.p99, 1.5, false)
+	b.ReportMetric(serverR.p99, "server-p99-ms")
+	b.ReportMetric(floorR.p99, "floor-p99-ms")
+	b.ReportMetric(serverR.cpuPer1000, "server-cpu-ms/1000")
+	b.ReportMetric(floorR.cpuPer1000, "floor-cpu-ms/1000")
+}
+
+// BenchmarkFanoutWatches: 1,000 readers of the server's stream against
+// 1,000 direct Kubernetes watches of the same children on the control
+// plane, as other dashboards open them. The control plane's CPU during
+// the server's spell is what the writes and the informers cost; what it
+// spends beyond that during the watches' spell is what serving the
+// watches costs. The embedded control plane runs without the API
+// server's watch cache (it would hold a second, larger copy of every
+// object), so each watch here is an etcd watch of its own: a real
+// cluster's API server serves them cheaper.
+func BenchmarkFanoutWatches(b *testing.B) {
+	const readers = 1000
+	tr := func() *http.Transport { return &http.Transport{} }
+	cp, s := startSplit(b)
+	st := serverTarget(b, s, tr, 0)
+	st.side = &cp.proc
+	serverR := measure(b, st, readers)
+	watchR := measure(b, watchTarget(b, cp, s, tr), readers)
+	perK := func(cpu float64, n int64) float64 { return cpu / float64(max(n, 1)) * 1e6 }
+	watchServing := perK(watchR.cpu-serverR.sideCPU, watchR.delivered)
+	b.Logf("control plane: %.2f s CPU under the server's streams, %.2f s under the watches", serverR.sideCPU, watchR.cpu)
+	b.Logf("serving: server %.1f, watches %.1f CPU-ms per 1,000 deliveries (watches/server %.2fx)",
+		serverR.cpuPer1000, watchServing, watchServing/serverR.cpuPer1000)
+	b.Logf("whole system (server and control plane): server's streams %.1f, watches %.1f CPU-ms per 1,000 (watches/server %.2fx); p99 watches/server %.2fx",
+		perK(serverR.cpu+serverR.sideCPU, serverR.delivered), watchR.cpuPer1000,
+		watchR.cpuPer1000/perK(serverR.cpu+serverR.sideCPU, serverR.delivered), watchR.p99/serverR.p99)
+	b.ReportMetric(watchR.p99, "watch-p99-ms")
+	b.ReportMetric(watchServing/serverR.cpuPer1000, "cpu-watches/server")
 }

@@ -6,17 +6,16 @@
 package bench
 
 import (
-	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,8 +31,15 @@ import (
 	"taskactions/test/testserver"
 )
 
-// serveEnv makes this test binary the server (see TestMain).
-const serveEnv = "TASKACTIONS_BENCH_SERVE"
+// serveEnv makes this test binary the server (see TestMain);
+// kubeconfigEnv runs it against another one's control plane, and
+// executorEnv names the task types its executor runs.
+const (
+	serveEnv      = "TASKACTIONS_BENCH_SERVE"
+	kubeconfigEnv = "TASKACTIONS_BENCH_KUBECONFIG"
+	executorEnv   = "TASKACTIONS_BENCH_EXECUTOR"
+	tlsEnv        = "TASKACTIONS_BENCH_TLS" // cert,key
+)
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(serveEnv); dir != "" {
@@ -52,6 +58,22 @@ func serve(dataDir, listen string) int {
 	if a := os.Getenv("TASKACTIONS_AUTH"); a != "" {
 		cfg.Auth = a
 	}
+	if k := os.Getenv(kubeconfigEnv); k != "" {
+		cfg.Kubeconfig = k
+		cfg.ExecutorTaskTypes = ""
+	}
+	if c, k, ok := strings.Cut(os.Getenv(tlsEnv), ","); ok {
+		cfg.TLSCert, cfg.TLSKey = c, k
+	}
+	if t, ok := os.LookupEnv(executorEnv); ok {
+		cfg.ExecutorTaskTypes = t
+	}
+	if path := os.Getenv("TASKACTIONS_CPUPROFILE"); path != "" && cfg.Kubeconfig != "" {
+		// The server under measurement only (startSplit), not its control plane.
+		if f, err := os.Create(path); err == nil && pprof.StartCPUProfile(f) == nil {
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	if err := app.Run(ctx, cfg, log); err != nil {
@@ -63,8 +85,8 @@ func serve(dataDir, listen string) int {
 
 // server is the server process under measurement.
 type server struct {
+	proc
 	url     string
-	pid     int
 	dataDir string
 	kube    versioned.Interface
 	token   string // the admin token; empty with --auth=none
@@ -87,12 +109,7 @@ func startServer(b *testing.B) *server {
 func startServerEnv(b *testing.B, env ...string) *server {
 	b.Helper()
 	dir := b.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(b)
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(append(os.Environ(), serveEnv+"="+filepath.Join(dir, "data"), "TASKACTIONS_LISTEN="+addr), env...)
 	cmd.Stderr = os.Stderr
@@ -103,10 +120,15 @@ func startServerEnv(b *testing.B, env ...string) *server {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 	})
-	s := &server{url: "http://" + addr, pid: cmd.Process.Pid, dataDir: filepath.Join(dir, "data")}
+	s := &server{proc: proc{cmd.Process.Pid}, url: "http://" + addr, dataDir: filepath.Join(dir, "data")}
+	// Readiness only: the measured clients check the certificate.
+	probe := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	if slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, tlsEnv+"=") }) {
+		s.url = "https://" + addr
+	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		resp, err := http.Get(s.url + "/readyz")
+		resp, err := probe.Get(s.url + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -121,7 +143,13 @@ func startServerEnv(b *testing.B, env ...string) *server {
 	if token, err := client.ReadTokenFile(filepath.Join(s.dataDir, app.FileAPIToken)); err == nil && !slices.Contains(env, "TASKACTIONS_AUTH=none") {
 		s.token = token
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(s.dataDir, "kubeconfig"))
+	kubeconfig := filepath.Join(s.dataDir, "kubeconfig")
+	for _, e := range env {
+		if k, ok := strings.CutPrefix(e, kubeconfigEnv+"="); ok {
+			kubeconfig = k
+		}
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -132,34 +160,18 @@ func startServerEnv(b *testing.B, env ...string) *server {
 	return s
 }
 
-// cpuSeconds is the CPU time the server process used so far.
-func (s *server) cpuSeconds(b *testing.B) float64 {
+// startSplit starts two processes: a control plane (the embedded one, in a
+// server with no executor) and the server under measurement against it
+// with --kubeconfig, as on a cluster. The server's CPU and memory then
+// count only its own work, not the API server's and etcd's.
+// With tls (cert and key files), the server serves HTTPS and HTTP/2.
+func startSplit(b *testing.B, tls ...string) (controlPlane, s *server) {
 	b.Helper()
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.pid))
-	if err != nil {
-		b.Fatal(err)
+	controlPlane = startServerEnv(b, executorEnv+"=")
+	env := []string{kubeconfigEnv + "=" + filepath.Join(controlPlane.dataDir, "kubeconfig")}
+	if len(tls) == 2 {
+		env = append(env, tlsEnv+"="+tls[0]+","+tls[1])
 	}
-	f := strings.Fields(string(raw)[strings.LastIndexByte(string(raw), ')')+2:])
-	utime, _ := strconv.ParseFloat(f[11], 64) // field 14
-	stime, _ := strconv.ParseFloat(f[12], 64) // field 15
-	return (utime + stime) / 100              // clock ticks (USER_HZ = 100)
-}
-
-// rssBytes is the server's resident memory.
-func (s *server) rssBytes(b *testing.B) float64 {
-	b.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", s.pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, _ := strconv.ParseFloat(strings.Fields(rest)[0], 64)
-			return kb * 1024
-		}
-	}
-	b.Fatal("no VmRSS")
-	return 0
+	s = startServerEnv(b, env...)
+	return controlPlane, s
 }

@@ -142,6 +142,9 @@ func measure(b *testing.B, t target, readers int) result {
 func sseReader(c *http.Client, url string) func(ctx context.Context, lat *latencies, ready func()) {
 	return func(ctx context.Context, lat *latencies, ready func()) {
 		defer ready()
+		// An HTTP/2 transport keeps its connection after the stream: close
+		// it, or the next target's readers run out of file descriptors.
+		defer c.CloseIdleConnections()
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		resp, err := c.Do(req)
 		if err != nil {

@@ -43,8 +43,10 @@ func (g *gatedNotifier) note(ctx context.Context, a runs.Action) error {
 	return nil
 }
 
-func (g *gatedNotifier) RecordAction(ctx context.Context, a runs.Action) error       { return g.note(ctx, a) }
-func (g *gatedNotifier) UpdateActionStatus(ctx context.Context, a runs.Action) error { return g.note(ctx, a) }
+func (g *gatedNotifier) RecordAction(ctx context.Context, a runs.Action) error { return g.note(ctx, a) }
+func (g *gatedNotifier) UpdateActionStatus(ctx context.Context, a runs.Action) error {
+	return g.note(ctx, a)
+}
 func (g *gatedNotifier) DeleteRun(context.Context, runs.RunID, []runs.Action) (bool, error) {
 	return false, nil
 }

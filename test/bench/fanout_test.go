@@ -68,8 +68,8 @@ func sentAt(data []byte) (time.Time, bool) {
 // target is what the readers read and the updater changes: the server, the
 // floor, or the control plane's watches. Only proc's CPU is counted.
 type target struct {
-	name string
-	proc proc
+	name        string
+	proc        proc
 	mustDeliver bool // every change to every reader, or the benchmark fails
 	// side is another process whose CPU is read too (the control plane).
 	side *proc
@@ -263,17 +263,23 @@ func must(b *testing.B, err error) {
 // goal reports a ratio against its goal, and whether it holds.
 func goal(b *testing.B, name string, ratio, limit float64, atLeast bool) {
 	b.Helper()
-	holds := ratio <= limit
+	goalIn(b, name, ratio, limit, atLeast, "x")
+}
+
+// goalIn reports a figure in unit against its goal, and whether it holds.
+func goalIn(b *testing.B, name string, v, limit float64, atLeast bool, unit string) {
+	b.Helper()
+	holds := v <= limit
 	op := "≤"
 	if atLeast {
-		holds, op = ratio >= limit, "≥"
+		holds, op = v >= limit, "≥"
 	}
 	verdict := "holds"
 	if !holds {
 		verdict = "MISSED"
 	}
-	b.Logf("GOAL %s: %.2fx (goal %s %.2fx) %s", name, ratio, op, limit, verdict)
-	b.ReportMetric(ratio, name)
+	b.Logf("GOAL %s: %.2f%s (goal %s %.2f%s) %s", name, v, unit, op, limit, unit, verdict)
+	b.ReportMetric(v, name)
 }
 
 // BenchmarkFanout: readers of one parent action while its children change

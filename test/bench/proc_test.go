@@ -8,8 +8,8 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"math/big"
 	"fmt"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -112,7 +112,6 @@ func freeAddr(b *testing.B) string {
 	defer ln.Close()
 	return ln.Addr().String()
 }
-
 
 // selfSigned writes a certificate for 127.0.0.1 and its key, and returns
 // their files and a pool that trusts it.

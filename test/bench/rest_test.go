@@ -109,7 +109,7 @@ func BenchmarkEnqueue(b *testing.B) {
 	}
 	b.ReportMetric(restRate, "rest-enqueues/s")
 	b.ReportMetric(directRate, "direct-creates/s")
-	b.ReportMetric(restRate/directRate, "rest/direct")
+	goal(b, "enqueue-rest/direct", restRate/directRate, 0.95, true)
 }
 
 // BenchmarkReadLatency10k: GET of one action and the list of a run of
@@ -148,5 +148,5 @@ func BenchmarkReadLatency10k(b *testing.B) {
 	b.ReportMetric(getP50, "get-p50-ms")
 	b.ReportMetric(getP99, "get-p99-ms")
 	b.ReportMetric(listP50, "list10k-p50-ms")
-	b.ReportMetric(listP99, "list10k-p99-ms")
+	goalIn(b, "list10k-p99-ms", listP99, 25, false, " ms")
 }

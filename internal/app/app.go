@@ -37,12 +37,14 @@ type App struct {
 	cfg Config
 	log zerolog.Logger
 
-	ln          net.Listener
-	srv         *http.Server
-	handler     atomic.Pointer[http.Handler]
-	apiReady    chan struct{} // closed when handler serves the API
-	tlsConfig   *tls.Config
-	streamsDone chan struct{}
+	ln        net.Listener
+	srv       *http.Server
+	handler   atomic.Pointer[http.Handler]
+	apiReady  chan struct{} // closed when handler serves the API
+	tlsConfig *tls.Config
+	// streamsStop ends every event stream when the server shuts down.
+	streamsStop context.Context
+	stopStreams context.CancelFunc
 	serveErr    chan error
 
 	cp      *controlplane.ControlPlane
@@ -98,7 +100,8 @@ func Start(ctx context.Context, cfg Config, log zerolog.Logger) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, log: log, streamsDone: make(chan struct{}), serveErr: make(chan error, 1), apiReady: make(chan struct{})}
+	a := &App{cfg: cfg, log: log, serveErr: make(chan error, 1), apiReady: make(chan struct{})}
+	a.streamsStop, a.stopStreams = context.WithCancel(context.Background())
 	a.logs = logs.New(a.outputRoot(), cfg.LogMaxBytes)
 	a.setLimits()
 	if err := a.listen(); err != nil {
@@ -174,7 +177,7 @@ func (a *App) serve() {
 	starting := handlers.Starting(handlers.StartingConfig{
 		Authenticator: a.access.authn, Authorizer: a.access.authz,
 		AllowedHosts: a.access.hosts,
-		SSE:          sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Done: a.streamsDone},
+		SSE:          sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Stop: a.streamsStop},
 		Ready:        a.apiReady,
 		API:          func() http.Handler { return *a.handler.Load() },
 		Log:          a.log,
@@ -190,7 +193,7 @@ func (a *App) serve() {
 	}
 	a.srv.TLSConfig = a.tlsConfig
 	// Streams end when the server shuts down, before it waits for handlers.
-	a.srv.RegisterOnShutdown(func() { close(a.streamsDone) })
+	a.srv.RegisterOnShutdown(a.stopStreams)
 	go func() {
 		var err error
 		if a.srv.TLSConfig != nil {
@@ -310,7 +313,7 @@ func (a *App) serveAPI(restCfg *rest.Config) error {
 	a.registerStorageMetrics(a.metrics.Registry())
 	router, err := handlers.NewRouter(handlers.Config{
 		Manager: a.mgr, Stages: a.stages, Promotions: a.promos, Runs: a.runs, Logs: a.logs, Metrics: a.metrics, Web: web.Handler(),
-		SSE:    sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Done: a.streamsDone},
+		SSE:    sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Stop: a.streamsStop},
 		Ready:  a.ready(restCfg),
 		Synced: a.synced,
 		Log:    a.log,

@@ -73,6 +73,15 @@ func (s *Subscription[V]) compactLocked() {
 // Ready is signalled when events may be pending; then call Drain.
 func (s *Subscription[V]) Ready() <-chan struct{} { return s.ready }
 
+// Wake signals Ready without an event, for a reader that waits on Ready
+// alone and has something else to do now and then (a heartbeat).
+func (s *Subscription[V]) Wake() {
+	select {
+	case s.ready <- struct{}{}:
+	default:
+	}
+}
+
 // Drain appends the pending events to buf in cursor order and empties the
 // mailbox. lagged reports that events were dropped: the subscription is
 // dead and the reader must start over with a snapshot.

@@ -13,7 +13,7 @@ import (
 // or sends a reset and a snapshot. A plain EventSource treats any answer
 // but 200 as final and never reconnects; this keeps it connected.
 //
-// The wait is bounded: past wait, or when cfg.Done closes, the stream ends
+// The wait is bounded: past wait, or when cfg.Stop is done, the stream ends
 // and the client reconnects by itself. If next answers an error after all
 // (the request was bad), the stream ends without it; the reconnect gets it.
 func Hold(w http.ResponseWriter, r *http.Request, ready <-chan struct{}, next func() http.Handler, cfg Config, wait time.Duration) {
@@ -41,7 +41,7 @@ func Hold(w http.ResponseWriter, r *http.Request, ready <-chan struct{}, next fu
 			}
 		case <-timeout.C:
 			return
-		case <-cfg.Done:
+		case <-cfg.Stop.Done():
 			return
 		case <-r.Context().Done():
 			return

@@ -18,9 +18,9 @@ type Config struct {
 	Retry time.Duration
 	// WriteTimeout bounds each batch of writes (default 10s).
 	WriteTimeout time.Duration
-	// Done ends every stream when closed: the server is shutting down, and
-	// clients reconnect (and resume) against the next one.
-	Done <-chan struct{}
+	// Stop ends every stream when it is done: the server is shutting down,
+	// and clients reconnect (and resume) against the next one.
+	Stop context.Context
 }
 
 func (c Config) withDefaults() Config {
@@ -32,6 +32,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = 10 * time.Second
+	}
+	if c.Stop == nil {
+		c.Stop = context.Background()
 	}
 	return c
 }
@@ -92,30 +95,40 @@ func Serve[V any](ctx context.Context, w http.ResponseWriter, lastEventID string
 	}
 	defer func() { s.sub.Close() }()
 
-	ping := time.NewTicker(cfg.Heartbeat)
-	defer ping.Stop()
+	// The loop waits on two channels, as the bare broadcaster does: the end
+	// of the request (the client gone, or the server stopping, folded into
+	// ctx) and the subscription. A select costs more with every case, and
+	// it runs per event per stream. The heartbeat wakes the subscription
+	// through a timer, and is sent only after Heartbeat without a write.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(cfg.Stop, cancel)()
+	s.lastWrite = time.Now()
+	beat := time.AfterFunc(cfg.Heartbeat, s.sub.Wake)
+	defer func() { beat.Stop() }()
 	var buf []journal.Entry[V]
 	for {
-		var err error
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-cfg.Done:
-			return nil
-		case <-ping.C:
-			s.w.begin()
-			if err = s.w.comment("ping"); err == nil {
-				err = s.w.flush()
-			}
 		case <-s.sub.Ready():
-			var lagged bool
-			if buf, lagged = s.sub.Drain(buf[:0]); lagged {
-				s.sub.Close()
-				err = s.open(ctx, nil, true, "lagged")
-				break
+		}
+		var err error
+		var lagged bool
+		buf, lagged = s.sub.Drain(buf[:0])
+		switch {
+		case lagged:
+			s.sub.Close()
+			if err = s.open(ctx, nil, true, "lagged"); err == nil {
+				beat.Stop()
+				beat = time.AfterFunc(cfg.Heartbeat, s.sub.Wake)
 			}
+		case len(buf) > 0:
 			err = s.send(buf)
 			clear(buf) // let the values go
+		}
+		if err == nil {
+			err = s.heartbeat(beat, cfg.Heartbeat)
 		}
 		if err != nil {
 			return nil // the client is gone; nothing to tell it
@@ -123,10 +136,32 @@ func Serve[V any](ctx context.Context, w http.ResponseWriter, lastEventID string
 	}
 }
 
+// heartbeat sends a ping when nothing was written for interval, and arms
+// the timer for the next one.
+func (s *stream[V]) heartbeat(beat *time.Timer, interval time.Duration) error {
+	idle := time.Since(s.lastWrite)
+	if idle < interval {
+		beat.Reset(interval - idle)
+		return nil
+	}
+	s.w.begin()
+	if err := s.w.comment("ping"); err != nil {
+		return err
+	}
+	beat.Reset(interval)
+	return s.flush()
+}
+
 type stream[V any] struct {
-	w   *writer
-	src Source[V]
-	sub *journal.Subscription[V]
+	w         *writer
+	src       Source[V]
+	sub       *journal.Subscription[V]
+	lastWrite time.Time // of the last flush
+}
+
+func (s *stream[V]) flush() error {
+	s.lastWrite = time.Now()
+	return s.w.flush()
 }
 
 // open subscribes and writes how the stream starts: the replay of missed
@@ -165,7 +200,7 @@ func (s *stream[V]) open(ctx context.Context, after *uint64, asked bool, why str
 	if err := s.w.event(cursors.FormatCursor(start.Cursor), "synced", []byte(data)); err != nil {
 		return err
 	}
-	return s.w.flush()
+	return s.flush()
 }
 
 func (s *stream[V]) send(entries []journal.Entry[V]) error {
@@ -178,5 +213,5 @@ func (s *stream[V]) send(entries []journal.Entry[V]) error {
 			return err
 		}
 	}
-	return s.w.flush()
+	return s.flush()
 }

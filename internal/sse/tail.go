@@ -70,7 +70,7 @@ func Tail(ctx context.Context, w http.ResponseWriter, from int64, src TailSource
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-cfg.Done:
+		case <-cfg.Stop.Done():
 			return nil
 		case <-changed:
 		case <-poll.C:

@@ -69,6 +69,7 @@ func sentAt(data []byte) (time.Time, bool) {
 // floor, or the control plane's watches. Only proc's CPU is counted.
 type target struct {
 	name        string
+	stream      string // the stream's URL
 	proc        proc
 	mustDeliver bool // every change to every reader, or the benchmark fails
 	// side is another process whose CPU is read too (the control plane).
@@ -188,7 +189,7 @@ func serverTarget(b *testing.B, s *server, tr func() *http.Transport, firstAttem
 		must(b, post(c, s.url+"/api/v1/actions", enqueueBody("fan", run, fmt.Sprintf("c%d", i), "a0"), http.StatusCreated))
 	}
 	stream := fmt.Sprintf("%s/api/v1/projects/fan/domains/dev/runs/%s/actions/a0/events", s.url, run)
-	return target{name: "server", proc: s.proc, mustDeliver: true,
+	return target{name: "server", proc: s.proc, mustDeliver: true, stream: stream,
 		open: func(ctx context.Context, lat *latencies, ready func()) {
 			sseReader(s.client(tr()), stream)(ctx, lat, ready)
 		},

@@ -1,9 +1,12 @@
 package bench
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,10 +21,17 @@ func BenchmarkIdleStreams(b *testing.B) {
 	raiseFileLimit(b)
 	tr := func() *http.Transport { return &http.Transport{} }
 	f := startFloor(b)
-	floorKB := idleStreams(b, "floor", f.proc, func() *http.Client { return &http.Client{Transport: tr()} }, f.url+"/events")
+	floorKB := idleStreams(b, "floor", f.proc, func() *http.Client { return &http.Client{Transport: tr()} }, f.url+"/events", nil)
 	_, s := startSplit(b)
 	must(b, post(s.client(tr()), s.url+"/api/v1/actions", enqueueBody("idle", "r", "a0", ""), http.StatusCreated))
-	serverKB := idleStreams(b, "server", s.proc, func() *http.Client { return s.client(tr()) }, s.url+"/api/v1/projects/idle/domains/dev/runs/r/actions/a0/events")
+	stacks0, heap0 := goMemory(b, s, tr())
+	serverKB := idleStreams(b, "server", s.proc, func() *http.Client { return s.client(tr()) }, s.url+"/api/v1/projects/idle/domains/dev/runs/r/actions/a0/events",
+		func(n int) {
+			// Where the server's memory per stream goes, from its Go runtime.
+			stacks, heap := goMemory(b, s, tr())
+			b.Logf("server, %d idle streams: goroutine stacks %.1f KiB, heap in use %.1f KiB per stream",
+				n, (stacks-stacks0)/float64(n)/1024, (heap-heap0)/float64(n)/1024)
+		})
 	for i, n := range idleCounts {
 		b.ReportMetric(serverKB[i], fmt.Sprintf("server-KiB/stream@%d", n))
 		b.ReportMetric(floorKB[i], fmt.Sprintf("floor-KiB/stream@%d", n))
@@ -33,8 +43,9 @@ func BenchmarkIdleStreams(b *testing.B) {
 var idleCounts = []int{1000, 10000}
 
 // idleStreams opens streams up to each of idleCounts, reads each to its initial state, and returns the process's
-// RSS growth per stream (KiB) at each count. The streams close at the end.
-func idleStreams(b *testing.B, name string, p proc, newClient func() *http.Client, url string) []float64 {
+// RSS growth per stream (KiB) at each count; probe, if set, is called at
+// each count with the streams open. The streams close at the end.
+func idleStreams(b *testing.B, name string, p proc, newClient func() *http.Client, url string, probe func(n int)) []float64 {
 	var open []io.Closer
 	defer func() {
 		for _, r := range open {
@@ -75,6 +86,29 @@ func idleStreams(b *testing.B, name string, p proc, newClient func() *http.Clien
 		per := (rss - base) / float64(len(open)) / 1024
 		b.Logf("%s, %d idle streams: RSS %.1f MB (from %.1f MB), %.1f KiB per stream", name, len(open), rss/1e6, base/1e6, per)
 		out = append(out, per)
+		if probe != nil {
+			probe(len(open))
+		}
 	}
 	return out
+}
+
+// goMemory reads the server's goroutine stacks and heap in use (bytes)
+// from its /metrics.
+func goMemory(b *testing.B, s *server, tr *http.Transport) (stacks, heap float64) {
+	resp, err := s.client(tr).Get(s.url + "/metrics")
+	must(b, err)
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		name, value, _ := strings.Cut(sc.Text(), " ")
+		v, _ := strconv.ParseFloat(value, 64)
+		switch name {
+		case "go_memstats_stack_inuse_bytes":
+			stacks = v
+		case "go_memstats_heap_inuse_bytes":
+			heap = v
+		}
+	}
+	return stacks, heap
 }

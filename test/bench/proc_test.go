@@ -76,6 +76,9 @@ func startFloor(b *testing.B, tls ...string) *floor {
 	}
 	addr := freeAddr(b)
 	args := []string{"-listen", addr}
+	if p := os.Getenv("FLOOR_CPUPROFILE"); p != "" {
+		args = append(args, "-cpuprofile", p)
+	}
 	scheme := "http"
 	if len(tls) == 2 {
 		args = append(args, "-tls-cert", tls[0], "-tls-key", tls[1])

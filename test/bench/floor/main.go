@@ -7,12 +7,17 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log"
 	"net/http"
+	"os"
+	"os/signal"
+	"runtime/pprof"
 	"sync"
+	"syscall"
 )
 
 type broadcaster struct {
@@ -76,14 +81,38 @@ func main() {
 	listen := flag.String("listen", "127.0.0.1:0", "address")
 	cert := flag.String("tls-cert", "", "serve HTTPS (and HTTP/2) with this certificate")
 	key := flag.String("tls-key", "", "key of --tls-cert")
+	profile := flag.String("cpuprofile", "", "write a CPU profile here until SIGTERM")
 	flag.Parse()
+	if *profile != "" {
+		stop := profileCPU(*profile)
+		defer stop()
+	}
 	b := &broadcaster{streams: map[chan []byte]struct{}{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /change", b.change)
 	mux.HandleFunc("GET /events", b.events)
 	srv := &http.Server{Addr: *listen, Handler: mux}
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	go func() { <-term; srv.Close() }()
+	var err error
 	if *cert != "" {
-		log.Fatal(srv.ListenAndServeTLS(*cert, *key))
+		err = srv.ListenAndServeTLS(*cert, *key)
+	} else {
+		err = srv.ListenAndServe()
 	}
-	log.Fatal(srv.ListenAndServe())
+	if !errors.Is(err, http.ErrServerClosed) {
+		log.Fatal(err)
+	}
+}
+
+func profileCPU(path string) (stop func()) {
+	f, err := os.Create(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		log.Fatal(err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }

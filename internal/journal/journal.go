@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,6 +32,31 @@ type Entry[V any] struct {
 	reordered bool
 	// superseded marks a mailbox slot whose key has a later event.
 	superseded bool
+	// frame is shared by every copy of the entry (see Framed).
+	frame *frame
+}
+
+// frame memoizes what an event becomes on the wire.
+type frame struct{ p atomic.Pointer[framed] }
+
+type framed struct {
+	tag string
+	b   []byte
+}
+
+// Framed returns the event's wire form for a kind of stream (tag), built
+// by build on first use and then shared: every subscriber of the event
+// writes the same bytes, so they are made once, not once per stream.
+func (e Entry[V]) Framed(tag string, build func() []byte) []byte {
+	if e.frame == nil {
+		return build()
+	}
+	if f := e.frame.p.Load(); f != nil && f.tag == tag {
+		return f.b
+	}
+	b := build()
+	e.frame.p.CompareAndSwap(nil, &framed{tag: tag, b: b})
+	return b
 }
 
 // uncovered is the floor of a journal that can serve no resume.
@@ -105,6 +131,7 @@ func (j *Journal[V]) Last() uint64 {
 // cursor: every resume from before this point, including from the cursor
 // the event itself carries, gets a snapshot instead of a wrong replay.
 func (j *Journal[V]) Publish(e Entry[V]) {
+	e.frame = &frame{}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if e.Cursor <= j.last {

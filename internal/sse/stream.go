@@ -53,7 +53,10 @@ type Source[V any] struct {
 	// journal.Subscribe); without a resume, snapshot is the current state.
 	Open func(ctx context.Context, after *uint64) (sub *journal.Subscription[V], start journal.Start[V], snapshot []V)
 	// Encode returns the event data; it should memoize, since one value goes
-	// to every subscriber.
+	// to every subscriber. A live event's whole wire form is built once
+	// and shared by every stream with the same Event name (see
+	// journal.Entry.Framed), so the Sources of one journal that share an
+	// Event name must share Encode too.
 	Encode  func(V) []byte
 	Cursors Cursors
 	// Keep, when set, leaves out the items it refuses (those the caller
@@ -209,7 +212,11 @@ func (s *stream[V]) send(entries []journal.Entry[V]) error {
 		if !s.src.keep(e.Value) {
 			continue
 		}
-		if err := s.w.event(s.src.Cursors.FormatCursor(e.Cursor), s.src.Event, s.src.Encode(e.Value)); err != nil {
+		// Built once per event for every stream of this kind.
+		ev := e.Framed(s.src.Event, func() []byte {
+			return appendEvent(nil, s.src.Cursors.FormatCursor(e.Cursor), s.src.Event, s.src.Encode(e.Value))
+		})
+		if err := s.w.raw(ev); err != nil {
 			return err
 		}
 	}

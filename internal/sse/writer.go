@@ -54,19 +54,29 @@ func (s *writer) event(id, name string, data []byte) error {
 	if s.scratch == nil {
 		s.scratch = scratchPool.Get().(*[]byte)
 	}
-	b := (*s.scratch)[:0]
+	b := appendEvent((*s.scratch)[:0], id, name, data)
+	if cap(b) <= maxScratch {
+		*s.scratch = b
+	}
+	_, err := s.w.Write(b)
+	return err
+}
+
+// raw writes an event already in wire form (appendEvent).
+func (s *writer) raw(event []byte) error {
+	_, err := s.w.Write(event)
+	return err
+}
+
+// appendEvent appends an event in wire form to b.
+func appendEvent(b []byte, id, name string, data []byte) []byte {
 	b = append(b, "id: "...)
 	b = append(b, id...)
 	b = append(b, "\nevent: "...)
 	b = append(b, name...)
 	b = append(b, "\ndata: "...)
 	b = append(b, data...)
-	b = append(b, "\n\n"...)
-	if cap(b) <= maxScratch {
-		*s.scratch = b
-	}
-	_, err := s.w.Write(b)
-	return err
+	return append(b, "\n\n"...)
 }
 
 // maxScratch bounds the buffers kept in the pool; a bigger event gets one

@@ -93,7 +93,7 @@ func parseFlags(args []string) (cfg app.Config, logLevel, logFormat string, err 
 	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "serve HTTPS (and HTTP/2) with this certificate (PEM)")
 	fs.StringVar(&cfg.TLSKey, "tls-key", "", "private key of --tls-cert (PEM)")
 	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "action manager workers")
-	fs.DurationVar(&cfg.SSEHeartbeat, "sse-heartbeat", cfg.SSEHeartbeat, "interval of keep-alive comments on event streams")
+	fs.DurationVar(&cfg.SSEHeartbeat, "sse-heartbeat", cfg.SSEHeartbeat, "a keep-alive comment on an event stream that wrote nothing for this long")
 	fs.IntVar(&cfg.SSEReplayEvents, "sse-replay-events", cfg.SSEReplayEvents, "events kept for stream resumes")
 	fs.DurationVar(&cfg.SSEReplayAge, "sse-replay-age", cfg.SSEReplayAge, "how long events are kept for stream resumes")
 	fs.IntVar(&cfg.SSEMailbox, "sse-buffer", cfg.SSEMailbox, "distinct actions a slow stream may have pending before it is reset")

@@ -673,21 +673,28 @@ func TestStagesManyStages(t *testing.T) {
 	// stream closed (as in the back-forward cache) while every Stage is
 	// refreshed again; back, it resumes from its last event id and gets
 	// the ~1,200 changes in one go.
-	eval[bool](p, `(window.dispatchEvent(new PageTransitionEvent('pagehide', { persisted: true })), true)`)
-	refreshAll()
-	waitStages(t, project, n, refreshed)
-	want := listRV(t, project)
-	eval[bool](p, `(window.__longTasks.length = 0, window.__frames.length = 0, true)`)
-	start = time.Now()
-	eval[bool](p, `(window.dispatchEvent(new PageTransitionEvent('pageshow', { persisted: true })), true)`)
-	pageShows(t, p, want)
-	catchUp := time.Since(start)
-	lt = eval[[]int](p, `window.__longTasks`)
-	longest = slices.Max(append(lt, 0))
-	t.Logf("catch-up burst: the page showed all %d Stages' two changes %v after it came back; long tasks: %v; frames over 100ms: %q",
-		n, catchUp.Round(time.Millisecond), lt, eval[[]string](p, `window.__frames`))
-	if longest > 200 {
-		t.Errorf("a long task of %dms during the catch-up, want none over 200ms", longest)
+	catchUpBurst := func() int {
+		eval[bool](p, `(window.dispatchEvent(new PageTransitionEvent('pagehide', { persisted: true })), true)`)
+		refreshAll()
+		waitStages(t, project, n, refreshed)
+		want := listRV(t, project)
+		eval[bool](p, `(window.__longTasks.length = 0, window.__frames.length = 0, true)`)
+		start := time.Now()
+		eval[bool](p, `(window.dispatchEvent(new PageTransitionEvent('pageshow', { persisted: true })), true)`)
+		pageShows(t, p, want)
+		catchUp := time.Since(start)
+		lt := eval[[]int](p, `window.__longTasks`)
+		t.Logf("catch-up burst: the page showed all %d Stages' two changes %v after it came back; long tasks: %v; frames over 100ms: %q",
+			n, catchUp.Round(time.Millisecond), lt, eval[[]string](p, `window.__frames`))
+		return slices.Max(append(lt, 0))
+	}
+	// As while loading, a second burst tells the page from the machine: a
+	// page that blocks for 200ms does so both times.
+	if longest := catchUpBurst(); longest > 200 {
+		t.Logf("a long task of %dms during the catch-up; once more", longest)
+		if longest := catchUpBurst(); longest > 200 {
+			t.Errorf("a long task of %dms during the catch-up, twice, want none over 200ms", longest)
+		}
 	}
 }
 

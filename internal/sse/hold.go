@@ -20,7 +20,7 @@ func Hold(w http.ResponseWriter, r *http.Request, ready <-chan struct{}, next fu
 	cfg = cfg.withDefaults()
 	setHeaders(w)
 	w.WriteHeader(http.StatusOK)
-	sw := newWriter(w, cfg.WriteTimeout)
+	sw := newWriter(w, cfg.writeWindow())
 	sw.begin()
 	if sw.comment("stream open; the server is starting") != nil || sw.retry(cfg.Retry) != nil || sw.flush() != nil {
 		return

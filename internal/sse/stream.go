@@ -16,12 +16,21 @@ type Config struct {
 	Heartbeat time.Duration
 	// Retry is the reconnection delay hinted to clients (default 2s).
 	Retry time.Duration
-	// WriteTimeout bounds each batch of writes (default 10s).
+	// WriteTimeout is how long a write may wait for a peer that stopped
+	// reading (default 10s). Such a stream is dropped within
+	// WriteTimeout + 2×Heartbeat (see writeWindow).
 	WriteTimeout time.Duration
 	// Stop ends every stream when it is done: the server is shutting down,
 	// and clients reconnect (and resume) against the next one.
 	Stop context.Context
 }
+
+// writeWindow is how far ahead a stream's write deadline is set. Over
+// HTTP/2 a write deadline resets the stream when it passes, whether or not
+// a write is waiting, so an idle stream's deadline must outlast the next
+// heartbeat: the deadline is moved once half the window has passed, and
+// half the window exceeds a heartbeat.
+func (c Config) writeWindow() time.Duration { return c.WriteTimeout + 2*c.Heartbeat }
 
 func (c Config) withDefaults() Config {
 	if c.Heartbeat <= 0 {
@@ -79,7 +88,7 @@ func Serve[V any](ctx context.Context, w http.ResponseWriter, lastEventID string
 	cfg = cfg.withDefaults()
 	setHeaders(w)
 	w.WriteHeader(http.StatusOK)
-	s := &stream[V]{w: newWriter(w, cfg.WriteTimeout), src: src}
+	s := &stream[V]{w: newWriter(w, cfg.writeWindow()), src: src}
 	s.w.begin()
 	// A comment at once, so that proxies pass the headers on now.
 	if err := s.w.comment("stream open"); err != nil {

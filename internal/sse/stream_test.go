@@ -112,3 +112,33 @@ func TestServeEventsHeartbeatAndStop(t *testing.T) {
 		t.Fatal("the stream outlived the server's stop")
 	}
 }
+
+// Over HTTP/2 a write deadline resets the stream when it passes, even
+// with no write waiting. An idle stream whose heartbeat is longer than the
+// write timeout (the defaults: 15s and 10s) must live on by its pings.
+func TestIdleHTTP2StreamOutlivesTheWriteTimeout(t *testing.T) {
+	j := journal.New[string](journal.Config{})
+	cfg := Config{Heartbeat: 300 * time.Millisecond, WriteTimeout: 100 * time.Millisecond}
+	srv := httptest.NewUnstartedServer(streamServer(t, j, cfg).Config.Handler)
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.ProtoMajor != 2 {
+		t.Fatalf("served over %s, want HTTP/2", resp.Proto)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	pings := 0
+	for pings < 5 && sc.Scan() {
+		if sc.Text() == ": ping" {
+			pings++
+		}
+	}
+	if pings < 5 {
+		t.Fatalf("the idle stream ended after %d pings: %v", pings, sc.Err())
+	}
+}

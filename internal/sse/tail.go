@@ -43,7 +43,7 @@ func Tail(ctx context.Context, w http.ResponseWriter, from int64, src TailSource
 	cfg = cfg.withDefaults()
 	setHeaders(w)
 	w.WriteHeader(http.StatusOK)
-	t := &tail{w: newWriter(w, cfg.WriteTimeout), src: src, buf: make([]byte, tailChunk), off: max(from, 0)}
+	t := &tail{w: newWriter(w, cfg.writeWindow()), src: src, buf: make([]byte, tailChunk), off: max(from, 0)}
 	t.w.begin()
 	if t.w.comment("stream open") != nil || t.w.retry(cfg.Retry) != nil || t.checkStart() != nil || t.w.flush() != nil {
 		return nil

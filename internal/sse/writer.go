@@ -31,10 +31,10 @@ func newWriter(w http.ResponseWriter, timeout time.Duration) *writer {
 
 // begin arms the write deadline for the writes up to the next flush, so a
 // peer that stopped reading (or vanished) is dropped instead of holding
-// the stream forever: within timeout, at least timeout/2 after begin. The
-// deadline is moved only once half of it has passed, because moving it
-// costs a lock and a timer update per event per stream (8% of the
-// server's CPU under fan-out when it was moved every time).
+// the stream forever: within timeout (the window), at least timeout/2
+// after begin. The deadline is moved only once half of it has passed,
+// because moving it costs a lock and a timer update per event per stream
+// (8% of the server's CPU under fan-out when it was moved every time).
 func (s *writer) begin() {
 	now := time.Now()
 	if s.deadline.Sub(now) > s.timeout/2 {

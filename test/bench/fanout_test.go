@@ -32,6 +32,14 @@ type latencies struct {
 	mu  sync.Mutex
 	d   []time.Duration
 	got atomic.Int64
+	// failed counts readers whose stream did not open; firstErr says why.
+	failed   atomic.Int64
+	firstErr atomic.Value
+}
+
+func (l *latencies) fail(err error) {
+	l.failed.Add(1)
+	l.firstErr.CompareAndSwap(nil, err.Error())
 }
 
 func (l *latencies) add(d time.Duration) {
@@ -133,6 +141,9 @@ func measure(b *testing.B, t target, readers int) result {
 	r.cpuPer1000 = r.cpu / float64(max(got, 1)) * 1e6
 	b.Logf("%s, %d readers: %d of %d delivered, p50 %.1f ms, p99 %.1f ms, CPU %.2f s, %.1f CPU-ms per 1,000 deliveries",
 		t.name, readers, got, expected, r.p50, r.p99, r.cpu, r.cpuPer1000)
+	if n := lat.failed.Load(); n > 0 {
+		b.Logf("%s: %d failures among %d readers (streams not opened, ended early or reset), the first: %v", t.name, n, readers, lat.firstErr.Load())
+	}
 	if got != expected && t.mustDeliver {
 		b.Errorf("%s: %d of %d events delivered", t.name, got, expected)
 	}
@@ -150,17 +161,27 @@ func sseReader(c *http.Client, url string) func(ctx context.Context, lat *latenc
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		resp, err := c.Do(req)
 		if err != nil {
+			lat.fail(err)
 			return
 		}
 		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			lat.fail(fmt.Errorf("GET %s: %s", url, resp.Status))
+			return
+		}
 		r := client.NewEventReader(resp.Body)
 		synced := false
 		for {
 			ev, err := r.Next()
 			if err != nil {
+				if ctx.Err() == nil {
+					lat.fail(fmt.Errorf("stream ended early: %w", err))
+				}
 				return
 			}
 			switch ev.Type {
+			case "reset":
+				lat.fail(fmt.Errorf("reset: %s", ev.Data))
 			case "synced":
 				synced = true
 				ready()

@@ -596,18 +596,20 @@ func TestStagesManyStages(t *testing.T) {
 	t.Logf("first render: all %d nodes on the page %.0fms after navigation start (%v by the test's clock); the stream's snapshot was in at %.0fms, the nodes %.0fms later; long tasks while loading: %v",
 		n, firstRender, wall.Round(time.Millisecond), synced, firstRender-synced, loadTasks)
 	t.Logf("frames over 100ms while loading: %q", eval[[]string](p, `window.__frames`))
-	if m := slices.Max(append(loadTasks, 0)); m > 200 {
-		// This machine is shared: one load is measured again before the
-		// page is judged; a page that blocks for 200ms does so both times.
-		t.Logf("a long task of %dms while loading; loading again", m)
+	// This machine is shared: a load with a long task is measured again,
+	// up to twice, before the page is judged; a page that blocks for 200ms
+	// does so every time.
+	for try := 2; slices.Max(append(loadTasks, 0)) > 200; try++ {
+		if try > 3 {
+			t.Errorf("a long task of %dms while loading, three times, want none over 200ms", slices.Max(loadTasks))
+			break
+		}
+		t.Logf("a long task of %dms while loading; loading again", slices.Max(loadTasks))
 		p.run(chromedp.Reload())
 		p.eventually("every node, again", fmt.Sprintf(`document.querySelectorAll('#graph [data-stage]').length === %d`, n))
 		p.waitVisibleFor(`#conn[data-conn="live"]`, 30*time.Second)
-		again := eval[[]int](p, `window.__longTasks`)
-		t.Logf("long tasks while loading again: %v", again)
-		if m := slices.Max(append(again, 0)); m > 200 {
-			t.Errorf("a long task of %dms while loading, twice, want none over 200ms", m)
-		}
+		loadTasks = eval[[]int](p, `window.__longTasks`)
+		t.Logf("long tasks while loading (try %d): %v", try, loadTasks)
 	}
 
 	// One Stage's change touches its node only: no re-layout, no other node.
@@ -688,13 +690,18 @@ func TestStagesManyStages(t *testing.T) {
 			n, catchUp.Round(time.Millisecond), lt, eval[[]string](p, `window.__frames`))
 		return slices.Max(append(lt, 0))
 	}
-	// As while loading, a second burst tells the page from the machine: a
-	// page that blocks for 200ms does so both times.
-	if longest := catchUpBurst(); longest > 200 {
-		t.Logf("a long task of %dms during the catch-up; once more", longest)
-		if longest := catchUpBurst(); longest > 200 {
-			t.Errorf("a long task of %dms during the catch-up, twice, want none over 200ms", longest)
+	// As while loading, more bursts tell the page from the machine: a
+	// page that blocks for 200ms does so every time.
+	for try := 1; ; try++ {
+		longest := catchUpBurst()
+		if longest <= 200 {
+			break
 		}
+		if try == 3 {
+			t.Errorf("a long task of %dms during the catch-up, three times, want none over 200ms", longest)
+			break
+		}
+		t.Logf("a long task of %dms during the catch-up; once more", longest)
 	}
 }
 

@@ -264,6 +264,7 @@ func (a *App) startManager(ctx context.Context, restCfg *rest.Config, kube kuber
 		Notifier: a.runs, History: a.history, Log: a.log.With().Str("component", "manager").Logger(),
 		Finalizers: executorFinalizers(claimed),
 		Journal:    journalCfg,
+		Warm:       handlers.WarmAction,
 	})
 	if err := a.mgr.StartWatching(ctx); err != nil {
 		return err

@@ -1,11 +1,12 @@
 package handlers
 
 import (
-	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 
 	"taskactions/internal/taskactions"
 )
@@ -22,6 +23,10 @@ func actionJSON(u *taskactions.ActionUpdate) []byte {
 		return b
 	})
 }
+
+// WarmAction makes an update's list encoding ahead of any read (the
+// manager's Warm).
+func WarmAction(u *taskactions.ActionUpdate) { actionJSON(u) }
 
 // encodeActionEvent is the data of an `action` stream event: the action
 // view plus `deleted`, encoded once per update however many streams carry
@@ -71,7 +76,9 @@ func writeItemsStatus[V any](w http.ResponseWriter, status int, items []V, encod
 }
 
 // writePage is writeItemsStatus with the continue token of the next page
-// (none when empty).
+// (none when empty). The body goes out in chunks of a pooled buffer: a page
+// of 10,000 actions is some 6 MB, which a buffer of its own would allocate
+// (and the collector clear) on every request.
 func writePage[V any](w http.ResponseWriter, status int, items []V, encode func(V) []byte, next string) error {
 	var cont []byte
 	if next != "" {
@@ -82,22 +89,64 @@ func writePage[V any](w http.ResponseWriter, status int, items []V, encode func(
 	for _, it := range items {
 		size += len(encode(it)) + 1
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	buf.WriteString(`{"items":[`)
+	if len(items) > 0 {
+		size-- // no comma before the first
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(size))
+	w.WriteHeader(status)
+	c := newChunker(w)
+	defer c.release()
+	c.write([]byte(`{"items":[`))
 	for i, it := range items {
 		if i > 0 {
-			buf.WriteByte(',')
+			c.write([]byte{','})
 		}
-		buf.Write(encode(it))
+		c.write(encode(it))
 	}
-	buf.WriteString("]")
-	buf.Write(cont)
-	buf.WriteString("}\n")
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.WriteHeader(status)
-	_, err := buf.WriteTo(w)
-	return err
+	c.write([]byte("]"))
+	c.write(cont)
+	c.write([]byte("}\n"))
+	return c.flush()
+}
+
+// chunker gathers small writes into chunks of a pooled buffer.
+type chunker struct {
+	w   io.Writer
+	buf *[]byte
+	err error
+}
+
+const chunkSize = 64 << 10
+
+var chunks = sync.Pool{New: func() any { b := make([]byte, 0, chunkSize); return &b }}
+
+func newChunker(w io.Writer) *chunker { return &chunker{w: w, buf: chunks.Get().(*[]byte)} }
+
+func (c *chunker) write(p []byte) {
+	if len(*c.buf)+len(p) > chunkSize {
+		c.err = c.flush()
+	}
+	if len(p) > chunkSize {
+		if c.err == nil {
+			_, c.err = c.w.Write(p)
+		}
+		return
+	}
+	*c.buf = append(*c.buf, p...)
+}
+
+func (c *chunker) flush() error {
+	if c.err == nil && len(*c.buf) > 0 {
+		_, c.err = c.w.Write(*c.buf)
+	}
+	*c.buf = (*c.buf)[:0]
+	return c.err
+}
+
+func (c *chunker) release() {
+	*c.buf = (*c.buf)[:0]
+	chunks.Put(c.buf)
 }
 
 func (l actionList) VisitListRunActionsResponse(w http.ResponseWriter) error   { return l.write(w) }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -77,5 +78,33 @@ func TestEncodedActionsMatchSchemaTypes(t *testing.T) {
 	_ = actionList{}.VisitListChildActionsResponse(rec)
 	if rec.Body.String() != "{\"items\":[]}\n" {
 		t.Errorf("empty list = %q", rec.Body)
+	}
+}
+
+// TestPagesBiggerThanAChunk: a page written in several chunks is the same
+// document, with a Content-Length that matches it, whatever its size.
+func TestPagesBiggerThanAChunk(t *testing.T) {
+	one := sampleUpdates()[1]
+	for _, n := range []int{0, 1, 2, chunkSize / len(actionJSON(one)), 3 * chunkSize / len(actionJSON(one))} {
+		items := make([]*taskactions.ActionUpdate, n)
+		for i := range items {
+			items[i] = one
+		}
+		for _, next := range []string{"", "tok"} {
+			rec := httptest.NewRecorder()
+			if err := (actionList{Items: items, Continue: next}).VisitListRunActionsResponse(rec); err != nil {
+				t.Fatal(err)
+			}
+			if cl := rec.Header().Get("Content-Length"); cl != strconv.Itoa(rec.Body.Len()) {
+				t.Errorf("%d items: Content-Length %s, body %d bytes", n, cl, rec.Body.Len())
+			}
+			var list ActionList
+			if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil {
+				t.Fatalf("%d items: %v", n, err)
+			}
+			if len(list.Items) != n || value(list.Continue) != next {
+				t.Errorf("%d items, continue %q: got %d items, continue %q", n, next, len(list.Items), value(list.Continue))
+			}
+		}
 	}
 }

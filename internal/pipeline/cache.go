@@ -23,7 +23,7 @@ type Cache[T Object, V any] struct {
 	log       zerolog.Logger
 	journal   *journal.Journal[V]
 	written   rvWaiter // lets reads wait for this server's own writes
-	lists     *listCache[T]
+	lists     *listCache[T, V]
 	views     *viewCache[T, V]
 	published atomic.Int64
 	health    watchHealth
@@ -50,7 +50,7 @@ func New[T Object, V any](kind Kind[T, V], log zerolog.Logger) *Cache[T, V] {
 		kind:    kind,
 		log:     log.With().Str("kind", kind.Name).Logger(),
 		journal: journal.New[V](kind.Journal),
-		lists:   newListCache(kind.Lists, kind.Compare, kind.Sort),
+		lists:   newListCache[T, V](kind.Lists, kind.Compare, kind.Sort),
 		views:   newViewCache(kind.View),
 	}
 }
@@ -241,7 +241,16 @@ func (c *Cache[T, V]) List(index, key string) ([]T, error) {
 	if c.Informer() == nil {
 		return nil, errNotWatching
 	}
-	return c.lists.get(ListKey(index, key), func() ([]T, error) { return c.ByIndex(index, key) })
+	return c.lists.objects(ListKey(index, key), func() ([]T, error) { return c.ByIndex(index, key) }, c.views.of)
+}
+
+// ListViews is List, but the objects' current views (what Views of List
+// gives, without looking each up).
+func (c *Cache[T, V]) ListViews(index, key string) ([]V, error) {
+	if c.Informer() == nil {
+		return nil, errNotWatching
+	}
+	return c.lists.views(ListKey(index, key), func() ([]T, error) { return c.ByIndex(index, key) }, c.views.of)
 }
 
 // All returns every cached object, unsorted.

@@ -46,12 +46,12 @@ func (c *Cache[T, V]) Deliver(typ watch.EventType, old, obj T) { c.handle(typ, o
 func (c *Cache[T, V]) handle(typ watch.EventType, old, obj T, initial bool) {
 	var zero T
 	deleted := typ == watch.Deleted
-	if deleted {
-		c.lists.update(old, zero)
-	} else {
-		c.lists.update(old, obj)
-	}
 	v := c.kind.View(obj, deleted)
+	if deleted {
+		c.lists.update(old, zero, v)
+	} else {
+		c.lists.update(old, obj, v)
+	}
 	prev, had := c.views.update(obj, v, deleted)
 	rv := parseRV(obj.GetResourceVersion())
 	// The initial list is the state before the journal's floor, not events

@@ -26,8 +26,16 @@ func oldestFirst(a, b obj) int {
 	return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), cmp.Compare(a.Name, b.Name))
 }
 
-func newTestLists() *listCache[obj] {
-	return newListCache(func(o obj) []string { return []string{ListKey("run", o.Labels["run"])} }, oldestFirst, nil)
+func newTestLists() *listCache[obj, string] {
+	return newListCache[obj, string](func(o obj) []string { return []string{ListKey("run", o.Labels["run"])} }, oldestFirst, nil)
+}
+
+// viewOf is the view of an object in these tests: name@resourceVersion.
+func viewOf(o obj) string {
+	if o == nil {
+		return ""
+	}
+	return o.Name + "@" + o.ResourceVersion
 }
 
 func describe(objs []obj) []string {
@@ -65,15 +73,19 @@ func TestListCacheFollowsEvents(t *testing.T) {
 				built++
 				return []obj{d1, c1, b1}, nil
 			}
-			if _, err := c.get(runKey, build); err != nil {
+			if _, err := c.objects(runKey, build, viewOf); err != nil {
 				t.Fatal(err)
 			}
 			for _, ev := range tc.events {
-				c.update(ev.old, ev.obj)
+				c.update(ev.old, ev.obj, viewOf(ev.obj))
 			}
-			got, _ := c.get(runKey, build)
+			got, _ := c.objects(runKey, build, viewOf)
 			if !slices.Equal(describe(got), tc.want) {
 				t.Errorf("list = %v, want %v", describe(got), tc.want)
+			}
+			views, _ := c.views(runKey, build, viewOf)
+			if !slices.Equal(views, tc.want) {
+				t.Errorf("views = %v, want %v", views, tc.want)
 			}
 			if built != 1 {
 				t.Errorf("built %d times, want once (then patched)", built)
@@ -92,17 +104,18 @@ func TestListCacheDropsListBuiltDuringEvent(t *testing.T) {
 	build := func() ([]obj, error) {
 		builds++
 		if builds == 1 {
-			c.update(stale, listObj("r", "b", 1, "2")) // arrives mid-build
+			fresh := listObj("r", "b", 1, "2")
+			c.update(stale, fresh, viewOf(fresh)) // arrives mid-build
 			return []obj{stale}, nil
 		}
 		return []obj{listObj("r", "b", 1, "2")}, nil
 	}
 	for range 2 {
-		if _, err := c.get(key, build); err != nil {
+		if _, err := c.objects(key, build, viewOf); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, _ := c.get(key, build)
+	got, _ := c.objects(key, build, viewOf)
 	if fmt.Sprint(describe(got)) != "[b@2]" || builds != 2 {
 		t.Errorf("list %v after %d builds; want [b@2] after 2", describe(got), builds)
 	}
@@ -113,10 +126,13 @@ func TestListCacheCopies(t *testing.T) {
 	c := newTestLists()
 	key := ListKey("run", "r")
 	build := func() ([]obj, error) { return []obj{listObj("r", "b", 1, "1")}, nil }
-	got, _ := c.get(key, build)
+	got, _ := c.objects(key, build, viewOf)
 	got[0] = nil
-	again, _ := c.get(key, build)
-	if again[0] == nil {
+	views, _ := c.views(key, build, viewOf)
+	views[0] = ""
+	again, _ := c.objects(key, build, viewOf)
+	againViews, _ := c.views(key, build, viewOf)
+	if again[0] == nil || againViews[0] == "" {
 		t.Fatal("a caller's change reached the cached list")
 	}
 }

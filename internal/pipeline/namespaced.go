@@ -49,11 +49,7 @@ func objectTopic(ns, name string) string { return "obj/" + ns + "/" + name }
 // order, after this server's own writes have reached the cache.
 func (c *Cache[T, V]) InNamespace(ctx context.Context, ns string) ([]V, error) {
 	c.CatchUp(ctx)
-	objs, err := c.List(IndexNamespace, ns)
-	if err != nil {
-		return nil, err
-	}
-	return c.Views(objs), nil
+	return c.ListViews(IndexNamespace, ns)
 }
 
 // Named returns the view of one object, and whether it exists, after this

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sort"
 
-	v1 "taskactions/api/v1"
 	"taskactions/internal/history"
 )
 
@@ -58,7 +57,7 @@ func (m *Manager) retired(ctx context.Context, id ActionID) (*ActionUpdate, erro
 
 // RunActions returns a page of a run's actions, live and retired.
 func (m *Manager) RunActions(ctx context.Context, run RunID, p Page) (ActionPage, error) {
-	live, err := m.ListRunActions(ctx, run)
+	live, err := m.runActionViews(ctx, run)
 	if err != nil {
 		return ActionPage{}, err
 	}
@@ -71,7 +70,7 @@ func (m *Manager) ChildActions(ctx context.Context, parent ActionID, p Page) (Ac
 	if _, err := m.Action(ctx, parent); err != nil {
 		return ActionPage{}, err
 	}
-	live, err := m.ListChildActions(ctx, parent)
+	live, err := m.childActionViews(ctx, parent)
 	if err != nil {
 		return ActionPage{}, err
 	}
@@ -81,7 +80,7 @@ func (m *Manager) ChildActions(ctx context.Context, parent ActionID, p Page) (Ac
 
 // page merges the live actions (sorted oldest first) with the retired
 // ones q selects, and cuts one page after p.Continue.
-func (m *Manager) page(ctx context.Context, live []*v1.TaskAction, q history.ActionQuery, p Page) (ActionPage, error) {
+func (m *Manager) page(ctx context.Context, views []*ActionUpdate, q history.ActionQuery, p Page) (ActionPage, error) {
 	limit := history.PageSize(p.Limit)
 	var after *history.ActionKey
 	if p.Continue != "" {
@@ -90,7 +89,6 @@ func (m *Manager) page(ctx context.Context, live []*v1.TaskAction, q history.Act
 			return ActionPage{}, fmt.Errorf("continue: %w", err)
 		}
 	}
-	views := m.Views(live)
 	start := 0
 	if after != nil {
 		start = sort.Search(len(views), func(i int) bool { return after.Less(listKey(views[i])) })
@@ -114,16 +112,19 @@ func (m *Manager) retiredAfter(ctx context.Context, q history.ActionQuery, after
 	if m.cfg.History == nil {
 		return nil, nil
 	}
-	isLive := make(map[string]bool, len(live))
-	for _, u := range live {
-		isLive[u.ID.Name] = true
-	}
+	var isLive map[string]bool // built on the first row: most runs have none retired
 	var out []*ActionUpdate
 	q.After, q.Limit = after, n
 	for len(out) < n {
 		recs, err := m.cfg.History.Actions(ctx, q)
 		if err != nil {
 			return nil, err
+		}
+		if len(recs) > 0 && isLive == nil {
+			isLive = make(map[string]bool, len(live))
+			for _, u := range live {
+				isLive[u.ID.Name] = true
+			}
 		}
 		for _, rec := range recs {
 			if isLive[rec.Name] {

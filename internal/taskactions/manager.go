@@ -60,6 +60,13 @@ type Config struct {
 	// is created with (the executor's, for the types it claims), so the
 	// executor need not add it with a write of its own.
 	Finalizers func(taskType string) []string
+	// Warm, when set, is given each changed action's latest update by a
+	// worker, off the informer's goroutine: the API passes its encoder, so
+	// that the first list of a big run copies encodings instead of making
+	// them (10,000 take some 55 ms). Actions a restart finds finished are
+	// not warmed: their encodings would cost memory for reads that may
+	// never come.
+	Warm func(*ActionUpdate)
 	// HistoryLimit caps phase history (default 64 entries).
 	HistoryLimit int
 	Log          zerolog.Logger

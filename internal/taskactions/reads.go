@@ -69,6 +69,18 @@ func (m *Manager) ListChildActions(ctx context.Context, parent ActionID) ([]*v1.
 	return m.byIndex(indexParent, idKey(parent.Project, parent.Domain, parent.Run, parent.Name))
 }
 
+// runActionViews is ListRunActions, but the actions' current views.
+func (m *Manager) runActionViews(ctx context.Context, run RunID) ([]*ActionUpdate, error) {
+	m.actions.CatchUp(ctx)
+	return m.actions.ListViews(indexRun, runIndexKey(run.Project, run.Domain, run.Run))
+}
+
+// childActionViews is ListChildActions, but the actions' current views.
+func (m *Manager) childActionViews(ctx context.Context, parent ActionID) ([]*ActionUpdate, error) {
+	m.actions.CatchUp(ctx)
+	return m.actions.ListViews(indexParent, idKey(parent.Project, parent.Domain, parent.Run, parent.Name))
+}
+
 // ByCacheKey returns the actions of a project and domain that share a
 // cache key, from the cache.
 func (m *Manager) ByCacheKey(project, domain, key string) ([]*v1.TaskAction, error) {

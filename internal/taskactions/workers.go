@@ -130,6 +130,9 @@ func (m *Manager) handleTaskActionEvent(ctx context.Context, w *workers, item wo
 		w.setNotified(item.ta.UID, "", false)
 		return nil
 	}
+	if m.cfg.Warm != nil && item.eventType != watch.Deleted {
+		m.cfg.Warm(item.update)
+	}
 	if m.cfg.Notifier == nil {
 		return nil
 	}

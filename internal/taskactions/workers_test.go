@@ -157,3 +157,37 @@ func TestFailedNotificationIsRetried(t *testing.T) {
 		return g.lastPhases()["c0"] == v1.PhaseSucceeded
 	})
 }
+
+// Warm gets each changed action's latest update, but not the actions a
+// restart finds finished (their encodings would only cost memory).
+func TestWorkersWarmChangedActionsOnly(t *testing.T) {
+	var mu sync.Mutex
+	warmed := map[string]v1.Phase{}
+	warm := func(u *ActionUpdate) {
+		mu.Lock()
+		defer mu.Unlock()
+		warmed[u.ID.Name] = u.Phase
+	}
+	m := New(Config{Client: kubeClient(t), Workers: 2, Log: testenvLogger(), Warm: warm})
+	w := m.startWorkers()
+	defer m.stopWorkers(w)
+
+	done := &v1.TaskAction{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "w-dev", Name: "r-old", UID: "old", ResourceVersion: "1",
+			Labels: map[string]string{v1.LabelTerminalState: "true"}},
+		Spec:   v1.TaskActionSpec{Project: "w", Domain: "dev", RunName: "r", ActionName: "old", TaskType: "echo"},
+		Status: v1.TaskActionStatus{Attempts: 1, Conditions: phaseConditions(v1.PhaseSucceeded)},
+	}
+	m.actions.Deliver(watch.Added, nil, done)
+	phaseEvents(m, 3, 3)
+	eventually(t, 10*time.Second, "each changed action warmed at its last phase", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return warmed["c0"] == v1.PhaseSucceeded && warmed["c1"] == v1.PhaseSucceeded && warmed["c2"] == v1.PhaseSucceeded
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if _, ok := warmed["old"]; ok {
+		t.Error("an action found finished was warmed")
+	}
+}

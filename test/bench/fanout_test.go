@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -221,7 +222,6 @@ func serverTarget(b *testing.B, s *server, tr func() *http.Transport, firstAttem
 		}}
 }
 
-// floorTarget is the bare broadcaster.
 // floorTarget is the bare broadcaster, its events padded to size bytes of
 // data: the same bytes per delivery as the server's, since on loopback a
 // write's cost grows with its size.
@@ -301,9 +301,10 @@ func put(c *http.Client, url string, body []byte) error {
 	if err != nil {
 		return err
 	}
-	resp.Body.Close()
+	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("PUT %s: %s", url, resp.Status)
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("PUT %s: %s: %s", url, resp.Status, msg)
 	}
 	return nil
 }

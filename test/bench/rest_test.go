@@ -112,10 +112,12 @@ func BenchmarkEnqueue(b *testing.B) {
 	goal(b, "enqueue-rest/direct", restRate/directRate, 0.95, true)
 }
 
-// BenchmarkReadLatency10k: GET of one action and the list of a run of
-// 10,000 actions through the REST API.
+// BenchmarkReadLatency10k: GET of one action of a run of 10,000 through
+// the REST API, and the list of all of them while 20 of them a second
+// change. The first list is counted: it is what a user opening a big run
+// waits for.
 func BenchmarkReadLatency10k(b *testing.B) {
-	s := startServer(b)
+	_, s := startSplit(b)
 	httpc := s.client(&http.Transport{MaxIdleConnsPerHost: concurrency})
 	if err := post(httpc, s.url+"/api/v1/actions", enqueueBody("read", "big", "a0", ""), http.StatusCreated); err != nil {
 		b.Fatal(err)
@@ -144,7 +146,31 @@ func BenchmarkReadLatency10k(b *testing.B) {
 		return ms(lat[n/2]), ms(lat[n*99/100])
 	}
 	getP50, getP99 := measure(base+"/actions/c5000", 1000)
+	ctx, stop := context.WithCancel(context.Background())
+	changed := make(chan int)
+	go func() {
+		n := 0
+		defer func() { changed <- n }()
+		for tick := time.NewTicker(50 * time.Millisecond); ; n++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			body := fmt.Appendf(nil, `{"attempt":1,"status":{"phase":"RUNNING","message":"t=%d"}}`, n)
+			if err := put(httpc, fmt.Sprintf("%s/actions/c%d/status", base, 1+n*7919%9999), body); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	}()
 	listP50, listP99 := measure(base+"/actions", 100)
+	stop()
+	n := <-changed
+	if n < 5 {
+		b.Fatalf("only %d changes while measuring", n)
+	}
+	b.ReportMetric(float64(n), "changes")
 	b.ReportMetric(getP50, "get-p50-ms")
 	b.ReportMetric(getP99, "get-p99-ms")
 	b.ReportMetric(listP50, "list10k-p50-ms")

@@ -145,17 +145,28 @@ func checkMediaType(ct string) error {
 // parse never gets here: Go answers it with a text/plain 400 itself.
 func wellFormedURLs(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		segs := strings.Split(strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/"), "/"), "/")
-		for _, seg := range segs {
-			if seg == "." || seg == ".." || (seg == "" && len(segs) > 1) {
-				writeProblem(w, r, errPathNotCanonical)
-				return
-			}
-		}
-		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
-			writeProblem(w, r, badRequest{fmt.Errorf("the query string: %w", err)})
+		if err := urlProblem(r); err != nil {
+			writeProblem(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// urlProblem is what is wrong with r's URL, if anything. A function of its
+// own, so that the middleware's frame, which stays on the stack as long
+// as the request (hours, for a stream), does not hold its locals.
+//
+//go:noinline
+func urlProblem(r *http.Request) error {
+	segs := strings.Split(strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/"), "/"), "/")
+	for _, seg := range segs {
+		if seg == "." || seg == ".." || (seg == "" && len(segs) > 1) {
+			return errPathNotCanonical
+		}
+	}
+	if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+		return badRequest{fmt.Errorf("the query string: %w", err)}
+	}
+	return nil
 }

@@ -50,10 +50,10 @@ func (s *Server) StreamProjects(ctx context.Context, req StreamProjectsRequestOb
 		Keep:    func(e *runs.ProjectEvent) bool { return readable(e.Project) },
 		Cursors: s.runs.ProjectCursors(),
 	}
-	return stream[*runs.ProjectEvent]{ctx: ctx, kind: "projects", lastID: lastEventID(req.Params.LastEventID, req.Params.LastEventId), src: src, s: s}, nil
+	return &stream[*runs.ProjectEvent]{ctx: ctx, kind: "projects", lastID: lastEventID(req.Params.LastEventID, req.Params.LastEventId), src: src, s: s}, nil
 }
 
-func (st stream[V]) VisitStreamProjectsResponse(w http.ResponseWriter) error { return st.serve(w) }
+func (st *stream[V]) VisitStreamProjectsResponse(w http.ResponseWriter) error { return st.serve(w) }
 
 // readableProjects answers whether the caller may read the runs of a
 // project and domain, by the rule of listRuns, remembering each answer

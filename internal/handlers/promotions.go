@@ -120,7 +120,7 @@ func (s *Server) StreamStagePromotions(ctx context.Context, req StreamStagePromo
 	return s.promotionStream(ctx, req.Project, req.Stage, lastEventID(req.Params.LastEventID, req.Params.LastEventId)), nil
 }
 
-func (s *Server) promotionStream(ctx context.Context, project, stage, lastID string) stream[*promotions.View] {
+func (s *Server) promotionStream(ctx context.Context, project, stage, lastID string) *stream[*promotions.View] {
 	src := sse.Source[*promotions.View]{
 		Event: "promotion",
 		Open: func(ctx context.Context, after *uint64) (*promotions.Subscription, promotions.Start, []*promotions.View) {
@@ -129,13 +129,13 @@ func (s *Server) promotionStream(ctx context.Context, project, stage, lastID str
 		Encode:  objectEvent[*kargo.Promotion],
 		Cursors: s.promos.Journal(),
 	}
-	return stream[*promotions.View]{ctx: ctx, kind: "promotions", lastID: lastID, src: src, s: s}
+	return &stream[*promotions.View]{ctx: ctx, kind: "promotions", lastID: lastID, src: src, s: s}
 }
 
-func (st stream[V]) VisitStreamProjectPromotionsResponse(w http.ResponseWriter) error {
+func (st *stream[V]) VisitStreamProjectPromotionsResponse(w http.ResponseWriter) error {
 	return st.serve(w)
 }
-func (st stream[V]) VisitStreamStagePromotionsResponse(w http.ResponseWriter) error {
+func (st *stream[V]) VisitStreamStagePromotionsResponse(w http.ResponseWriter) error {
 	return st.serve(w)
 }
 

@@ -83,11 +83,11 @@ func (s *Server) StreamStage(ctx context.Context, req StreamStageRequestObject) 
 	return s.stageStream(ctx, req.Project, req.Stage, lastEventID(req.Params.LastEventID, req.Params.LastEventId))
 }
 
-func (s *Server) stageStream(ctx context.Context, project, name, lastID string) (stream[*stages.Update], error) {
+func (s *Server) stageStream(ctx context.Context, project, name, lastID string) (*stream[*stages.Update], error) {
 	// The project is checked before the stream opens, so that a bad one is
 	// a problem response, not a stream that ends at once.
 	if err := s.stages.CheckProject(ctx, project); err != nil {
-		return stream[*stages.Update]{}, err
+		return nil, err
 	}
 	src := sse.Source[*stages.Update]{
 		Event: "stage",
@@ -97,11 +97,13 @@ func (s *Server) stageStream(ctx context.Context, project, name, lastID string) 
 		Encode:  objectEvent[*kargo.Stage],
 		Cursors: s.stages.Journal(),
 	}
-	return stream[*stages.Update]{ctx: ctx, kind: "stages", lastID: lastID, src: src, s: s}, nil
+	return &stream[*stages.Update]{ctx: ctx, kind: "stages", lastID: lastID, src: src, s: s}, nil
 }
 
-func (st stream[V]) VisitStreamProjectStagesResponse(w http.ResponseWriter) error { return st.serve(w) }
-func (st stream[V]) VisitStreamStageResponse(w http.ResponseWriter) error         { return st.serve(w) }
+func (st *stream[V]) VisitStreamProjectStagesResponse(w http.ResponseWriter) error {
+	return st.serve(w)
+}
+func (st *stream[V]) VisitStreamStageResponse(w http.ResponseWriter) error { return st.serve(w) }
 
 // stageJSON is a Stage's JSON, encoded once.
 var stageJSON = objectJSON[*kargo.Stage]

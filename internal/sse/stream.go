@@ -84,83 +84,110 @@ const snapshotCursor = 0
 // Serve streams src to w until the client goes, the server shuts down or a
 // write fails. lastEventID is the client's cursor (Last-Event-ID, or the
 // lastEventId query parameter), empty on a first connect.
+//
+// An idle stream is a goroutine parked in run's select for hours, and Go
+// shrinks its stack only when less than a quarter of it is in use: the
+// frames under the select (Serve, run, the handlers and middlewares that
+// called them) are kept small, and the work with many locals (opening,
+// sending) is done in functions that return before the stream goes idle.
 func Serve[V any](ctx context.Context, w http.ResponseWriter, lastEventID string, src Source[V], cfg Config) error {
-	cfg = cfg.withDefaults()
+	s := &stream[V]{src: src}
+	if !s.start(ctx, w, lastEventID, &cfg) {
+		return nil
+	}
+	defer func() { s.sub.Close() }() // the last one: a lag reopens it
+	s.run(ctx)
+	return nil
+}
+
+// start writes the headers and how the stream starts (see open); false
+// when the client is gone.
+//
+//go:noinline
+func (s *stream[V]) start(ctx context.Context, w http.ResponseWriter, lastEventID string, given *Config) bool {
+	cfg := given.withDefaults()
+	s.heartbeat, s.stop = cfg.Heartbeat, cfg.Stop
 	setHeaders(w)
 	w.WriteHeader(http.StatusOK)
-	s := &stream[V]{w: newWriter(w, cfg.writeWindow()), src: src}
+	s.w = newWriter(w, cfg.writeWindow())
 	s.w.begin()
 	// A comment at once, so that proxies pass the headers on now.
 	if err := s.w.comment("stream open"); err != nil {
-		return nil
+		return false
 	}
 	if err := s.w.retry(cfg.Retry); err != nil {
-		return nil
+		return false
 	}
 	var after *uint64
 	asked := lastEventID != ""
-	if c, ok := src.Cursors.ParseCursor(lastEventID); asked && ok {
+	if c, ok := s.src.Cursors.ParseCursor(lastEventID); asked && ok {
 		after = &c
 	}
-	if err := s.open(ctx, after, asked, "cursor-not-covered"); err != nil {
-		return nil
-	}
-	defer func() { s.sub.Close() }()
+	return s.open(ctx, after, asked, "cursor-not-covered") == nil
+}
 
-	// The loop waits on two channels, as the bare broadcaster does: the end
-	// of the request (the client gone, or the server stopping, folded into
-	// ctx) and the subscription. A select costs more with every case, and
-	// it runs per event per stream. The heartbeat wakes the subscription
-	// through a timer, and is sent only after Heartbeat without a write.
+// run waits on two channels, as the bare broadcaster does: the end of the
+// request (the client gone, or the server stopping, folded into ctx) and
+// the subscription. A select costs more with every case, and it runs per
+// event per stream. The heartbeat wakes the subscription through a timer,
+// and is sent only after Heartbeat without a write.
+func (s *stream[V]) run(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer context.AfterFunc(cfg.Stop, cancel)()
+	defer context.AfterFunc(s.stop, cancel)()
 	s.lastWrite = time.Now()
-	beat := time.AfterFunc(cfg.Heartbeat, s.sub.Wake)
-	defer func() { beat.Stop() }()
-	var buf []journal.Entry[V]
+	s.beat = time.AfterFunc(s.heartbeat, s.sub.Wake)
+	defer func() { s.beat.Stop() }()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-s.sub.Ready():
 		}
-		var err error
-		var lagged bool
-		buf, lagged = s.sub.Drain(buf[:0])
-		switch {
-		case lagged:
-			s.sub.Close()
-			if err = s.open(ctx, nil, true, "lagged"); err == nil {
-				beat.Stop()
-				beat = time.AfterFunc(cfg.Heartbeat, s.sub.Wake)
-			}
-		case len(buf) > 0:
-			err = s.send(buf)
-			clear(buf) // let the values go
-		}
-		if err == nil {
-			err = s.heartbeat(beat, cfg.Heartbeat)
-		}
-		if err != nil {
-			return nil // the client is gone; nothing to tell it
+		if s.wake(ctx) != nil {
+			return // the client is gone; nothing to tell it
 		}
 	}
 }
 
-// heartbeat sends a ping when nothing was written for interval, and arms
-// the timer for the next one.
-func (s *stream[V]) heartbeat(beat *time.Timer, interval time.Duration) error {
+// wake sends what the subscription has (or, if the stream fell behind,
+// starts it over), then the heartbeat if it is due.
+//
+//go:noinline
+func (s *stream[V]) wake(ctx context.Context) error {
+	var err error
+	var lagged bool
+	s.buf, lagged = s.sub.Drain(s.buf[:0])
+	switch {
+	case lagged:
+		s.sub.Close()
+		if err = s.open(ctx, nil, true, "lagged"); err == nil {
+			s.beat.Stop()
+			s.beat = time.AfterFunc(s.heartbeat, s.sub.Wake)
+		}
+	case len(s.buf) > 0:
+		err = s.send(s.buf)
+		clear(s.buf) // let the values go
+	}
+	if err != nil {
+		return err
+	}
+	return s.beatIfDue()
+}
+
+// beatIfDue sends a ping when nothing was written for a heartbeat, and
+// arms the timer for the next one.
+func (s *stream[V]) beatIfDue() error {
 	idle := time.Since(s.lastWrite)
-	if idle < interval {
-		beat.Reset(interval - idle)
+	if idle < s.heartbeat {
+		s.beat.Reset(s.heartbeat - idle)
 		return nil
 	}
 	s.w.begin()
 	if err := s.w.comment("ping"); err != nil {
 		return err
 	}
-	beat.Reset(interval)
+	s.beat.Reset(s.heartbeat)
 	return s.flush()
 }
 
@@ -168,7 +195,11 @@ type stream[V any] struct {
 	w         *writer
 	src       Source[V]
 	sub       *journal.Subscription[V]
-	lastWrite time.Time // of the last flush
+	buf       []journal.Entry[V] // what a wake drains, kept between wakes
+	heartbeat time.Duration
+	beat      *time.Timer
+	stop      context.Context // Config.Stop
+	lastWrite time.Time       // of the last flush
 }
 
 func (s *stream[V]) flush() error {
@@ -180,7 +211,7 @@ func (s *stream[V]) flush() error {
 // events, or (after a reset when the client asked for a cursor) the
 // snapshot; then synced.
 func (s *stream[V]) open(ctx context.Context, after *uint64, asked bool, why string) error {
-	sub, start, snapshot := s.src.Open(ctx, after)
+	sub, start, snapshot := s.subscribe(ctx, after)
 	s.sub = sub
 	cursors := s.src.Cursors
 	s.w.begin()
@@ -213,6 +244,24 @@ func (s *stream[V]) open(ctx context.Context, after *uint64, asked bool, why str
 		return err
 	}
 	return s.flush()
+}
+
+// subscribe calls src.Open on a goroutine of its own, and waits. Building
+// a snapshot can go deep (a read of the history store runs SQLite, C
+// translated to Go, with large frames), and the stack a goroutine grows
+// to stays with it: the stream's goroutine would idle on 32 KiB instead of
+// 16 until enough collections shrink it. A panic is passed on to the
+// caller, for the server's recovery to handle as any other.
+func (s *stream[V]) subscribe(ctx context.Context, after *uint64) (sub *journal.Subscription[V], start journal.Start[V], snapshot []V) {
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		sub, start, snapshot = s.src.Open(ctx, after)
+	}()
+	if p := <-done; p != nil {
+		panic(p)
+	}
+	return sub, start, snapshot
 }
 
 func (s *stream[V]) send(entries []journal.Entry[V]) error {

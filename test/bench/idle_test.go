@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,6 +33,10 @@ func BenchmarkIdleStreams(b *testing.B) {
 			stacks, heap := goMemory(b, s, tr())
 			b.Logf("server, %d idle streams: goroutine stacks %.1f KiB, heap in use %.1f KiB per stream",
 				n, (stacks-stacks0)/float64(n)/1024, (heap-heap0)/float64(n)/1024)
+			if os.Getenv("TASKACTIONS_HEAPPROFILE") != "" && n == idleCounts[len(idleCounts)-1] {
+				_ = syscall.Kill(s.pid, syscall.SIGUSR2) // write a heap profile
+				time.Sleep(5 * time.Second)
+			}
 		})
 	for i, n := range idleCounts {
 		b.ReportMetric(serverKB[i], fmt.Sprintf("server-KiB/stream@%d", n))

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"taskactions/test/testserver"
 	"testing"
 	"time"
 )
@@ -18,7 +19,7 @@ import (
 // The soft limit is raised to the hard one at start.
 func TestStreamsPastTheDescriptorLimit(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), "data")
-	addr := freeAddr(t)
+	addr := testserver.FreeAddr(t)
 	// Soft 256, hard 600: the server raises it to 600, which leaves 269
 	// connections and 253 streams (see httpLimits).
 	p := startCommand(t, exec.Command("prlimit", "--nofile=256:600", "--", os.Args[0], "--listen", addr, "--data-dir", dataDir))

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"taskactions/test/testserver"
 	"testing"
 	"time"
 )
@@ -19,7 +20,7 @@ import (
 func TestKillLoopNeverRunsAnAttemptTwice(t *testing.T) {
 	dir := t.TempDir()
 	dataDir := filepath.Join(dir, "data")
-	addr := freeAddr(t)
+	addr := testserver.FreeAddr(t)
 	ledger, pids := filepath.Join(dir, "ledger"), filepath.Join(dir, "pids")
 	// Each run of an attempt writes one ledger line, and the pids of the
 	// shell and of its child.

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"taskactions/test/testserver"
 	"testing"
 	"time"
 )
@@ -56,16 +56,6 @@ func startCommand(t *testing.T, cmd *exec.Cmd) *proc {
 	return p
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // readyz returns the status code of /readyz, or 0 when nothing answers.
 func readyz(addr string) int {
 	resp, err := http.Get("http://" + addr + "/readyz")
@@ -82,7 +72,7 @@ func readyz(addr string) int {
 // stops the first cleanly.
 func TestServerProcessLifecycle(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), "data")
-	addr := freeAddr(t)
+	addr := testserver.FreeAddr(t)
 	first := startServer(t, "--listen", addr, "--data-dir", dataDir)
 
 	var seen []int
@@ -100,7 +90,7 @@ func TestServerProcessLifecycle(t *testing.T) {
 		t.Errorf("/readyz answered %v while starting, want 503 before 200", seen)
 	}
 
-	second := startServer(t, "--listen", freeAddr(t), "--data-dir", dataDir)
+	second := startServer(t, "--listen", testserver.FreeAddr(t), "--data-dir", dataDir)
 	select {
 	case <-second.done:
 		var exit *exec.ExitError

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"taskactions/test/testserver"
 	"testing"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -21,7 +22,7 @@ import (
 // process crash the server with one raft message).
 func TestListensOnlyOnTheAPIAndTheAPIServer(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), "data")
-	addr := freeAddr(t)
+	addr := testserver.FreeAddr(t)
 	p := startServer(t, "--listen", addr, "--data-dir", dataDir)
 	waitReady(t, p, addr)
 

@@ -83,23 +83,21 @@ func (c *listCache[T, V]) update(old, obj T, v V) {
 // objects returns a copy of the list of key, building it when it is not
 // cached: build lists the objects, viewOf gives an object's view.
 func (c *listCache[T, V]) objects(key string, build func() ([]T, error), viewOf func(T) V) ([]T, error) {
-	var out []T
-	err := c.with(key, build, viewOf, func(es []listed[T, V]) {
-		out = make([]T, len(es))
-		for i := range es {
-			out[i] = es[i].obj
-		}
-	})
-	return out, err
+	return copyList(c, key, build, viewOf, func(e listed[T, V]) T { return e.obj })
 }
 
 // views is objects, but the objects' views.
 func (c *listCache[T, V]) views(key string, build func() ([]T, error), viewOf func(T) V) ([]V, error) {
-	var out []V
+	return copyList(c, key, build, viewOf, func(e listed[T, V]) V { return e.view })
+}
+
+// copyList copies out what pick takes of each entry of the list of key.
+func copyList[T Object, V, R any](c *listCache[T, V], key string, build func() ([]T, error), viewOf func(T) V, pick func(listed[T, V]) R) ([]R, error) {
+	var out []R
 	err := c.with(key, build, viewOf, func(es []listed[T, V]) {
-		out = make([]V, len(es))
-		for i := range es {
-			out[i] = es[i].view
+		out = make([]R, len(es))
+		for i, e := range es {
+			out[i] = pick(e)
 		}
 	})
 	return out, err

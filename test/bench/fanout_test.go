@@ -20,6 +20,7 @@ import (
 
 	v1 "taskactions/api/v1"
 	"taskactions/pkg/client"
+	"taskactions/test/testserver"
 )
 
 const (
@@ -358,7 +359,7 @@ func fanout(b *testing.B, readers int, h2 bool) {
 	var certs []string
 	tr := func() *http.Transport { return &http.Transport{} }
 	if h2 {
-		cert, key, pool := selfSigned(b)
+		cert, key, pool := testserver.SelfSignedCert(b)
 		certs = []string{cert, key}
 		tr = func() *http.Transport {
 			return &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}

@@ -124,7 +124,7 @@ func startServer(b *testing.B) *server {
 func startServerEnv(b *testing.B, env ...string) *server {
 	b.Helper()
 	dir := b.TempDir()
-	addr := freeAddr(b)
+	addr := testserver.FreeAddr(b)
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(append(os.Environ(), serveEnv+"="+filepath.Join(dir, "data"), "TASKACTIONS_LISTEN="+addr), env...)
 	cmd.Stderr = os.Stderr

@@ -2,14 +2,7 @@ package bench
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"taskactions/test/testserver"
 	"testing"
 	"time"
 )
@@ -74,7 +68,7 @@ func startFloor(b *testing.B, tls ...string) *floor {
 	if err := build.Run(); err != nil {
 		b.Fatalf("building the floor: %v", err)
 	}
-	addr := freeAddr(b)
+	addr := testserver.FreeAddr(b)
 	args := []string{"-listen", addr}
 	if p := os.Getenv("FLOOR_CPUPROFILE"); p != "" {
 		args = append(args, "-cpuprofile", p)
@@ -103,44 +97,6 @@ func startFloor(b *testing.B, tls ...string) *floor {
 			b.Fatal("the floor does not listen")
 		}
 	}
-}
-
-// freeAddr is a loopback address nothing listens on.
-func freeAddr(b *testing.B) string {
-	b.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// selfSigned writes a certificate for 127.0.0.1 and its key, and returns
-// their files and a pool that trusts it.
-func selfSigned(b *testing.B) (certFile, keyFile string, pool *x509.CertPool) {
-	b.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	must(b, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "bench"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	must(b, err)
-	cert, err := x509.ParseCertificate(der)
-	must(b, err)
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	must(b, err)
-	dir := b.TempDir()
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	must(b, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
-	must(b, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600))
-	pool = x509.NewCertPool()
-	pool.AddCert(cert)
-	return certFile, keyFile, pool
 }
 
 // raiseFileLimit raises the open-file limit as far as allowed (to 200,000

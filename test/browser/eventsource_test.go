@@ -54,7 +54,7 @@ const esPage = `(() => {
 // on purpose while the server starts is held and then served too.
 func TestPlainEventSourceAcrossAKill(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), "data")
-	addr := freeAddr(t)
+	addr := testserver.FreeAddr(t)
 	first := startProcess(t, dataDir, addr)
 	waitReady(t, first, addr)
 	token, err := testserver.AdminToken(dataDir)

@@ -2,15 +2,10 @@ package e2e
 
 import (
 	"crypto/tls"
-	"crypto/x509"
-	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
-
-	certutil "k8s.io/client-go/util/cert"
 
 	"taskactions/internal/app"
 	"taskactions/pkg/client"
@@ -23,7 +18,7 @@ import (
 // client's resume gets reset and snapshot and ends in the right state.
 func TestStreamsOverHTTP2AcrossRestart(t *testing.T) {
 	dir := t.TempDir()
-	certFile, keyFile, pool := selfSignedCert(t, dir)
+	certFile, keyFile, pool := testserver.SelfSignedCert(t)
 	h2 := &http.Client{}
 	start := func() *server {
 		s, err := startServer(filepath.Join(dir, "data"), func(c *app.Config) {
@@ -100,22 +95,4 @@ func TestStreamsOverHTTP2AcrossRestart(t *testing.T) {
 	if st["a0"].Phase != client.RUNNING || st["c1"].Phase != client.SUCCEEDED || len(st) != 2 {
 		t.Fatalf("state after the restart: a0 %s, c1 %s, %d actions", st["a0"].Phase, st["c1"].Phase, len(st))
 	}
-}
-
-func selfSignedCert(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
-	t.Helper()
-	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("localhost", []net.IP{net.IPv4(127, 0, 0, 1)}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pool = x509.NewCertPool()
-	pool.AppendCertsFromPEM(certPEM)
-	return certFile, keyFile, pool
 }

@@ -45,7 +45,10 @@ type App struct {
 	// streamsStop ends every event stream when the server shuts down.
 	streamsStop context.Context
 	stopStreams context.CancelFunc
-	serveErr    chan error
+	// detached counts the streams that left net/http (sse.detach), which
+	// http.Server's shutdown does not wait for.
+	detached sync.WaitGroup
+	serveErr chan error
 
 	cp      *controlplane.ControlPlane
 	mgr     *taskactions.Manager
@@ -177,7 +180,7 @@ func (a *App) serve() {
 	starting := handlers.Starting(handlers.StartingConfig{
 		Authenticator: a.access.authn, Authorizer: a.access.authz,
 		AllowedHosts: a.access.hosts,
-		SSE:          sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Stop: a.streamsStop},
+		SSE:          sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Stop: a.streamsStop, Detached: &a.detached},
 		Ready:        a.apiReady,
 		API:          func() http.Handler { return *a.handler.Load() },
 		Log:          a.log,
@@ -314,7 +317,7 @@ func (a *App) serveAPI(restCfg *rest.Config) error {
 	a.registerStorageMetrics(a.metrics.Registry())
 	router, err := handlers.NewRouter(handlers.Config{
 		Manager: a.mgr, Stages: a.stages, Promotions: a.promos, Runs: a.runs, Logs: a.logs, Metrics: a.metrics, Web: web.Handler(),
-		SSE:    sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Stop: a.streamsStop},
+		SSE:    sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Stop: a.streamsStop, Detached: &a.detached},
 		Ready:  a.ready(restCfg),
 		Synced: a.synced,
 		Log:    a.log,
@@ -449,6 +452,10 @@ func (a *App) Stop() error {
 			errs = append(errs, fmt.Errorf("HTTP shutdown: %w", err))
 			_ = a.srv.Close()
 		}
+		a.stopStreams() // Shutdown did; Close does not
+		if !waitGroup(ctx, &a.detached) {
+			a.log.Warn().Msg("event streams still open after the grace period")
+		}
 		cancel()
 	}
 	if a.stopExecutor != nil {
@@ -485,3 +492,18 @@ func (a *App) Stop() error {
 // Manager is the action manager (for tests and benchmarks that look
 // inside a running server).
 func (a *App) Manager() *taskactions.Manager { return a.mgr }
+
+// waitGroup waits for wg until ctx ends, and reports whether wg is done.
+func waitGroup(ctx context.Context, wg *sync.WaitGroup) bool {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

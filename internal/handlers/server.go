@@ -234,9 +234,14 @@ func (st *stream[V]) serve(w http.ResponseWriter) error {
 	if !st.admit(w) {
 		return nil
 	}
-	defer st.s.streams.release()
-	defer st.s.metrics.StreamOpened(st.kind)()
-	return sse.Serve(st.ctx, w, st.lastID, st.src, st.s.sse)
+	closed := st.s.metrics.StreamOpened(st.kind)
+	r := requestFrom(st.ctx)
+	return sse.Serve(st.ctx, w, st.src, st.s.sse, sse.Options{
+		LastEventID: st.lastID,
+		// An HTTP/1.1 stream leaves net/http once synced (sse.detach).
+		Detach: r != nil && r.ProtoMajor == 1 && r.ProtoMinor == 1,
+		Done:   func() { closed(); st.s.streams.release() },
+	})
 }
 
 // admit takes a stream slot, or answers the request itself (HEAD, or no

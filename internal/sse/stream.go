@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"taskactions/internal/journal"
@@ -23,6 +24,22 @@ type Config struct {
 	// Stop ends every stream when it is done: the server is shutting down,
 	// and clients reconnect (and resume) against the next one.
 	Stop context.Context
+	// Detached counts the streams that left net/http (see detach), for
+	// the server's shutdown to wait on; nil: streams never detach.
+	Detached *sync.WaitGroup
+}
+
+// Options are one stream's own.
+type Options struct {
+	// LastEventID is the client's cursor (Last-Event-ID, or the
+	// lastEventId query parameter), empty on a first connect.
+	LastEventID string
+	// Detach lets the stream leave net/http once it is synced (see
+	// detach). Only for an HTTP/1.1 request: its body is chunked.
+	Detach bool
+	// Done, when set, is called once the stream has ended: when Serve
+	// returns or, for a stream that detached, later.
+	Done func()
 }
 
 // writeWindow is how far ahead a stream's write deadline is set. Over
@@ -82,19 +99,30 @@ func (src Source[V]) keep(v V) bool { return src.Keep == nil || src.Keep(v) }
 const snapshotCursor = 0
 
 // Serve streams src to w until the client goes, the server shuts down or a
-// write fails. lastEventID is the client's cursor (Last-Event-ID, or the
-// lastEventId query parameter), empty on a first connect.
+// write fails; or, for a stream that detaches, until it is synced.
 //
 // An idle stream is a goroutine parked in run's select for hours, and Go
 // shrinks its stack only when less than a quarter of it is in use: the
 // frames under the select (Serve, run, the handlers and middlewares that
 // called them) are kept small, and the work with many locals (opening,
 // sending) is done in functions that return before the stream goes idle.
-func Serve[V any](ctx context.Context, w http.ResponseWriter, lastEventID string, src Source[V], cfg Config) error {
+func Serve[V any](ctx context.Context, w http.ResponseWriter, src Source[V], cfg Config, opt Options) error {
+	done := opt.Done
+	if done == nil {
+		done = func() {}
+	}
 	s := &stream[V]{src: src}
-	if !s.start(ctx, w, lastEventID, &cfg) {
+	if !s.start(ctx, w, opt.LastEventID, &cfg) {
+		if s.sub != nil {
+			s.sub.Close()
+		}
+		done()
 		return nil
 	}
+	if opt.Detach && cfg.Detached != nil && s.detach(ctx, w, cfg.Detached, done) {
+		return nil
+	}
+	defer done()
 	defer func() { s.sub.Close() }() // the last one: a lag reopens it
 	s.run(ctx)
 	return nil

@@ -3,9 +3,12 @@ package sse
 import (
 	"bufio"
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,8 +16,9 @@ import (
 )
 
 // streamServer serves a journal of strings on topic "t" over a real
-// listener.
-func streamServer(t *testing.T, j *journal.Journal[string], cfg Config) *httptest.Server {
+// listener; HTTP/1.1 streams detach when cfg.Detached is set, and done is
+// called as each stream ends.
+func streamServer(t *testing.T, j *journal.Journal[string], cfg Config, done func()) (srv *httptest.Server, hijacked *atomic.Int32) {
 	src := Source[string]{
 		Event: "item",
 		Open: func(_ context.Context, after *uint64) (*journal.Subscription[string], journal.Start[string], []string) {
@@ -24,11 +28,19 @@ func streamServer(t *testing.T, j *journal.Journal[string], cfg Config) *httptes
 		Encode:  func(v string) []byte { return []byte(v) },
 		Cursors: j,
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = Serve(r.Context(), w, r.Header.Get("Last-Event-ID"), src, cfg)
+	srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		opt := Options{LastEventID: r.Header.Get("Last-Event-ID"), Detach: r.ProtoMajor == 1 && r.ProtoMinor == 1, Done: done}
+		_ = Serve(r.Context(), w, src, cfg, opt)
 	}))
+	hijacked = &atomic.Int32{}
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateHijacked {
+			hijacked.Add(1)
+		}
+	}
+	srv.Start()
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, hijacked
 }
 
 // lines reads a stream's lines into a channel until it ends.
@@ -44,6 +56,9 @@ func lines(t *testing.T, url string) <-chan string {
 		sc := bufio.NewScanner(resp.Body)
 		for sc.Scan() {
 			out <- sc.Text()
+		}
+		if sc.Err() != nil {
+			out <- "!error: " + sc.Err().Error()
 		}
 	}()
 	t.Cleanup(func() { resp.Body.Close() })
@@ -73,14 +88,24 @@ func waitFor(t *testing.T, in <-chan string, prefix string) []string {
 }
 
 // An idle stream pings; a busy one sends its events, and pings only once
-// it is idle again; stopping the server ends it.
+// it is idle again; stopping the server ends it, cleanly. The same with the
+// stream detached from net/http once synced.
 func TestServeEventsHeartbeatAndStop(t *testing.T) {
+	t.Run("in net/http", func(t *testing.T) { testHeartbeatAndStop(t, nil) })
+	t.Run("detached", func(t *testing.T) { testHeartbeatAndStop(t, &sync.WaitGroup{}) })
+}
+
+func testHeartbeatAndStop(t *testing.T, detached *sync.WaitGroup) {
 	j := journal.New[string](journal.Config{})
 	stop, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv := streamServer(t, j, Config{Heartbeat: time.Second, Stop: stop})
+	var done atomic.Int32
+	srv, hijacked := streamServer(t, j, Config{Heartbeat: time.Second, Stop: stop, Detached: detached}, func() { done.Add(1) })
 	in := lines(t, srv.URL)
 	waitFor(t, in, "event: synced")
+	if detached != nil {
+		eventually(t, func() bool { return hijacked.Load() == 1 }, "the stream's connection hijacked once synced")
+	}
 	waitFor(t, in, ": ping")
 
 	// Events every 20 ms for half a second: no ping among them.
@@ -102,14 +127,36 @@ func TestServeEventsHeartbeatAndStop(t *testing.T) {
 	cancel()
 	ended := make(chan struct{})
 	go func() {
-		for range in {
+		defer close(ended)
+		for l := range in {
+			if strings.HasPrefix(l, "!error") {
+				t.Errorf("the stream did not end cleanly: %s", l)
+			}
 		}
-		close(ended)
 	}()
 	select {
 	case <-ended:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the stream outlived the server's stop")
+	}
+	if detached != nil {
+		detached.Wait() // a leak hangs here
+	}
+	eventually(t, func() bool { return done.Load() == 1 }, "Done called once as the stream ended")
+	if n := done.Load(); n != 1 {
+		t.Errorf("Done called %d times", n)
+	}
+	if detached == nil && hijacked.Load() != 0 {
+		t.Error("a stream not allowed to detach was hijacked")
+	}
+}
+
+func eventually(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("never: " + what)
+		}
 	}
 }
 
@@ -119,7 +166,8 @@ func TestServeEventsHeartbeatAndStop(t *testing.T) {
 func TestIdleHTTP2StreamOutlivesTheWriteTimeout(t *testing.T) {
 	j := journal.New[string](journal.Config{})
 	cfg := Config{Heartbeat: 300 * time.Millisecond, WriteTimeout: 100 * time.Millisecond}
-	srv := httptest.NewUnstartedServer(streamServer(t, j, cfg).Config.Handler)
+	plain, _ := streamServer(t, j, cfg, nil)
+	srv := httptest.NewUnstartedServer(plain.Config.Handler)
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	defer srv.Close()
@@ -141,4 +189,24 @@ func TestIdleHTTP2StreamOutlivesTheWriteTimeout(t *testing.T) {
 	if pings < 5 {
 		t.Fatalf("the idle stream ended after %d pings: %v", pings, sc.Err())
 	}
+}
+
+// A detached stream whose client goes away ends at once, not at its next
+// write: with an hour's heartbeat, nothing would be written.
+func TestDetachedStreamEndsWhenTheClientGoes(t *testing.T) {
+	j := journal.New[string](journal.Config{})
+	var done atomic.Int32
+	detached := &sync.WaitGroup{}
+	srv, hijacked := streamServer(t, j, Config{Heartbeat: time.Hour, Detached: detached}, func() { done.Add(1) })
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && !strings.HasPrefix(sc.Text(), "event: synced") {
+	}
+	eventually(t, func() bool { return hijacked.Load() == 1 }, "the stream detached")
+	resp.Body.Close()
+	eventually(t, func() bool { return done.Load() == 1 }, "the stream ended when its client went")
+	detached.Wait()
 }

@@ -13,8 +13,7 @@ import (
 
 // writer writes the SSE wire format to one response.
 type writer struct {
-	w        http.ResponseWriter
-	rc       *http.ResponseController
+	out      sink
 	timeout  time.Duration
 	deadline time.Time // the write deadline armed last
 	scratch  *[]byte   // from scratchPool between begin and flush
@@ -26,8 +25,24 @@ type writer struct {
 var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 func newWriter(w http.ResponseWriter, timeout time.Duration) *writer {
-	return &writer{w: w, rc: http.NewResponseController(w), timeout: timeout}
+	return &writer{out: responseSink{w, http.NewResponseController(w)}, timeout: timeout}
 }
+
+// sink is where a writer's bytes go: the response, through net/http, or
+// the connection itself once the stream has left net/http (chunkedConn).
+type sink interface {
+	Write([]byte) (int, error)
+	Flush() error
+	SetWriteDeadline(time.Time) error
+}
+
+type responseSink struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (r responseSink) Flush() error                       { return r.rc.Flush() }
+func (r responseSink) SetWriteDeadline(t time.Time) error { return r.rc.SetWriteDeadline(t) }
 
 // begin arms the write deadline for the writes up to the next flush, so a
 // peer that stopped reading (or vanished) is dropped instead of holding
@@ -41,7 +56,7 @@ func (s *writer) begin() {
 		return
 	}
 	s.deadline = now.Add(s.timeout)
-	if err := s.rc.SetWriteDeadline(s.deadline); err != nil && !errors.Is(err, http.ErrNotSupported) {
+	if err := s.out.SetWriteDeadline(s.deadline); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		// The connection is already gone; the next write reports it.
 		return
 	}
@@ -58,13 +73,13 @@ func (s *writer) event(id, name string, data []byte) error {
 	if cap(b) <= maxScratch {
 		*s.scratch = b
 	}
-	_, err := s.w.Write(b)
+	_, err := s.out.Write(b)
 	return err
 }
 
 // raw writes an event already in wire form (appendEvent).
 func (s *writer) raw(event []byte) error {
-	_, err := s.w.Write(event)
+	_, err := s.out.Write(event)
 	return err
 }
 
@@ -84,12 +99,12 @@ func appendEvent(b []byte, id, name string, data []byte) []byte {
 const maxScratch = 4 << 10
 
 func (s *writer) comment(text string) error {
-	_, err := s.w.Write([]byte(": " + text + "\n\n"))
+	_, err := s.out.Write([]byte(": " + text + "\n\n"))
 	return err
 }
 
 func (s *writer) retry(d time.Duration) error {
-	_, err := s.w.Write([]byte("retry: " + strconv.FormatInt(d.Milliseconds(), 10) + "\n\n"))
+	_, err := s.out.Write([]byte("retry: " + strconv.FormatInt(d.Milliseconds(), 10) + "\n\n"))
 	return err
 }
 
@@ -98,7 +113,7 @@ func (s *writer) flush() error {
 		scratchPool.Put(s.scratch)
 		s.scratch = nil
 	}
-	err := s.rc.Flush()
+	err := s.out.Flush()
 	if errors.Is(err, http.ErrNotSupported) {
 		return nil
 	}

@@ -16,9 +16,9 @@ import (
 )
 
 // streamServer serves a journal of strings on topic "t" over a real
-// listener; HTTP/1.1 streams detach when cfg.Detached is set, and done is
-// called as each stream ends.
-func streamServer(t *testing.T, j *journal.Journal[string], cfg Config, done func()) (srv *httptest.Server, hijacked *atomic.Int32) {
+// listener, over TLS if asked; HTTP/1.1 streams detach when cfg.Detached
+// is set, and done is called as each stream ends.
+func streamServer(t *testing.T, j *journal.Journal[string], cfg Config, useTLS bool, done func()) (srv *httptest.Server, hijacked *atomic.Int32) {
 	src := Source[string]{
 		Event: "item",
 		Open: func(_ context.Context, after *uint64) (*journal.Subscription[string], journal.Start[string], []string) {
@@ -38,14 +38,18 @@ func streamServer(t *testing.T, j *journal.Journal[string], cfg Config, done fun
 			hijacked.Add(1)
 		}
 	}
-	srv.Start()
+	if useTLS {
+		srv.StartTLS() // HTTP/1.1 over TLS: the server does not enable HTTP/2
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(srv.Close)
 	return srv, hijacked
 }
 
 // lines reads a stream's lines into a channel until it ends.
-func lines(t *testing.T, url string) <-chan string {
-	resp, err := http.Get(url)
+func lines(t *testing.T, c *http.Client, url string) <-chan string {
+	resp, err := c.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,17 +95,18 @@ func waitFor(t *testing.T, in <-chan string, prefix string) []string {
 // it is idle again; stopping the server ends it, cleanly. The same with the
 // stream detached from net/http once synced.
 func TestServeEventsHeartbeatAndStop(t *testing.T) {
-	t.Run("in net/http", func(t *testing.T) { testHeartbeatAndStop(t, nil) })
-	t.Run("detached", func(t *testing.T) { testHeartbeatAndStop(t, &sync.WaitGroup{}) })
+	t.Run("in net/http", func(t *testing.T) { testHeartbeatAndStop(t, nil, false) })
+	t.Run("detached", func(t *testing.T) { testHeartbeatAndStop(t, &sync.WaitGroup{}, false) })
+	t.Run("detached, over TLS", func(t *testing.T) { testHeartbeatAndStop(t, &sync.WaitGroup{}, true) })
 }
 
-func testHeartbeatAndStop(t *testing.T, detached *sync.WaitGroup) {
+func testHeartbeatAndStop(t *testing.T, detached *sync.WaitGroup, useTLS bool) {
 	j := journal.New[string](journal.Config{})
 	stop, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var done atomic.Int32
-	srv, hijacked := streamServer(t, j, Config{Heartbeat: time.Second, Stop: stop, Detached: detached}, func() { done.Add(1) })
-	in := lines(t, srv.URL)
+	srv, hijacked := streamServer(t, j, Config{Heartbeat: time.Second, Stop: stop, Detached: detached}, useTLS, func() { done.Add(1) })
+	in := lines(t, srv.Client(), srv.URL)
 	waitFor(t, in, "event: synced")
 	if detached != nil {
 		eventually(t, func() bool { return hijacked.Load() == 1 }, "the stream's connection hijacked once synced")
@@ -166,7 +171,7 @@ func eventually(t *testing.T, cond func() bool, what string) {
 func TestIdleHTTP2StreamOutlivesTheWriteTimeout(t *testing.T) {
 	j := journal.New[string](journal.Config{})
 	cfg := Config{Heartbeat: 300 * time.Millisecond, WriteTimeout: 100 * time.Millisecond}
-	plain, _ := streamServer(t, j, cfg, nil)
+	plain, _ := streamServer(t, j, cfg, false, nil)
 	srv := httptest.NewUnstartedServer(plain.Config.Handler)
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
@@ -197,7 +202,7 @@ func TestDetachedStreamEndsWhenTheClientGoes(t *testing.T) {
 	j := journal.New[string](journal.Config{})
 	var done atomic.Int32
 	detached := &sync.WaitGroup{}
-	srv, hijacked := streamServer(t, j, Config{Heartbeat: time.Hour, Detached: detached}, func() { done.Add(1) })
+	srv, hijacked := streamServer(t, j, Config{Heartbeat: time.Hour, Detached: detached}, false, func() { done.Add(1) })
 	resp, err := http.Get(srv.URL)
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -78,24 +77,12 @@ func writeItemsStatus[V any](w http.ResponseWriter, status int, items []V, encod
 // writePage is writeItemsStatus with the continue token of the next page
 // (none when empty). The body goes out in chunks of a pooled buffer: a page
 // of 10,000 actions is some 6 MB, which a buffer of its own would allocate
-// (and the collector clear) on every request.
+// (and the collector clear) on every request. A page that fits one chunk
+// has a Content-Length; a bigger one is sent as it is made (chunked), in
+// one pass over the items, which are scattered in memory.
 func writePage[V any](w http.ResponseWriter, status int, items []V, encode func(V) []byte, next string) error {
-	var cont []byte
-	if next != "" {
-		cont, _ = json.Marshal(next)
-		cont = append([]byte(`,"continue":`), cont...)
-	}
-	size := len(`{"items":[]}`) + 1 + len(cont)
-	for _, it := range items {
-		size += len(encode(it)) + 1
-	}
-	if len(items) > 0 {
-		size-- // no comma before the first
-	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(size))
-	w.WriteHeader(status)
-	c := newChunker(w)
+	c := newChunker(w, status)
 	defer c.release()
 	c.write([]byte(`{"items":[`))
 	for i, it := range items {
@@ -105,29 +92,39 @@ func writePage[V any](w http.ResponseWriter, status int, items []V, encode func(
 		c.write(encode(it))
 	}
 	c.write([]byte("]"))
-	c.write(cont)
+	if next != "" {
+		cont, _ := json.Marshal(next)
+		c.write([]byte(`,"continue":`))
+		c.write(cont)
+	}
 	c.write([]byte("}\n"))
-	return c.flush()
+	return c.finish()
 }
 
-// chunker gathers small writes into chunks of a pooled buffer.
+// chunker gathers a response body's small writes into chunks of a pooled
+// buffer, and writes the header before the first chunk.
 type chunker struct {
-	w   io.Writer
-	buf *[]byte
-	err error
+	w       http.ResponseWriter
+	status  int
+	started bool // the header is written
+	buf     *[]byte
+	err     error
 }
 
 const chunkSize = 64 << 10
 
 var chunks = sync.Pool{New: func() any { b := make([]byte, 0, chunkSize); return &b }}
 
-func newChunker(w io.Writer) *chunker { return &chunker{w: w, buf: chunks.Get().(*[]byte)} }
+func newChunker(w http.ResponseWriter, status int) *chunker {
+	return &chunker{w: w, status: status, buf: chunks.Get().(*[]byte)}
+}
 
 func (c *chunker) write(p []byte) {
 	if len(*c.buf)+len(p) > chunkSize {
-		c.err = c.flush()
+		c.flush()
 	}
 	if len(p) > chunkSize {
+		c.start()
 		if c.err == nil {
 			_, c.err = c.w.Write(p)
 		}
@@ -136,11 +133,28 @@ func (c *chunker) write(p []byte) {
 	*c.buf = append(*c.buf, p...)
 }
 
-func (c *chunker) flush() error {
+func (c *chunker) start() {
+	if !c.started {
+		c.started = true
+		c.w.WriteHeader(c.status)
+	}
+}
+
+func (c *chunker) flush() {
+	c.start()
 	if c.err == nil && len(*c.buf) > 0 {
 		_, c.err = c.w.Write(*c.buf)
 	}
 	*c.buf = (*c.buf)[:0]
+}
+
+// finish writes what is left; a body that never filled a chunk gets its
+// Content-Length.
+func (c *chunker) finish() error {
+	if !c.started {
+		c.w.Header().Set("Content-Length", strconv.Itoa(len(*c.buf)))
+	}
+	c.flush()
 	return c.err
 }
 

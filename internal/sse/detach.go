@@ -21,9 +21,9 @@ import (
 // most of the server's memory. Each event batch is one chunk in one write.
 //
 // What changes for a detached stream: the access log records the request
-// when the stream is synced, not when it ends; and the server's shutdown
-// waits for detached streams through Config.Detached, which http.Server
-// cannot do.
+// when the stream is synced, and a second line ("event stream ended", with
+// the same requestId) its end; and the server's shutdown waits for
+// detached streams through Config.Detached, which http.Server cannot do.
 
 // detach hands the stream to a goroutine of its own, on the hijacked
 // connection, and reports whether it did (HTTP/2 cannot hijack).
@@ -50,8 +50,10 @@ func (s *stream[V]) detach(ctx context.Context, w http.ResponseWriter, streams *
 			}
 		}()
 		defer func() { s.sub.Close() }()
+		detachedAt := time.Now()
 		s.run(ctx)
 		_ = s.w.out.(*chunkedConn).end()
+		zerolog.Ctx(ctx).Info().Dur("detached", time.Since(detachedAt)).Msg("event stream ended")
 	}()
 	return true
 }

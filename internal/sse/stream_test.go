@@ -12,13 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"taskactions/internal/journal"
 )
 
 // streamServer serves a journal of strings on topic "t" over a real
 // listener, over TLS if asked; HTTP/1.1 streams detach when cfg.Detached
 // is set, and done is called as each stream ends.
-func streamServer(t *testing.T, j *journal.Journal[string], cfg Config, useTLS bool, done func()) (srv *httptest.Server, hijacked *atomic.Int32) {
+func streamServer(t *testing.T, j *journal.Journal[string], cfg Config, useTLS bool, done func()) (srv *httptest.Server, hijacked *atomic.Int32, logs *lockedBuffer) {
 	src := Source[string]{
 		Event: "item",
 		Open: func(_ context.Context, after *uint64) (*journal.Subscription[string], journal.Start[string], []string) {
@@ -28,9 +30,10 @@ func streamServer(t *testing.T, j *journal.Journal[string], cfg Config, useTLS b
 		Encode:  func(v string) []byte { return []byte(v) },
 		Cursors: j,
 	}
+	logs = &lockedBuffer{}
 	srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		opt := Options{LastEventID: r.Header.Get("Last-Event-ID"), Detach: r.ProtoMajor == 1 && r.ProtoMinor == 1, Done: done}
-		_ = Serve(r.Context(), w, src, cfg, opt)
+		_ = Serve(zerolog.New(logs).WithContext(r.Context()), w, src, cfg, opt)
 	}))
 	hijacked = &atomic.Int32{}
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
@@ -44,7 +47,25 @@ func streamServer(t *testing.T, j *journal.Journal[string], cfg Config, useTLS b
 		srv.Start()
 	}
 	t.Cleanup(srv.Close)
-	return srv, hijacked
+	return srv, hijacked, logs
+}
+
+// lockedBuffer is a log sink that streams' goroutines share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // lines reads a stream's lines into a channel until it ends.
@@ -105,7 +126,7 @@ func testHeartbeatAndStop(t *testing.T, detached *sync.WaitGroup, useTLS bool) {
 	stop, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var done atomic.Int32
-	srv, hijacked := streamServer(t, j, Config{Heartbeat: time.Second, Stop: stop, Detached: detached}, useTLS, func() { done.Add(1) })
+	srv, hijacked, logs := streamServer(t, j, Config{Heartbeat: time.Second, Stop: stop, Detached: detached}, useTLS, func() { done.Add(1) })
 	in := lines(t, srv.Client(), srv.URL)
 	waitFor(t, in, "event: synced")
 	if detached != nil {
@@ -154,6 +175,9 @@ func testHeartbeatAndStop(t *testing.T, detached *sync.WaitGroup, useTLS bool) {
 	if detached == nil && hijacked.Load() != 0 {
 		t.Error("a stream not allowed to detach was hijacked")
 	}
+	if ended := strings.Contains(logs.String(), "event stream ended"); ended != (detached != nil) {
+		t.Errorf("logged %q; want the end of a detached stream logged (and only that)", logs.String())
+	}
 }
 
 func eventually(t *testing.T, cond func() bool, what string) {
@@ -171,7 +195,7 @@ func eventually(t *testing.T, cond func() bool, what string) {
 func TestIdleHTTP2StreamOutlivesTheWriteTimeout(t *testing.T) {
 	j := journal.New[string](journal.Config{})
 	cfg := Config{Heartbeat: 300 * time.Millisecond, WriteTimeout: 100 * time.Millisecond}
-	plain, _ := streamServer(t, j, cfg, false, nil)
+	plain, _, _ := streamServer(t, j, cfg, false, nil)
 	srv := httptest.NewUnstartedServer(plain.Config.Handler)
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
@@ -202,7 +226,7 @@ func TestDetachedStreamEndsWhenTheClientGoes(t *testing.T) {
 	j := journal.New[string](journal.Config{})
 	var done atomic.Int32
 	detached := &sync.WaitGroup{}
-	srv, hijacked := streamServer(t, j, Config{Heartbeat: time.Hour, Detached: detached}, false, func() { done.Add(1) })
+	srv, hijacked, _ := streamServer(t, j, Config{Heartbeat: time.Hour, Detached: detached}, false, func() { done.Add(1) })
 	resp, err := http.Get(srv.URL)
 	if err != nil {
 		t.Fatal(err)

@@ -58,19 +58,16 @@ func (s *stream[V]) detach(ctx context.Context, w http.ResponseWriter, streams *
 	return true
 }
 
-// awaitClose reads the connection until it fails, which is how a client
+// awaitClose waits on a read of the connection, which is how a client
 // that went away is noticed between writes (as net/http's reader of a
-// connection does), then calls gone. A client has nothing more to send: a
-// byte it does is read and dropped. The stream's end closes the
-// connection, which ends this too.
+// connection does), then calls gone. A stream's client has nothing more to
+// send: a byte it does send ends the stream too (reading on, a byte at a
+// time, would give a hostile client a syscall per byte). The stream's end
+// closes the connection, which ends the read.
 func awaitClose(conn net.Conn, gone context.CancelFunc) {
-	defer gone()
 	var b [1]byte
-	for {
-		if _, err := conn.Read(b[:]); err != nil {
-			return
-		}
-	}
+	_, _ = conn.Read(b[:])
+	gone()
 }
 
 // chunkedConn writes an HTTP/1.1 chunked body to a connection: what is
@@ -87,7 +84,7 @@ const chunkRoom = 10
 func (c *chunkedConn) Write(p []byte) (int, error) {
 	if c.buf == nil {
 		c.buf = scratchPool.Get().(*[]byte)
-		*c.buf = append((*c.buf)[:0], make([]byte, chunkRoom)...)
+		*c.buf = (*c.buf)[:chunkRoom] // pooled buffers hold at least 1 KiB
 	}
 	*c.buf = append(*c.buf, p...)
 	return len(p), nil

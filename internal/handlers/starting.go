@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -83,6 +84,10 @@ func holdStream(cfg StartingConfig, rl rule) http.Handler {
 				return
 			}
 		}
+		// The API routes the request afresh: with this router's route
+		// context left in, its patterns would be appended to this one's and
+		// the request would match no operation of the document.
+		r = r.WithContext(context.WithValue(r.Context(), chi.RouteCtxKey, (*chi.Context)(nil)))
 		sse.Hold(w, r, cfg.Ready, cfg.API, cfg.SSE, cfg.HoldStreams)
 	}))
 }

@@ -51,7 +51,8 @@ const esPage = `(() => {
 // before and after: the stream never gives up (the restarting server holds
 // it open instead of answering 503), and the page ends with the state REST
 // shows, having had every change or a reset. A second EventSource opened
-// on purpose while the server starts is held and then served too.
+// on purpose while the server starts is held and then served, without
+// ever reconnecting.
 func TestPlainEventSourceAcrossAKill(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), "data")
 	addr := testserver.FreeAddr(t)
@@ -163,6 +164,12 @@ func TestPlainEventSourceAcrossAKill(t *testing.T) {
 		if eval[bool](p, fmt.Sprintf(`window.streams[%q].closed`, name)) {
 			t.Errorf("%s: the browser gave the stream up (readyState CLOSED)", name)
 		}
+	}
+	// The early stream was held and then served as it was: it never had
+	// to reconnect (a held stream the API failed to serve ends, and the
+	// browser would open it again).
+	if opens := eval[int](p, `window.streams.early.opens`); opens != 1 {
+		t.Errorf("the stream opened while the server started was opened %d times, want once", opens)
 	}
 	// After the kill the old stream got either the missed events or a
 	// reset: the events after it begin with one of those, never with a

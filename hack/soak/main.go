@@ -273,6 +273,42 @@ func (s *server) enqueueRun(project, run string, count int) error {
 	return nil
 }
 
+// settle waits until, for 3 s in a row, no action waits for a manager
+// worker and the executor runs no round: every change has been recorded
+// and every finished action let go.
+func (s *server) settle(limit time.Duration) error {
+	idleSince, rounds := time.Time{}, -1.0
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		r := s.metric("taskactions_executor_reconcile_seconds_count")
+		if s.metric("taskactions_manager_queue_depth") != 0 || r != rounds {
+			idleSince, rounds = time.Time{}, r
+			continue
+		}
+		if idleSince.IsZero() {
+			idleSince = time.Now()
+		}
+		if time.Since(idleSince) >= 3*time.Second {
+			return nil
+		}
+	}
+	return fmt.Errorf("the server was still busy after %s", limit)
+}
+
+// metric reads one unlabelled metric (-1 when it cannot).
+func (s *server) metric(name string) float64 {
+	_, b, err := s.do("GET", "/metrics", nil)
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == name {
+			v, _ := strconv.ParseFloat(f[1], 64)
+			return v
+		}
+	}
+	return -1
+}
+
 // sample is one measurement of the server's footprint.
 type sample struct {
 	at             time.Duration
@@ -302,6 +338,14 @@ func (x sample) String() string {
 	return fmt.Sprintf("%8s  actions %7d  live objects %7d  etcd db %7.1f MiB  RSS %7.1f MiB", x.at, x.done, x.live, float64(x.etcdDB)/(1<<20), float64(x.rssKiB)/1024)
 }
 
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
 func rssKiB(pid int) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -314,6 +358,43 @@ func rssKiB(pid int) int64 {
 		}
 	}
 	return 0
+}
+
+// rssParts splits the process's RSS (KiB) into what its mappings hold:
+// the binary's own pages, the etcd file (which etcd maps whole, with
+// MAP_POPULATE) and anonymous memory (the Go heap, stacks, the runtime).
+func rssParts(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		return ""
+	}
+	parts := map[string]int64{}
+	name := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":"):
+			name = "other"
+			switch {
+			case len(f) == 5 || strings.HasPrefix(f[5], "["):
+				name = "anonymous"
+			case strings.HasSuffix(f[5], "/snap/db"):
+				name = "etcd file"
+			case f[5] == exePath(pid):
+				name = "binary"
+			}
+		case len(f) >= 2 && f[0] == "Rss:":
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			parts[name] += n
+		}
+	}
+	return fmt.Sprintf("binary %.1f, etcd file %.1f, anonymous %.1f, other %.1f MiB",
+		float64(parts["binary"])/1024, float64(parts["etcd file"])/1024, float64(parts["anonymous"])/1024, float64(parts["other"])/1024)
+}
+
+func exePath(pid int) string {
+	p, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	return p
 }
 
 // soak runs n actions and reports actions/s (enqueue start to the last
@@ -463,10 +544,20 @@ func restart(o options, bin string) error {
 		s.stop()
 		return err
 	}
+	// The runs succeeded; recording them, labelling every object as
+	// recorded and the executor's removing its finalizers go on for a
+	// while. Stopping before they end would leave the rest to the restart
+	// measured next.
+	t0 := time.Now()
+	if err := s.settle(5 * time.Minute); err != nil {
+		s.stop()
+		return err
+	}
+	fmt.Printf("%d live actions recorded %s after the runs succeeded\n", o.live, time.Since(t0).Round(100*time.Millisecond))
 	time.Sleep(10 * time.Second)
 	rss := rssKiB(s.cmd.Process.Pid)
-	fmt.Printf("%d live actions: RSS %.1f MiB = %.1f KiB per live action (all of the process; %.1f KiB above the idle server)\n",
-		o.live, float64(rss)/1024, float64(rss)/float64(o.live), float64(rss-idle)/float64(o.live))
+	fmt.Printf("%d live actions: RSS %.1f MiB = %.1f KiB per live action (all of the process; %.1f KiB above the idle server): %s\n",
+		o.live, float64(rss)/1024, float64(rss)/float64(o.live), float64(rss-idle)/float64(o.live), rssParts(s.cmd.Process.Pid))
 	s.stop()
 	for i := range 2 {
 		s, ready, err = start(bin, dataDir, args...)
@@ -474,7 +565,9 @@ func restart(o options, bin string) error {
 			return err
 		}
 		time.Sleep(10 * time.Second)
-		fmt.Printf("restart %d with %d live actions to ready: %s; RSS after 10 s %.1f MiB\n", i+1, o.live, ready.Round(10*time.Millisecond), float64(rssKiB(s.cmd.Process.Pid))/1024)
+		rss := rssKiB(s.cmd.Process.Pid)
+		fmt.Printf("restart %d with %d live actions to ready: %s; RSS after 10 s %.1f MiB = %.1f KiB per live action: %s; etcd file %.1f MiB\n",
+			i+1, o.live, ready.Round(10*time.Millisecond), float64(rss)/1024, float64(rss)/float64(o.live), rssParts(s.cmd.Process.Pid), float64(fileSize(filepath.Join(dataDir, "etcd", "member", "snap", "db")))/(1<<20))
 		s.stop()
 	}
 	return nil

@@ -117,12 +117,11 @@ func Start(ctx context.Context, cfg Config, log zerolog.Logger) (*App, error) {
 	}
 	a.serve()
 	start := time.Now()
-	restoreGC := relaxGCForStart()
-	defer restoreGC()
 	if err := a.startComponents(ctx); err != nil {
 		_ = a.Stop()
 		return nil, err
 	}
+	releaseStartMemory()
 	log.Info().Str("listen", a.URL()).Str("controlPlane", a.cp.Source()).Dur("startup", time.Since(start)).Msg("ready")
 	return a, nil
 }

@@ -98,7 +98,7 @@ func (c *Cache[T, V]) Start(ctx context.Context) error {
 
 // newRunning builds the informer with the kind's indexes and the handler.
 // Managed fields are dropped on the way in: they are a large share of
-// each object and nobody here reads them.
+// each object and nobody here reads them. The kind's Compact runs then.
 func (c *Cache[T, V]) newRunning() (*running, error) {
 	c.health.reset()
 	inf := cache.NewSharedIndexInformerWithOptions(c.health.wrap(c.kind.ListWatch), c.kind.Example,
@@ -109,6 +109,9 @@ func (c *Cache[T, V]) newRunning() (*running, error) {
 	if err := inf.SetTransform(func(obj any) (any, error) {
 		if o, ok := obj.(metav1.Object); ok {
 			o.SetManagedFields(nil)
+		}
+		if t, ok := obj.(T); ok && c.kind.Compact != nil {
+			c.kind.Compact(t)
 		}
 		return obj, nil
 	}); err != nil {

@@ -33,6 +33,10 @@ type Kind[T Object, V any] struct {
 	Example T
 	// Indexers are the informer's indexes.
 	Indexers cache.Indexers
+	// Compact, if set, may shrink an object on its way into the cache (it
+	// is the informer's own copy, not yet shared): the cache holds every
+	// live object for as long as it lives.
+	Compact func(T)
 
 	// Lists names the sorted lists an object belongs to, each as an
 	// informer index and a key of it (see ListKey). Lists are built once,

@@ -65,13 +65,16 @@ func (c *Collector) Run(ctx context.Context) error {
 }
 
 // orphaned: every owner the action names is gone (as the garbage
-// collector decides: an object with other owners left stays).
+// collector decides: an object with other owners left stays). An owner is
+// in the action's namespace, under the reference's name and with its uid
+// (another object of that name is not it).
 func orphaned(ta *v1.TaskAction, idx cache.Indexer) bool {
 	if len(ta.OwnerReferences) == 0 || ta.DeletionTimestamp != nil {
 		return false
 	}
 	for _, ref := range ta.OwnerReferences {
-		if owners, _ := idx.ByIndex(indexUID, string(ref.UID)); len(owners) > 0 {
+		owner, ok, _ := idx.GetByKey(ta.Namespace + "/" + ref.Name)
+		if ok && owner.(*v1.TaskAction).UID == ref.UID {
 			return false
 		}
 	}

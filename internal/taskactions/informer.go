@@ -13,7 +13,6 @@ import (
 // Indexes of the informer cache.
 const (
 	indexID       = "id"       // project/domain/run/action
-	indexUID      = "uid"      // metadata.uid
 	indexOwner    = "owner"    // the UIDs of its owners
 	indexRun      = "run"      // project/domain/run
 	indexParent   = "parent"   // project/domain/run/parent
@@ -35,9 +34,6 @@ func specParent(s *v1.TaskActionSpec) string {
 }
 
 var indexers = cache.Indexers{
-	indexUID: func(obj any) ([]string, error) {
-		return []string{string(obj.(*v1.TaskAction).UID)}, nil
-	},
 	indexOwner: ownerUIDs,
 	indexID: func(obj any) ([]string, error) {
 		s := &obj.(*v1.TaskAction).Spec
@@ -77,6 +73,7 @@ func (m *Manager) kind() pipeline.Kind[*v1.TaskAction, *ActionUpdate] {
 		ListWatch: lw,
 		Example:   &v1.TaskAction{},
 		Indexers:  indexers,
+		Compact:   compact,
 		Lists:     func(ta *v1.TaskAction) []string { return listKeys(&ta.Spec) },
 		Compare:   listOrder,
 		Sort:      sortByAge,

@@ -1,0 +1,60 @@
+package taskactions
+
+import (
+	"unique"
+
+	v1 "taskactions/api/v1"
+)
+
+// compact makes a cached action share the strings that repeat from one
+// action to the next (label keys, project and run names, the parent,
+// phases, condition reasons and messages) with the others, instead of
+// holding the copies its decoding made. The cache keeps every live action;
+// these strings were about a quarter of each one's decoded size. Names
+// that identify one action (its own name, uid, input URI) are left as
+// they are: interning them would cost, not save.
+func compact(ta *v1.TaskAction) {
+	ta.Namespace = intern(ta.Namespace)
+	// Storing under an equal key replaces the key the map holds too (Go
+	// updates string keys on assignment), so the map is reused as it is.
+	for k, v := range ta.Labels {
+		ta.Labels[intern(k)] = intern(v)
+	}
+	for i := range ta.OwnerReferences {
+		r := &ta.OwnerReferences[i]
+		r.APIVersion, r.Kind, r.Name = intern(r.APIVersion), intern(r.Kind), intern(r.Name)
+	}
+	compactSpec(&ta.Spec)
+	compactStatus(&ta.Status)
+}
+
+func compactSpec(s *v1.TaskActionSpec) {
+	s.Project, s.Domain, s.RunName = intern(s.Project), intern(s.Domain), intern(s.RunName)
+	if s.ParentActionName != nil {
+		p := intern(*s.ParentActionName)
+		s.ParentActionName = &p
+	}
+	s.ActionType, s.TaskType = intern(s.ActionType), intern(s.TaskType)
+	s.ShortName, s.Group, s.RunOutputBase = intern(s.ShortName), intern(s.Group), intern(s.RunOutputBase)
+}
+
+func compactStatus(st *v1.TaskActionStatus) {
+	st.StateJSON, st.PluginPhase = intern(st.StateJSON), intern(st.PluginPhase)
+	for i := range st.Conditions {
+		c := &st.Conditions[i]
+		c.Type, c.Status, c.Reason, c.Message = intern(c.Type), intern(c.Status), intern(c.Reason), intern(c.Message)
+	}
+	for i := range st.PhaseHistory {
+		h := &st.PhaseHistory[i]
+		h.Phase, h.Message = intern(h.Phase), intern(h.Message)
+	}
+}
+
+// intern returns the canonical copy of s. Long strings are rarely shared
+// and are left alone.
+func intern[S ~string](s S) S {
+	if s == "" || len(s) > 256 {
+		return s
+	}
+	return S(unique.Make(string(s)).Value())
+}

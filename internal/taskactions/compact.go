@@ -12,7 +12,10 @@ import (
 // holding the copies its decoding made. The cache keeps every live action;
 // these strings were about a quarter of each one's decoded size. Names
 // that identify one action (its own name, uid, input URI) are left as
-// they are: interning them would cost, not save.
+// they are: interning them would cost, not save. unique keeps a canonical
+// copy while a handle to it lives, and this keeps none: actions decoded
+// between two collections share one copy, those of the next share
+// another, and none is held after the last action using it goes.
 func compact(ta *v1.TaskAction) {
 	ta.Namespace = intern(ta.Namespace)
 	// Storing under an equal key replaces the key the map holds too (Go
@@ -31,8 +34,7 @@ func compact(ta *v1.TaskAction) {
 func compactSpec(s *v1.TaskActionSpec) {
 	s.Project, s.Domain, s.RunName = intern(s.Project), intern(s.Domain), intern(s.RunName)
 	if s.ParentActionName != nil {
-		p := intern(*s.ParentActionName)
-		s.ParentActionName = &p
+		*s.ParentActionName = intern(*s.ParentActionName)
 	}
 	s.ActionType, s.TaskType = intern(s.ActionType), intern(s.TaskType)
 	s.ShortName, s.Group, s.RunOutputBase = intern(s.ShortName), intern(s.Group), intern(s.RunOutputBase)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -346,13 +347,30 @@ func goalIn(b *testing.B, name string, v, limit float64, atLeast bool, unit stri
 // the change request to the reader, p50 and p99, CPU per 1,000
 // deliveries, and the goals' ratios against the floor.
 func BenchmarkFanout(b *testing.B) {
-	for _, readers := range []int{1000, 10000} {
+	for _, readers := range fanoutReaders() {
 		for _, proto := range []string{"http1", "h2"} {
 			b.Run(fmt.Sprintf("readers=%d/%s", readers, proto), func(b *testing.B) {
 				fanout(b, readers, proto == "h2")
 			})
 		}
 	}
+}
+
+// fanoutReaders are the reader counts measured: 1,000 and 10,000, or
+// those of FANOUT_READERS ("1,100"): one reader shows the latency of a
+// change alone, the round trip through the control plane included.
+func fanoutReaders() []int {
+	v := os.Getenv("FANOUT_READERS")
+	if v == "" {
+		return []int{1000, 10000}
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func fanout(b *testing.B, readers int, h2 bool) {

@@ -40,15 +40,29 @@ func compactSpec(s *v1.TaskActionSpec) {
 	s.ShortName, s.Group, s.RunOutputBase = intern(s.ShortName), intern(s.Group), intern(s.RunOutputBase)
 }
 
+// compactStatus interns a running action's phases and reasons, and a
+// finished one's messages and plugin state too. A running action's
+// messages change with each update (a progress line, an attempt count):
+// a string seen once is all cost to intern (a canonical copy and its weak
+// reference on every event), while a finished action keeps its for good
+// and shares them with thousands ("echoed the inputs").
 func compactStatus(st *v1.TaskActionStatus) {
-	st.StateJSON, st.PluginPhase = intern(st.StateJSON), intern(st.PluginPhase)
 	for i := range st.Conditions {
 		c := &st.Conditions[i]
-		c.Type, c.Status, c.Reason, c.Message = intern(c.Type), intern(c.Status), intern(c.Reason), intern(c.Message)
+		c.Type, c.Status, c.Reason = intern(c.Type), intern(c.Status), intern(c.Reason)
 	}
 	for i := range st.PhaseHistory {
-		h := &st.PhaseHistory[i]
-		h.Phase, h.Message = intern(h.Phase), intern(h.Message)
+		st.PhaseHistory[i].Phase = intern(st.PhaseHistory[i].Phase)
+	}
+	if !v1.PhaseOf(st.Conditions).Terminal() {
+		return
+	}
+	st.StateJSON, st.PluginPhase = intern(st.StateJSON), intern(st.PluginPhase)
+	for i := range st.Conditions {
+		st.Conditions[i].Message = intern(st.Conditions[i].Message)
+	}
+	for i := range st.PhaseHistory {
+		st.PhaseHistory[i].Message = intern(st.PhaseHistory[i].Message)
 	}
 }
 

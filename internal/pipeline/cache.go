@@ -193,8 +193,11 @@ func (c *Cache[T, V]) Objects() int {
 }
 
 // Wrote notes the resource version of a write this server made: reads
-// that CatchUp wait until the cache has it.
-func (c *Cache[T, V]) Wrote(obj T) { c.WroteVersion(obj.GetResourceVersion()) }
+// that CatchUp wait until the cache has it, and so does CatchUpWith of
+// the object.
+func (c *Cache[T, V]) Wrote(obj T) {
+	c.written.wroteObject(string(obj.GetUID()), parseRV(obj.GetResourceVersion()))
+}
 
 // WroteVersion notes a resource version this server wrote, or one after
 // it (a delete returns no object: a list's version fences it).
@@ -203,6 +206,19 @@ func (c *Cache[T, V]) WroteVersion(rv string) { c.written.wrote(parseRV(rv)) }
 // CatchUp waits (briefly, see maxReadWait) until the cache reflects every
 // write this server made before the call: read-your-writes.
 func (c *Cache[T, V]) CatchUp(ctx context.Context) { c.written.catchUp(ctx) }
+
+// CatchUpWith is CatchUp for one cached object, and only when this server
+// wrote it since that copy: a write that starts from the cache then does
+// not start from the version it replaced (and fail on a conflict). It
+// reports whether it waited, in which case the caller reads the object
+// again.
+func (c *Cache[T, V]) CatchUpWith(ctx context.Context, obj T) bool {
+	if !c.written.behind(string(obj.GetUID()), parseRV(obj.GetResourceVersion())) {
+		return false
+	}
+	c.written.catchUp(ctx)
+	return true
+}
 
 // Get returns the cached object ns/name, or the zero T.
 func (c *Cache[T, V]) Get(ns, name string) (T, error) {

@@ -66,6 +66,7 @@ func (c *Cache[T, V]) handle(typ watch.EventType, old, obj T, initial bool) {
 		}
 		c.written.advance(rv)
 	}
+	c.written.sawObject(string(obj.GetUID()), rv)
 	if c.kind.Handle != nil {
 		c.kind.Handle(Event[T, V]{Type: typ, Old: old, Object: obj, View: v, Initial: initial})
 	}

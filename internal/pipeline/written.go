@@ -14,6 +14,9 @@ type rvWaiter struct {
 	seen uint64
 	want uint64        // highest version this server wrote
 	ch   chan struct{} // closed and replaced when seen advances
+	// pending holds, by uid, the version of this server's last write of an
+	// object whose event has not come back yet (for milliseconds, usually).
+	pending map[string]uint64
 }
 
 func (w *rvWaiter) advance(rv uint64) {
@@ -34,6 +37,35 @@ func (w *rvWaiter) wrote(rv uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.want = max(w.want, rv)
+}
+
+// wroteObject notes a version of one object this server wrote.
+func (w *rvWaiter) wroteObject(uid string, rv uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.want = max(w.want, rv)
+	if w.pending == nil {
+		w.pending = map[string]uint64{}
+	}
+	w.pending[uid] = max(w.pending[uid], rv)
+}
+
+// sawObject notes an event of an object: a write of it up to rv is back.
+func (w *rvWaiter) sawObject(uid string, rv uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if v, ok := w.pending[uid]; ok && rv >= v {
+		delete(w.pending, uid)
+	}
+}
+
+// behind reports whether this server wrote the object at a version past
+// rv whose event has not come back.
+func (w *rvWaiter) behind(uid string, rv uint64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	v, ok := w.pending[uid]
+	return ok && v > rv
 }
 
 // maxReadWait bounds how long a read waits for the cache; after it the

@@ -78,9 +78,23 @@ func (m *Manager) update(ctx context.Context, id ActionID, mutate func(*v1.TaskA
 	return out, nil
 }
 
+// current is the action to update: the cached copy on a first attempt,
+// else the API server's. The cached copy is read once it holds this
+// server's own writes of the action: a client that reports twice in a row
+// would otherwise have its second write refused and retried, and one that
+// reports right after creating the action would make a read.
 func (m *Manager) current(ctx context.Context, id ActionID, fromCache bool) (*v1.TaskAction, error) {
 	if fromCache {
-		if ta, err := m.cached(id); err == nil && ta != nil {
+		ta, err := m.cached(id)
+		switch {
+		case err != nil:
+		case ta == nil: // perhaps created here a moment ago
+			m.actions.CatchUp(ctx)
+			ta, err = m.cached(id)
+		case m.actions.CatchUpWith(ctx, ta):
+			ta, err = m.cached(id)
+		}
+		if err == nil && ta != nil {
 			return ta, nil
 		}
 	}

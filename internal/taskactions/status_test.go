@@ -4,9 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"net/http"
+	"sync"
 	"testing"
 
+	"k8s.io/client-go/rest"
+
 	v1 "taskactions/api/v1"
+	"taskactions/internal/kube/clientset/versioned"
 )
 
 func TestPutStatus(t *testing.T) {
@@ -131,5 +137,62 @@ func TestPhaseHistoryIsBounded(t *testing.T) {
 	// The first entry stays; the rest are the most recent, in order.
 	if want := []string{"1", "17", "18", "19", "20"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("history messages %v, want %v", got, want)
+	}
+}
+
+// countingTransport counts the API server requests a client makes, by
+// method; the informer's watches are not counted.
+type countingTransport struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	n    map[string]int
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Query().Get("watch") != "true" {
+		c.mu.Lock()
+		c.n[r.Method]++
+		c.mu.Unlock()
+	}
+	return c.next.RoundTrip(r)
+}
+
+func (c *countingTransport) counts() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.n)
+}
+
+// A client that enqueues an action and reports several statuses in a row
+// (as an executor reports progress) costs one write each and no read: a
+// report does not start from a cached copy older than the server's last
+// write (to be refused for it and retried after a read), nor read the
+// API server for an action created a moment ago.
+func TestStatusReportsInARowWriteOnce(t *testing.T) {
+	counter := &countingTransport{n: map[string]int{}}
+	cfg := rest.CopyConfig(cp.RESTConfig())
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter }
+	client, err := versioned.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t, nil, func(c *Config) { c.Client = client })
+	ctx := context.Background()
+	id := newRun().action("a0")
+	mustEnqueue(t, m, echoRequest(id, ""))
+	before := counter.counts()
+	const reports = 10
+	for i := range reports {
+		st := StatusUpdate{Phase: v1.PhaseRunning, Message: fmt.Sprintf("step %d", i)}
+		if _, err := m.PutStatus(ctx, id, 1, st); err != nil {
+			t.Fatalf("report %d: %v", i, err)
+		}
+	}
+	after := counter.counts()
+	if puts := after[http.MethodPut] - before[http.MethodPut]; puts != reports {
+		t.Errorf("%d reports made %d PUTs to the API server, want %d", reports, puts, reports)
+	}
+	if gets := after[http.MethodGet] - before[http.MethodGet]; gets != 0 {
+		t.Errorf("%d reports made %d GETs to the API server (reads after refused writes), want 0", reports, gets)
 	}
 }

@@ -279,8 +279,9 @@ func (s *server) enqueueRun(project, run string, count int) error {
 func (s *server) settle(limit time.Duration) error {
 	idleSince, rounds := time.Time{}, -1.0
 	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-		r := s.metric("taskactions_executor_reconcile_seconds_count")
-		if s.metric("taskactions_manager_queue_depth") != 0 || r != rounds {
+		m := s.metrics()
+		r := m["taskactions_executor_reconcile_seconds_count"] // none before the first round
+		if depth, ok := m["taskactions_manager_queue_depth"]; !ok || depth != 0 || r != rounds {
 			idleSince, rounds = time.Time{}, r
 			continue
 		}
@@ -294,19 +295,22 @@ func (s *server) settle(limit time.Duration) error {
 	return fmt.Errorf("the server was still busy after %s", limit)
 }
 
-// metric reads one unlabelled metric (-1 when it cannot).
-func (s *server) metric(name string) float64 {
+// metrics reads the server's metrics, each series (name and labels, as
+// /metrics writes them) to its value; none when it cannot.
+func (s *server) metrics() map[string]float64 {
+	out := map[string]float64{}
 	_, b, err := s.do("GET", "/metrics", nil)
 	if err != nil {
-		return -1
+		return out
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) == 2 && f[0] == name {
-			v, _ := strconv.ParseFloat(f[1], 64)
-			return v
+		if f := strings.Fields(line); len(f) == 2 && !strings.HasPrefix(line, "#") {
+			if v, err := strconv.ParseFloat(f[1], 64); err == nil {
+				out[f[0]] = v
+			}
 		}
 	}
-	return -1
+	return out
 }
 
 // sample is one measurement of the server's footprint.
@@ -318,24 +322,18 @@ type sample struct {
 }
 
 func (s *server) sample(t0 time.Time, done int64) sample {
-	out := sample{at: time.Since(t0).Round(time.Second), done: done}
-	if fi, err := os.Stat(filepath.Join(s.dataDir, "etcd", "member", "snap", "db")); err == nil {
-		out.etcdDB = fi.Size()
-	}
-	out.rssKiB = rssKiB(s.cmd.Process.Pid)
-	if _, b, err := s.do("GET", "/metrics", nil); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(line, `taskactions_cache_objects{kind="TaskAction"}`) {
-				f, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
-				out.live = int64(f)
-			}
-		}
-	}
-	return out
+	return sample{at: time.Since(t0).Round(time.Second), done: done,
+		etcdDB: fileSize(etcdFile(s.dataDir)), rssKiB: rssKiB(s.cmd.Process.Pid),
+		live: int64(s.metrics()[`taskactions_cache_objects{kind="TaskAction"}`])}
 }
 
 func (x sample) String() string {
 	return fmt.Sprintf("%8s  actions %7d  live objects %7d  etcd db %7.1f MiB  RSS %7.1f MiB", x.at, x.done, x.live, float64(x.etcdDB)/(1<<20), float64(x.rssKiB)/1024)
+}
+
+// etcdFile is the embedded etcd's database file in a data dir.
+func etcdFile(dataDir string) string {
+	return filepath.Join(dataDir, "etcd", "member", "snap", "db")
 }
 
 func fileSize(path string) int64 {
@@ -369,7 +367,7 @@ func rssParts(pid int) string {
 		return ""
 	}
 	parts := map[string]int64{}
-	name := ""
+	name, exe := "", exePath(pid)
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)
 		switch {
@@ -380,7 +378,7 @@ func rssParts(pid int) string {
 				name = "anonymous"
 			case strings.HasSuffix(f[5], "/snap/db"):
 				name = "etcd file"
-			case f[5] == exePath(pid):
+			case f[5] == exe:
 				name = "binary"
 			}
 		case len(f) >= 2 && f[0] == "Rss:":
@@ -566,8 +564,8 @@ func restart(o options, bin string) error {
 		}
 		time.Sleep(10 * time.Second)
 		rss := rssKiB(s.cmd.Process.Pid)
-		fmt.Printf("restart %d with %d live actions to ready: %s; RSS after 10 s %.1f MiB = %.1f KiB per live action: %s; etcd file %.1f MiB\n",
-			i+1, o.live, ready.Round(10*time.Millisecond), float64(rss)/1024, float64(rss)/float64(o.live), rssParts(s.cmd.Process.Pid), float64(fileSize(filepath.Join(dataDir, "etcd", "member", "snap", "db")))/(1<<20))
+		fmt.Printf("restart %d with %d live actions to ready: %s; RSS after 10 s %.1f MiB = %.1f KiB per live action: %s; etcd file size %.1f MiB\n",
+			i+1, o.live, ready.Round(10*time.Millisecond), float64(rss)/1024, float64(rss)/float64(o.live), rssParts(s.cmd.Process.Pid), float64(fileSize(etcdFile(dataDir)))/(1<<20))
 		s.stop()
 	}
 	return nil

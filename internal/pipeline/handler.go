@@ -64,9 +64,8 @@ func (c *Cache[T, V]) handle(typ watch.EventType, old, obj T, initial bool) {
 			})
 			c.published.Add(1)
 		}
-		c.written.advance(rv)
 	}
-	c.written.sawObject(string(obj.GetUID()), rv)
+	c.written.saw(string(obj.GetUID()), rv, !initial)
 	if c.kind.Handle != nil {
 		c.kind.Handle(Event[T, V]{Type: typ, Old: old, Object: obj, View: v, Initial: initial})
 	}

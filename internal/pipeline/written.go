@@ -19,9 +19,14 @@ type rvWaiter struct {
 	pending map[string]uint64
 }
 
+// advance notes that the cache holds every version up to rv.
 func (w *rvWaiter) advance(rv uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.advanceLocked(rv)
+}
+
+func (w *rvWaiter) advanceLocked(rv uint64) {
 	if rv <= w.seen {
 		return
 	}
@@ -50,12 +55,16 @@ func (w *rvWaiter) wroteObject(uid string, rv uint64) {
 	w.pending[uid] = max(w.pending[uid], rv)
 }
 
-// sawObject notes an event of an object: a write of it up to rv is back.
-func (w *rvWaiter) sawObject(uid string, rv uint64) {
+// saw notes an event of an object at rv: a write of it up to rv is back
+// and, for a live event (not the initial list's), every version up to rv.
+func (w *rvWaiter) saw(uid string, rv uint64, live bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if v, ok := w.pending[uid]; ok && rv >= v {
 		delete(w.pending, uid)
+	}
+	if live {
+		w.advanceLocked(rv)
 	}
 }
 

@@ -167,3 +167,31 @@ func TestRestartKeepsObjects(t *testing.T) {
 		t.Errorf("object after restart: %+v", got.Spec)
 	}
 }
+
+// A client outside the process (kubectl get -w, a second server on the
+// kubeconfig) holding a watch must not hold up a stop: the API server
+// waited for its watches for the whole request timeout (60 s).
+func TestStopEndsOutsideWatches(t *testing.T) {
+	ctx := t.Context()
+	w, err := client(t).FlyteV1().TaskActions("p-d").Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	stopped := make(chan error, 1)
+	go func() { stopped <- shared.Stop() }()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatalf("stop: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("stop still waiting after 20 s with a watch open")
+	}
+	for range w.ResultChan() { // ends: the server closed the watch
+	}
+	shared, err = Start(ctx, Config{DataDir: dataDir, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatalf("restart: %v", err)
+	}
+}

@@ -106,6 +106,12 @@ func outOfSpace(err error) bool {
 		strings.Contains(msg, "No space left on device") || strings.Contains(msg, "no space left on device")
 }
 
+// expectedUnavailable: a 503 the server gives by design (starting, or at
+// its stream limit), not a fault to log as an error; the access log has it.
+func expectedUnavailable(err error) bool {
+	return errors.Is(err, errTooManyStreams) || errors.Is(err, errNotReady)
+}
+
 func problem(status int, detail string) Problem {
 	p := Problem{Type: "about:blank", Title: http.StatusText(status), Status: status}
 	if detail != "" {
@@ -124,7 +130,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 // hand (a stream's response).
 func writeProblemCtx(ctx context.Context, w http.ResponseWriter, err error) {
 	p := problemFor(err)
-	if p.Status >= 500 && !errors.Is(err, errTooManyStreams) {
+	if p.Status >= 500 && !expectedUnavailable(err) {
 		zerolog.Ctx(ctx).Error().Err(err).Msg("request failed")
 	}
 	if id := requestID(ctx); id != "" {

@@ -91,6 +91,8 @@ func TestWriteProblem(t *testing.T) {
 		{"with request id", "req-42", taskactions.ErrNotFound, http.StatusNotFound, false},
 		{"without request id", "", errMethodNotAllowed, http.StatusMethodNotAllowed, false},
 		{"server fault", "req-43", errors.New("boom: secret detail"), http.StatusInternalServerError, true},
+		{"starting", "req-44", errNotReady, http.StatusServiceUnavailable, false},
+		{"at the stream limit", "req-45", errTooManyStreams, http.StatusServiceUnavailable, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"runtime"
 	"runtime/debug"
 	"testing"
 	"unsafe"
@@ -71,6 +72,36 @@ func TestCompactSharesRepeatedStrings(t *testing.T) {
 	if unsafe.StringData(a.Spec.InputURI) == unsafe.StringData(b.Spec.InputURI) {
 		t.Error("two different input URIs share memory")
 	}
+}
+
+// A recorded action has 8 labels, a full small map: compacting must not
+// turn it into a hashed table (Go grows a full small map on any store).
+func TestCompactKeepsLabelsSmall(t *testing.T) {
+	ta := finishedChild(t, "c1")
+	ta.Labels["flyte.org/is-root"] = "false"
+	ta.Labels["flyte.org/action-type"] = "echo"
+	ta.Labels[v1.LabelTerminalState] = "true"
+	if len(ta.Labels) != 8 {
+		t.Fatalf("%d labels, want 8", len(ta.Labels))
+	}
+	compact(ta.DeepCopy()) // the strings are canonical from here on
+	const n = 100
+	copying := bytesPerRun(n, func() { ta.DeepCopy() })
+	compacting := bytesPerRun(n, func() { compact(ta.DeepCopy()) }) - copying
+	if compacting > 400 {
+		t.Errorf("compacting an action with 8 labels allocates %d bytes, want no more than a new small map (< 400)", compacting)
+	}
+}
+
+// bytesPerRun is what f allocates on average over n runs.
+func bytesPerRun(n int, f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	return (after.TotalAlloc - before.TotalAlloc) / uint64(n)
 }
 
 // An action is orphaned when no owner it names is cached under that name

@@ -49,14 +49,14 @@ func (s *Server) EnqueueAction(ctx context.Context, req EnqueueActionRequestObje
 	if err != nil {
 		return nil, err
 	}
-	ta, created, err := s.mgr.Enqueue(ctx, er)
+	a, created, err := s.mgr.EnqueueView(ctx, er)
 	if err != nil {
 		return nil, err
 	}
 	if created {
-		return EnqueueAction201JSONResponse(actionOfObject(ta)), nil
+		return EnqueueAction201JSONResponse(actionOf(&a)), nil
 	}
-	return EnqueueAction200JSONResponse(actionOfObject(ta)), nil
+	return EnqueueAction200JSONResponse(actionOf(&a)), nil
 }
 
 // GetOpenAPI serves the document the server validates against.

@@ -46,11 +46,66 @@ type EnqueueRequest struct {
 // Enqueue creates the TaskAction of an action. It is idempotent: the same
 // request again returns the existing object with created false; the same
 // id with a different spec is ErrConflict; a child whose parent does not
-// exist is ErrNotFound, and a child of an aborted parent ErrConflict.
-func (m *Manager) Enqueue(ctx context.Context, req EnqueueRequest) (ta *v1.TaskAction, created bool, err error) {
-	if err := checkRequest(req); err != nil {
-		return nil, false, err
+// exist is ErrNotFound, and a child of an aborted or retired parent
+// ErrConflict. An action that finished and was retired to history is never
+// made again (its task would run twice): Enqueue, which returns objects,
+// answers ErrConflict for it; EnqueueView answers with its retired view.
+func (m *Manager) Enqueue(ctx context.Context, req EnqueueRequest) (*v1.TaskAction, bool, error) {
+	ta, retired, created, err := m.enqueue(ctx, req)
+	if err == nil && retired != nil {
+		return nil, false, fmt.Errorf("action %s finished and was retired from the control plane: %w", req.ID, ErrConflict)
 	}
+	return ta, created, err
+}
+
+// EnqueueView is Enqueue as clients see it: the view of the action made,
+// or of the one that exists, live or retired.
+func (m *Manager) EnqueueView(ctx context.Context, req EnqueueRequest) (Action, bool, error) {
+	ta, retired, created, err := m.enqueue(ctx, req)
+	switch {
+	case err != nil:
+		return Action{}, false, err
+	case retired != nil:
+		return retired.Action, false, nil
+	}
+	return ViewOf(ta), created, nil
+}
+
+func (m *Manager) enqueue(ctx context.Context, req EnqueueRequest) (ta *v1.TaskAction, retired *ActionUpdate, created bool, err error) {
+	if err := checkRequest(req); err != nil {
+		return nil, nil, false, err
+	}
+	if have, _ := m.cached(req.ID); have == nil {
+		if retired, err := m.retiredAction(ctx, req.ID); err != nil || retired != nil {
+			return nil, retired, false, sameAsRetired(req, retired, err)
+		}
+	}
+	ta, created, err = m.enqueueLive(ctx, req)
+	return ta, nil, created, err
+}
+
+// sameAsRetired: a request for a retired action is a repeat when it asks
+// for what history shows of it (parent, task type, names, URIs, and the
+// template's size and form: history keeps the view, not the template).
+func sameAsRetired(req EnqueueRequest, u *ActionUpdate, err error) error {
+	if err != nil {
+		return err
+	}
+	a := &u.Action
+	tmpl, err := canonicalJSON(req.TaskTemplate)
+	if err != nil {
+		return fmt.Errorf("task template: %v: %w", err, ErrInvalid)
+	}
+	sameTemplate := a.TaskTemplate == nil && len(tmpl) == 0 ||
+		a.TaskTemplate != nil && a.TaskTemplate.Size == len(tmpl) && a.TaskTemplate.Encoding == "json"
+	if a.Parent != req.Parent || a.TaskType != req.TaskType || a.ShortName != req.ShortName || a.Group != req.Group ||
+		a.InputURI != req.InputURI || a.RunOutputBase != req.RunOutputBase || !sameTemplate {
+		return fmt.Errorf("action %s exists with another spec (it finished and was retired): %w", req.ID, ErrConflict)
+	}
+	return nil
+}
+
+func (m *Manager) enqueueLive(ctx context.Context, req EnqueueRequest) (ta *v1.TaskAction, created bool, err error) {
 	var parent *v1.TaskAction
 	if req.Parent != "" {
 		if parent, err = m.parentOf(ctx, req); err != nil {
@@ -135,6 +190,11 @@ func (m *Manager) parentOf(ctx context.Context, req EnqueueRequest) (*v1.TaskAct
 		m.actions.CatchUp(ctx)
 		if p, err = m.cached(pid); err == nil && p == nil {
 			p, err = m.live(ctx, pid)
+		}
+	}
+	if errors.Is(err, ErrNotFound) {
+		if retired, rerr := m.retiredAction(ctx, pid); rerr == nil && retired != nil {
+			return nil, fmt.Errorf("parent %s finished (%s) and was retired from the control plane: it takes no new children: %w", pid, retired.Phase, ErrConflict)
 		}
 	}
 	if err != nil {

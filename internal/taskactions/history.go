@@ -55,6 +55,34 @@ func (m *Manager) retired(ctx context.Context, id ActionID) (*ActionUpdate, erro
 	return updateOfRecord(rec)
 }
 
+// retiredAction is the view of an action that finished and left the
+// control plane, from history; nil when history has no retired record of
+// it (a live action's record, or none).
+func (m *Manager) retiredAction(ctx context.Context, id ActionID) (*ActionUpdate, error) {
+	if m.cfg.History == nil {
+		return nil, nil
+	}
+	rec, err := m.cfg.History.Action(ctx, historyRun(id.RunID()), id.Name)
+	switch {
+	case errors.Is(err, history.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case !rec.Retired:
+		return nil, nil
+	}
+	return updateOfRecord(rec)
+}
+
+// gone is the error of a write to an action that is not live: a conflict
+// when it finished and was retired (its state is final), else not found.
+func (m *Manager) gone(ctx context.Context, id ActionID) error {
+	if u, err := m.retiredAction(ctx, id); err == nil && u != nil {
+		return fmt.Errorf("action %s finished (%s) and was retired from the control plane: it takes no more changes: %w", id, u.Phase, ErrConflict)
+	}
+	return fmt.Errorf("action %s: %w", id, ErrNotFound)
+}
+
 // RunActions returns a page of a run's actions, live and retired.
 func (m *Manager) RunActions(ctx context.Context, run RunID, p Page) (ActionPage, error) {
 	live, err := m.runActionViews(ctx, run)

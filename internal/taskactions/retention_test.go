@@ -2,6 +2,7 @@ package taskactions
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -157,3 +158,52 @@ func TestRetirerRespectsFinalizers(t *testing.T) {
 		t.Fatalf("the retired action: %v %v", u, err)
 	}
 }
+
+// A retired action is final: the same enqueue again answers with it and
+// makes nothing (its task would run twice), another spec is a conflict, and
+// neither a status report nor a new child is taken.
+func TestRetiredActionsAreFinal(t *testing.T) {
+	ctx := context.Background()
+	m, r := newRetiringManager(t, true)
+	run := newRun()
+	root, child := run.action("root"), run.action("child")
+	rootObj := mustEnqueue(t, m, echoRequest(root, ""))
+	childObj := mustEnqueue(t, m, echoRequest(child, "root"))
+	mustPut(t, m, child, 1, v1.PhaseSucceeded)
+	mustPut(t, m, root, 1, v1.PhaseSucceeded)
+	eventually(t, 20*time.Second, "both to be retired, and gone from the cache", func() bool {
+		r.Sweep(ctx)
+		a, _ := m.retiredAction(ctx, root)
+		b, _ := m.retiredAction(ctx, child)
+		ca, _ := m.cached(root)
+		cb, _ := m.cached(child)
+		return a != nil && b != nil && ca == nil && cb == nil
+	})
+
+	again, created, err := m.EnqueueView(ctx, echoRequest(root, ""))
+	if err != nil || created || again.Phase != v1.PhaseSucceeded || again.UID != string(rootObj.UID) {
+		t.Fatalf("the same enqueue again: %v, created %v, phase %s, uid %s (was %s)", err, created, again.Phase, again.UID, rootObj.UID)
+	}
+	if _, ok := object(t, rootObj); ok {
+		t.Fatal("the enqueue made the retired action again")
+	}
+	other := echoRequest(root, "")
+	other.TaskType = "sleep"
+	for name, err := range map[string]error{
+		"another spec":      errOf(m.EnqueueView(ctx, other)),
+		"Enqueue (objects)": errOf3(m.Enqueue(ctx, echoRequest(child, "root"))),
+		"a new child":       errOf3(m.Enqueue(ctx, echoRequest(run.action("late"), "root"))),
+		"a status report":   errOf2(m.PutStatus(ctx, child, 2, StatusUpdate{Phase: v1.PhaseRunning})),
+	} {
+		if !errors.Is(err, ErrConflict) {
+			t.Errorf("%s: %v, want a conflict", name, err)
+		}
+	}
+	if _, ok := object(t, childObj); ok {
+		t.Fatal("the retired child was made again")
+	}
+}
+
+func errOf(_ Action, _ bool, err error) error          { return err }
+func errOf2(_ *v1.TaskAction, err error) error         { return err }
+func errOf3(_ *v1.TaskAction, _ bool, err error) error { return err }

@@ -67,8 +67,8 @@ func (m *Manager) update(ctx context.Context, id ActionID, mutate func(*v1.TaskA
 	})
 	if err != nil {
 		switch {
-		case apierrors.IsNotFound(err):
-			return nil, fmt.Errorf("action %s: %w", id, ErrNotFound)
+		case apierrors.IsNotFound(err), errors.Is(err, ErrNotFound):
+			return nil, m.gone(ctx, id)
 		case isTooLarge(err):
 			return nil, fmt.Errorf("action %s is too large to record a change in (delete it): %w", id, ErrTooLarge)
 		}

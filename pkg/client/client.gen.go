@@ -2362,9 +2362,10 @@ type ClientInterface interface {
 	// EnqueueActionWithBody Enqueue an action
 	//
 	// Creates the action. Idempotent: the same request again returns the
-	// existing action with 200. The same id with another spec is 409; a
-	// child whose parent does not exist is 404; a child of an aborted
-	// parent is 409.
+	// existing action with 200, also once it is retired to history (it is
+	// not made or run again). The same id with another spec is 409; a
+	// child whose parent does not exist is 404; a child of an aborted or
+	// retired parent is 409.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2374,9 +2375,10 @@ type ClientInterface interface {
 	// EnqueueAction Enqueue an action
 	//
 	// Creates the action. Idempotent: the same request again returns the
-	// existing action with 200. The same id with another spec is 409; a
-	// child whose parent does not exist is 404; a child of an aborted
-	// parent is 409.
+	// existing action with 200, also once it is retired to history (it is
+	// not made or run again). The same id with another spec is 409; a
+	// child whose parent does not exist is 404; a child of an aborted or
+	// retired parent is 409.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2557,8 +2559,9 @@ type ClientInterface interface {
 	// PutActionStatusWithBody Report the status of an attempt
 	//
 	// For executors outside this server. A stale attempt (lower than the
-	// recorded one) or leaving a terminal phase is 409; reporting the same
-	// terminal phase again is a no-op.
+	// recorded one) or leaving a terminal phase is 409, as is any report
+	// on an action retired to history; reporting the same terminal phase
+	// again is a no-op.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2568,8 +2571,9 @@ type ClientInterface interface {
 	// PutActionStatus Report the status of an attempt
 	//
 	// For executors outside this server. A stale attempt (lower than the
-	// recorded one) or leaving a terminal phase is 409; reporting the same
-	// terminal phase again is a no-op.
+	// recorded one) or leaving a terminal phase is 409, as is any report
+	// on an action retired to history; reporting the same terminal phase
+	// again is a no-op.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2822,9 +2826,10 @@ type ClientInterface interface {
 // EnqueueActionWithBody Enqueue an action
 //
 // Creates the action. Idempotent: the same request again returns the
-// existing action with 200. The same id with another spec is 409; a
-// child whose parent does not exist is 404; a child of an aborted
-// parent is 409.
+// existing action with 200, also once it is retired to history (it is
+// not made or run again). The same id with another spec is 409; a
+// child whose parent does not exist is 404; a child of an aborted or
+// retired parent is 409.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2844,9 +2849,10 @@ func (c *Client) EnqueueActionWithBody(ctx context.Context, contentType string, 
 // EnqueueAction Enqueue an action
 //
 // Creates the action. Idempotent: the same request again returns the
-// existing action with 200. The same id with another spec is 409; a
-// child whose parent does not exist is 404; a child of an aborted
-// parent is 409.
+// existing action with 200, also once it is retired to history (it is
+// not made or run again). The same id with another spec is 409; a
+// child whose parent does not exist is 404; a child of an aborted or
+// retired parent is 409.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3217,8 +3223,9 @@ func (c *Client) StreamActionLogs(ctx context.Context, project ProjectParam, dom
 // PutActionStatusWithBody Report the status of an attempt
 //
 // For executors outside this server. A stale attempt (lower than the
-// recorded one) or leaving a terminal phase is 409; reporting the same
-// terminal phase again is a no-op.
+// recorded one) or leaving a terminal phase is 409, as is any report
+// on an action retired to history; reporting the same terminal phase
+// again is a no-op.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3238,8 +3245,9 @@ func (c *Client) PutActionStatusWithBody(ctx context.Context, project ProjectPar
 // PutActionStatus Report the status of an attempt
 //
 // For executors outside this server. A stale attempt (lower than the
-// recorded one) or leaving a terminal phase is 409; reporting the same
-// terminal phase again is a no-op.
+// recorded one) or leaving a terminal phase is 409, as is any report
+// on an action retired to history; reporting the same terminal phase
+// again is a no-op.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6455,9 +6463,10 @@ type ClientWithResponsesInterface interface {
 	// EnqueueActionWithBodyWithResponse Enqueue an action
 	//
 	// Creates the action. Idempotent: the same request again returns the
-	// existing action with 200. The same id with another spec is 409; a
-	// child whose parent does not exist is 404; a child of an aborted
-	// parent is 409.
+	// existing action with 200, also once it is retired to history (it is
+	// not made or run again). The same id with another spec is 409; a
+	// child whose parent does not exist is 404; a child of an aborted or
+	// retired parent is 409.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6467,9 +6476,10 @@ type ClientWithResponsesInterface interface {
 	// EnqueueActionWithResponse Enqueue an action
 	//
 	// Creates the action. Idempotent: the same request again returns the
-	// existing action with 200. The same id with another spec is 409; a
-	// child whose parent does not exist is 404; a child of an aborted
-	// parent is 409.
+	// existing action with 200, also once it is retired to history (it is
+	// not made or run again). The same id with another spec is 409; a
+	// child whose parent does not exist is 404; a child of an aborted or
+	// retired parent is 409.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6678,8 +6688,9 @@ type ClientWithResponsesInterface interface {
 	// PutActionStatusWithBodyWithResponse Report the status of an attempt
 	//
 	// For executors outside this server. A stale attempt (lower than the
-	// recorded one) or leaving a terminal phase is 409; reporting the same
-	// terminal phase again is a no-op.
+	// recorded one) or leaving a terminal phase is 409, as is any report
+	// on an action retired to history; reporting the same terminal phase
+	// again is a no-op.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6689,8 +6700,9 @@ type ClientWithResponsesInterface interface {
 	// PutActionStatusWithResponse Report the status of an attempt
 	//
 	// For executors outside this server. A stale attempt (lower than the
-	// recorded one) or leaving a terminal phase is 409; reporting the same
-	// terminal phase again is a no-op.
+	// recorded one) or leaving a terminal phase is 409, as is any report
+	// on an action retired to history; reporting the same terminal phase
+	// again is a no-op.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8925,9 +8937,10 @@ func (r CreateSessionResponse) ContentType() string {
 // EnqueueActionWithBodyWithResponse Enqueue an action
 //
 // Creates the action. Idempotent: the same request again returns the
-// existing action with 200. The same id with another spec is 409; a
-// child whose parent does not exist is 404; a child of an aborted
-// parent is 409.
+// existing action with 200, also once it is retired to history (it is
+// not made or run again). The same id with another spec is 409; a
+// child whose parent does not exist is 404; a child of an aborted or
+// retired parent is 409.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8943,9 +8956,10 @@ func (c *ClientWithResponses) EnqueueActionWithBodyWithResponse(ctx context.Cont
 // EnqueueActionWithResponse Enqueue an action
 //
 // Creates the action. Idempotent: the same request again returns the
-// existing action with 200. The same id with another spec is 409; a
-// child whose parent does not exist is 404; a child of an aborted
-// parent is 409.
+// existing action with 200, also once it is retired to history (it is
+// not made or run again). The same id with another spec is 409; a
+// child whose parent does not exist is 404; a child of an aborted or
+// retired parent is 409.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9268,8 +9282,9 @@ func (c *ClientWithResponses) StreamActionLogsWithResponse(ctx context.Context, 
 // PutActionStatusWithBodyWithResponse Report the status of an attempt
 //
 // For executors outside this server. A stale attempt (lower than the
-// recorded one) or leaving a terminal phase is 409; reporting the same
-// terminal phase again is a no-op.
+// recorded one) or leaving a terminal phase is 409, as is any report
+// on an action retired to history; reporting the same terminal phase
+// again is a no-op.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9285,8 +9300,9 @@ func (c *ClientWithResponses) PutActionStatusWithBodyWithResponse(ctx context.Co
 // PutActionStatusWithResponse Report the status of an attempt
 //
 // For executors outside this server. A stale attempt (lower than the
-// recorded one) or leaving a terminal phase is 409; reporting the same
-// terminal phase again is a no-op.
+// recorded one) or leaving a terminal phase is 409, as is any report
+// on an action retired to history; reporting the same terminal phase
+// again is a no-op.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -152,6 +152,21 @@ func TestRetiredRunReadsTheSame(t *testing.T) {
 			defer s.Stop()
 			assertSameReads(t, "retired, after a restart", live, read(s))
 
+			// Enqueueing a retired action again makes nothing (its task would
+			// run twice); another spec for it is a conflict.
+			for taskType, want := range map[string]int{"echo": http.StatusOK, "sleep": http.StatusConflict} {
+				resp, err := s.api.EnqueueActionWithResponse(context.Background(), actionSpec(run, "c1", "root", taskType))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if resp.StatusCode() != want {
+					t.Errorf("enqueue the retired c1 again as %s: %d %s, want %d", taskType, resp.StatusCode(), resp.Body, want)
+				}
+			}
+			if n := liveObjects(s, run); n != 0 {
+				t.Errorf("%d objects after enqueueing a retired action again", n)
+			}
+
 			if resp := s.do(t, http.MethodDelete, base+"/runs/"+run.Name+"/actions/c1"); resp.StatusCode != http.StatusAccepted {
 				t.Fatalf("delete a retired action: %v", resp.Status)
 			}

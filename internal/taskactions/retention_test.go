@@ -194,6 +194,7 @@ func TestRetiredActionsAreFinal(t *testing.T) {
 		"Enqueue (objects)": errOf3(m.Enqueue(ctx, echoRequest(child, "root"))),
 		"a new child":       errOf3(m.Enqueue(ctx, echoRequest(run.action("late"), "root"))),
 		"a status report":   errOf2(m.PutStatus(ctx, child, 2, StatusUpdate{Phase: v1.PhaseRunning})),
+		"an abort":          m.AbortAction(ctx, child, ""),
 	} {
 		if !errors.Is(err, ErrConflict) {
 			t.Errorf("%s: %v, want a conflict", name, err)

@@ -24,6 +24,7 @@ var (
 	errRouteNotFound        = errors.New("no such route")
 	errMethodNotAllowed     = errors.New("method not allowed on this route")
 	errTooManyStreams       = errors.New("too many open streams; try again later")
+	errBodyTimeout          = errors.New("the request body did not arrive in time")
 )
 
 // invalidRequest is a request the OpenAPI document rejects, with each
@@ -82,6 +83,8 @@ func problemFor(err error) Problem {
 		return problem(http.StatusUnauthorized, err.Error())
 	case errors.Is(err, auth.ErrForbidden), errors.Is(err, errHostNotAllowed), errors.Is(err, errCrossOrigin):
 		return problem(http.StatusForbidden, err.Error())
+	case errors.Is(err, errBodyTimeout):
+		return problem(http.StatusRequestTimeout, err.Error())
 	case errors.Is(err, errUnsupportedMediaType):
 		return problem(http.StatusUnsupportedMediaType, err.Error())
 	case errors.Is(err, pipeline.ErrUnsupported):

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 
@@ -98,6 +99,22 @@ func (v *validator) check(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// bodyReadError says whose fault a body that could not be read is: the
+// client's, as a body larger than the limit (413), one that stopped
+// arriving (408, after the server's read timeout), or one cut short or
+// badly framed (400). None is the server's fault, so none is a 500.
+func bodyReadError(err error) error {
+	var tooLarge *http.MaxBytesError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &tooLarge):
+		return err
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return fmt.Errorf("%w: %v", errBodyTimeout, err)
+	}
+	return badRequest{fmt.Errorf("the request body could not be read: %w", err)}
+}
+
 // readBody reads the whole body (at most MaxBodyBytes) and puts it back
 // for the validator and the handler, refusing one that holds more than one
 // JSON value: `{...}{}` is not a request, whatever a streaming decoder
@@ -105,7 +122,7 @@ func (v *validator) check(w http.ResponseWriter, r *http.Request) error {
 func readBody(w http.ResponseWriter, r *http.Request) error {
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
-		return err
+		return bodyReadError(err)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	if len(bytes.TrimSpace(b)) == 0 {

@@ -1,13 +1,16 @@
 package handlers
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -147,4 +150,47 @@ func hasInvalid(p Problem, match func(InvalidParam) bool) bool {
 		}
 	}
 	return false
+}
+
+// A body that is cut short, badly framed or stops arriving is the
+// client's fault: 400 or 408, never a 500 (anyone reaching the port could
+// fill the error log with them).
+func TestBrokenBodies(t *testing.T) {
+	srv := newValidatedServer(t)
+	srv.Config.ReadTimeout = time.Second // as the server's own, shorter
+	const head = "PUT /api/v1/projects/p1/domains/dev/runs/r1/actions/a0/status HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+	tests := []struct {
+		name    string
+		request string
+		close   bool // half-close after the request
+		status  int
+	}{
+		{"cut short", head + "Content-Length: 1000\r\n\r\n{\"attempt\":1", true, http.StatusBadRequest},
+		{"bad chunk", head + "Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n", false, http.StatusBadRequest},
+		{"stops arriving", head + "Content-Length: 1000\r\n\r\n{\"attempt\":1", false, http.StatusRequestTimeout},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := io.WriteString(conn, tt.request); err != nil {
+				t.Fatal(err)
+			}
+			if tt.close {
+				_ = conn.(*net.TCPConn).CloseWrite()
+			}
+			_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != tt.status || resp.Header.Get("Content-Type") != "application/problem+json" {
+				t.Errorf("status %d %s, want %d application/problem+json", resp.StatusCode, resp.Header.Get("Content-Type"), tt.status)
+			}
+		})
+	}
 }

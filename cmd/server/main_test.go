@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -69,11 +70,12 @@ func readyz(addr string) int {
 // A server is alive and says it is not ready while its control plane
 // starts, then ready; a second one on the same data dir exits non-zero,
 // naming the dir and the holder, and leaves the first serving; SIGTERM
-// stops the first cleanly.
+// stops the first cleanly, also while a client holds a request open past
+// the grace period.
 func TestServerProcessLifecycle(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), "data")
 	addr := testserver.FreeAddr(t)
-	first := startServer(t, "--listen", addr, "--data-dir", dataDir)
+	first := startServer(t, "--listen", addr, "--data-dir", dataDir, "--shutdown-grace-period", "1s")
 
 	var seen []int
 	deadline := time.Now().Add(2 * time.Minute)
@@ -108,6 +110,8 @@ func TestServerProcessLifecycle(t *testing.T) {
 		t.Fatalf("first server after the refused second: /readyz %d", code)
 	}
 
+	slow := holdRequest(t, addr, dataDir)
+	defer slow.Close()
 	if err := first.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +123,28 @@ func TestServerProcessLifecycle(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("no exit after SIGTERM")
 	}
-	if !strings.Contains(first.stderr.String(), `"message":"stopped"`) {
-		t.Errorf("no clean stop in the log:\n%s", first.stderr)
+	log := first.stderr.String()
+	if !strings.Contains(log, `"message":"stopped"`) || !strings.Contains(log, "cut off") {
+		t.Errorf("no clean stop, or no word of the request cut off, in the log:\n%s", log)
 	}
+	if strings.Contains(log, "event streams still open") {
+		t.Errorf("a warning of open streams, with none open:\n%s", log)
+	}
+}
+
+// holdRequest starts an enqueue whose body never finishes arriving.
+func holdRequest(t *testing.T, addr, dataDir string) net.Conn {
+	t.Helper()
+	token, err := os.ReadFile(filepath.Join(dataDir, "api-token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "POST /api/v1/actions HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"action\":",
+		addr, strings.TrimSpace(string(token)))
+	time.Sleep(200 * time.Millisecond) // the server reads the headers and waits for the body
+	return conn
 }

@@ -447,8 +447,16 @@ func (a *App) Stop() error {
 	}
 	if a.srv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownGracePeriod)
-		if err := a.srv.Shutdown(ctx); err != nil {
+		err := a.srv.Shutdown(ctx)
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			// A client still sending or waiting: the grace period is all it
+			// gets. A stop is not a failure for that.
+			a.log.Warn().Dur("gracePeriod", a.cfg.ShutdownGracePeriod).Msg("requests still in flight after the grace period are cut off")
+		case err != nil:
 			errs = append(errs, fmt.Errorf("HTTP shutdown: %w", err))
+		}
+		if err != nil {
 			_ = a.srv.Close()
 		}
 		a.stopStreams() // Shutdown did; Close does not
@@ -493,6 +501,8 @@ func (a *App) Stop() error {
 func (a *App) Manager() *taskactions.Manager { return a.mgr }
 
 // waitGroup waits for wg until ctx ends, and reports whether wg is done.
+// Past the deadline wg still gets a second: a request that held the stop
+// to its deadline leaves none to whatever was told to end after it.
 func waitGroup(ctx context.Context, wg *sync.WaitGroup) bool {
 	done := make(chan struct{})
 	go func() {
@@ -503,6 +513,13 @@ func waitGroup(ctx context.Context, wg *sync.WaitGroup) bool {
 	case <-done:
 		return true
 	case <-ctx.Done():
+	}
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
 		return false
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -43,7 +44,14 @@ type ControlPlane struct {
 func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 	cp := &ControlPlane{}
 	var err error
-	switch path := kubeconfigPath(cfg.Kubeconfig); {
+	path := kubeconfigPath(cfg.Kubeconfig)
+	if ownKubeconfig(path, cfg.DataDir) {
+		// `export KUBECONFIG=data/kubeconfig` for kubectl, as the README
+		// shows, must not turn the next start into a client of itself.
+		cfg.Log.Info().Str("kubeconfig", path).Msg("the kubeconfig names this data dir's own embedded control plane: starting it")
+		path = ""
+	}
+	switch {
 	case path != "":
 		cp.source = "kubeconfig " + path
 		cp.rest, err = clientcmd.BuildConfigFromFlags("", path)
@@ -116,6 +124,17 @@ func kubeconfigPath(flag string) string {
 		return flag
 	}
 	return os.Getenv(clientcmd.RecommendedConfigPathEnvVar)
+}
+
+// ownKubeconfig reports whether path is the kubeconfig the embedded
+// control plane of dataDir writes.
+func ownKubeconfig(path, dataDir string) bool {
+	if path == "" || dataDir == "" {
+		return false
+	}
+	a, err1 := filepath.Abs(path)
+	b, err2 := filepath.Abs(filepath.Join(dataDir, fileKubeconfig))
+	return err1 == nil && err2 == nil && a == b
 }
 
 func inCluster() bool {

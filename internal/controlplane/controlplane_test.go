@@ -154,10 +154,16 @@ func TestRestartKeepsObjects(t *testing.T) {
 	if err := shared.Stop(); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
+	// As a shell left by the README's kubectl section would have it: the
+	// start is still the embedded control plane, not a client of itself.
+	t.Setenv("KUBECONFIG", filepath.Join(dataDir, "..", filepath.Base(dataDir), "kubeconfig"))
 	var err error
 	shared, err = Start(ctx, Config{DataDir: dataDir, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatalf("restart: %v", err)
+	}
+	if !shared.Embedded() {
+		t.Errorf("restarted with KUBECONFIG at its own kubeconfig: %s, want the embedded control plane", shared.Source())
 	}
 	got, err := client(t).FlyteV1().TaskActions("p-d").Get(ctx, "r2-a0", metav1.GetOptions{})
 	if err != nil {

@@ -77,14 +77,56 @@ func (l logResponse) VisitGetActionLogsResponse(w http.ResponseWriter) error {
 		h.Set("Log-Dropped-Bytes", strconv.FormatInt(l.dropped, 10))
 	}
 	r := l.r
+	switch rangeOf(r.Header.Get("Range")) {
+	case rangeNone:
+	case rangeIgnored:
+		r = withoutRange(r)
+	case rangeEmpty:
+		if size > 0 {
+			h.Set("Content-Range", "bytes */"+strconv.FormatInt(size, 10))
+			w.WriteHeader(http.StatusRequestedRangeNotSatisfiable)
+			return nil
+		}
+	}
 	if size == 0 {
 		// Nothing written yet: the whole (empty) log, not 416 for a
 		// tail asked of nothing.
-		r = r.Clone(r.Context())
-		r.Header.Del("Range")
+		r = withoutRange(r)
 	}
 	http.ServeContent(w, r, "", time.Time{}, io.NewSectionReader(readerAt(content), 0, size))
 	return nil
+}
+
+// What a Range header asks of a log, where Go's ServeContent departs from
+// RFC 9110: it refuses a unit it does not know with 416 (the RFC says
+// ignore the header), and answers a last-0-bytes suffix (bytes=-0) with a
+// 206 whose Content-Range is impossible (the RFC: unsatisfiable, 416).
+const (
+	rangeNone    = iota // no header, or one ServeContent handles
+	rangeIgnored        // not in bytes: serve the whole log
+	rangeEmpty          // only zero-length suffixes: 416
+)
+
+func rangeOf(h string) int {
+	if h == "" {
+		return rangeNone
+	}
+	spec, ok := strings.CutPrefix(strings.TrimSpace(h), "bytes=")
+	if !ok {
+		return rangeIgnored
+	}
+	for _, part := range strings.Split(spec, ",") {
+		if p := strings.TrimSpace(part); !strings.HasPrefix(p, "-") || strings.Trim(p[1:], "0") != "" {
+			return rangeNone
+		}
+	}
+	return rangeEmpty
+}
+
+func withoutRange(r *http.Request) *http.Request {
+	r = r.Clone(r.Context())
+	r.Header.Del("Range")
+	return r
 }
 
 func readerAt(rs io.ReadSeeker) io.ReaderAt {

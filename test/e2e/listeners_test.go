@@ -67,6 +67,20 @@ func TestCORSMetricsListenerAndCredentialFiles(t *testing.T) {
 	if resp.StatusCode != http.StatusCreated || resp.Header.Get("Access-Control-Allow-Origin") != ui {
 		t.Errorf("POST from %s: %s, Access-Control-Allow-Origin %q", ui, resp.Status, resp.Header.Get("Access-Control-Allow-Origin"))
 	}
+	// The tail read of a log from that origin: Range may be sent, and
+	// Content-Range and the log's headers read.
+	if exposed := resp.Header.Get("Access-Control-Expose-Headers"); !strings.Contains(exposed, "Content-Range") || !strings.Contains(exposed, "Log-Dropped-Bytes") {
+		t.Errorf("exposed headers %q: no Content-Range or Log-Dropped-Bytes", exposed)
+	}
+	logs, _ := http.NewRequest(http.MethodOptions, s.URL()+"/api/v1/projects/p/domains/dev/runs/r/actions/a0/logs", nil)
+	logs.Header.Set("Origin", ui)
+	logs.Header.Set("Access-Control-Request-Method", "GET")
+	logs.Header.Set("Access-Control-Request-Headers", "authorization,range,if-range")
+	if r, err := http.DefaultClient.Do(logs); err != nil {
+		t.Fatal(err)
+	} else if r.Body.Close(); r.Header.Get("Access-Control-Allow-Origin") != ui || !strings.Contains(strings.ToLower(r.Header.Get("Access-Control-Allow-Headers")), "range") {
+		t.Errorf("preflight of a log read with Range from %s: %s, headers %v", ui, r.Status, r.Header)
+	}
 
 	m, err := http.Get("http://" + metricsAddr + "/metrics")
 	if err != nil {

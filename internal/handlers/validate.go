@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"strings"
@@ -78,6 +79,9 @@ func (v *validator) check(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("route %s %s is not in the OpenAPI document", r.Method, path)
 	}
 	if op.RequestBody != nil {
+		if err := acceptsBody(op, r.Header); err != nil {
+			return err
+		}
 		if err := readBody(w, r); err != nil {
 			return err
 		}
@@ -95,6 +99,21 @@ func (v *validator) check(w http.ResponseWriter, r *http.Request) error {
 	})
 	if err != nil {
 		return describeInvalid(err)
+	}
+	return nil
+}
+
+// acceptsBody refuses (415) a body in a media type the operation does not
+// take (YAML where only JSON is), and a Content-Encoding: bodies are read
+// as they come, so a gzipped one would be read as garbage or, worse, as
+// the plain text it only claims not to be.
+func acceptsBody(op *openapi3.Operation, h http.Header) error {
+	if ce := h.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		return fmt.Errorf("%w: Content-Encoding %q (bodies are not decoded: send them as they are)", errUnsupportedMediaType, ce)
+	}
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	if err != nil || op.RequestBody.Value == nil || op.RequestBody.Value.Content.Get(mt) == nil {
+		return fmt.Errorf("%w: this operation does not take %q", errUnsupportedMediaType, h.Get("Content-Type"))
 	}
 	return nil
 }

@@ -70,6 +70,7 @@ func TestValidatorMiddleware(t *testing.T) {
 		name        string
 		path        string
 		contentType string
+		encoding    string // Content-Encoding
 		body        string
 		status      int
 		pointer     string // an expected errors[].pointer
@@ -87,6 +88,9 @@ func TestValidatorMiddleware(t *testing.T) {
 		{name: "bad action name", path: "/api/v1/projects/p1/domains/dev/runs/r1/actions/-a/status", body: valid, status: http.StatusBadRequest, parameter: "action"},
 		{name: "text body", path: okPath, contentType: "text/plain", body: valid, status: http.StatusUnsupportedMediaType},
 		{name: "latin-1 body", path: okPath, contentType: "application/json; charset=iso-8859-1", body: valid, status: http.StatusUnsupportedMediaType},
+		{name: "YAML where only JSON is taken", path: okPath, contentType: "application/yaml", body: "attempt: 1", status: http.StatusUnsupportedMediaType},
+		{name: "gzip", path: okPath, encoding: "gzip", body: valid, status: http.StatusUnsupportedMediaType},
+		{name: "identity encoding", path: okPath, encoding: "identity", body: valid, status: http.StatusOK},
 		{name: "trailing JSON", path: okPath, body: valid + `{}`, status: http.StatusBadRequest},
 		{name: "trailing garbage", path: okPath, body: valid + ` x`, status: http.StatusBadRequest},
 		{name: "trailing space", path: okPath, body: valid + " \n", status: http.StatusOK},
@@ -106,6 +110,9 @@ func TestValidatorMiddleware(t *testing.T) {
 			}
 			if ct != "" {
 				req.Header.Set("Content-Type", ct)
+			}
+			if tt.encoding != "" {
+				req.Header.Set("Content-Encoding", tt.encoding)
 			}
 			resp, err := srv.Client().Do(req)
 			if err != nil {

@@ -187,7 +187,7 @@ func TestSubscribeSnapshotFromHistory(t *testing.T) {
 	}
 	if want := []string{
 		"r1 QUEUED n=1 QUEUED:1 start=10 end=-", "r1 QUEUED n=2 QUEUED:1 RUNNING:1 start=10 end=-",
-		"r-new FAILED n=1 FAILED:1 start=5 end=5", "r1 QUEUED n=1 QUEUED:1 start=10 end=-", "r-old deleted",
+		"r-new FAILED n=1 FAILED:1 start=5 end=5", "r1 QUEUED n=1 QUEUED:1 start=10 end=-", "r-old deleted SUCCEEDED",
 	}; !slices.Equal(got, want) {
 		t.Errorf("events %q\n  want %q", got, want)
 	}

@@ -202,13 +202,19 @@ func (s *Service) Restore(ctx context.Context, held func() []Action) error {
 func (s *Service) DeleteRun(ctx context.Context, id RunID, live []Action) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// The stream's last word on the run is its last summary, marked
+	// deleted, not a blank one.
+	last := Summary{ID: id, Phase: v1.PhaseUnspecified, PhaseCounts: map[v1.Phase]int{}}
+	if r, err := s.store.Run(ctx, history.RunID(id)); err == nil {
+		last = summaryOf(r)
+	}
 	inHistory, err := s.store.DeleteRun(ctx, history.RunID(id), historyActions(live))
 	if err != nil {
 		return false, err
 	}
 	existed := inHistory || len(live) > 0
 	if existed {
-		s.publishLocked(Summary{ID: id, Phase: v1.PhaseUnspecified, PhaseCounts: map[v1.Phase]int{}}, true)
+		s.publishLocked(last, true)
 	}
 	if inHistory {
 		s.runDeletedLocked(ctx, id)
@@ -221,9 +227,13 @@ func (s *Service) DeleteRun(ctx context.Context, id RunID, live []Action) (bool,
 func (s *Service) DeleteActions(ctx context.Context, id RunID, name string, live []Action) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	before, beforeErr := s.store.Run(ctx, history.RunID(id))
 	run, gone, err := s.store.DeleteActions(ctx, history.RunID(id), name, historyActions(live))
 	if err != nil {
 		return err
+	}
+	if gone && beforeErr == nil {
+		run = before // the run's last summary, marked deleted, not a blank one
 	}
 	sum := summaryOf(run)
 	sum.ID = id

@@ -120,7 +120,7 @@ func describe(s Summary) string {
 // render is an event as a stream client reads it.
 func render(e journal.Entry[*Event]) string {
 	if e.Value.Deleted {
-		return e.Key + " deleted"
+		return e.Key + " deleted " + string(e.Value.Summary.Phase)
 	}
 	return e.Key + " " + describe(e.Value.Summary)
 }
@@ -463,7 +463,7 @@ func TestDeleteRun(t *testing.T) {
 	if got := listed(t, s); len(got) != 0 {
 		t.Errorf("List after DeleteRun: %q", got)
 	}
-	if evs := drain(t, sub); !slices.Equal(evs, []string{"r1 deleted"}) {
+	if evs := drain(t, sub); !slices.Equal(evs, []string{"r1 deleted SUCCEEDED"}) { // its last summary, not a blank one
 		t.Errorf("events %q, want r1's deletion", evs)
 	}
 	// Late events of the deleted objects do not bring the run back; there
@@ -483,7 +483,7 @@ func TestDeleteRun(t *testing.T) {
 	if existed, err := s.DeleteRun(ctx, r2, []Action{rootOf(proj, dom, "r2", queued, 20)}); err != nil || !existed {
 		t.Fatalf("DeleteRun with live actions = %v, %v; want true", existed, err)
 	}
-	if evs := drain(t, sub); !slices.Equal(evs, []string{"r2 deleted"}) {
+	if evs := drain(t, sub); !slices.Equal(evs, []string{"r2 deleted UNSPECIFIED"}) { // history never saw it
 		t.Errorf("events %q, want r2's deletion", evs)
 	}
 	notify(t, s, rec(rootOf(proj, dom, "r2", running, 20)))

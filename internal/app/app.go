@@ -110,9 +110,17 @@ func Start(ctx context.Context, cfg Config, log zerolog.Logger) (*App, error) {
 	if err := a.listen(); err != nil {
 		return nil, err
 	}
+	// History opens first: it also keeps the sessions logouts ended,
+	// which the first request's authentication needs.
 	var err error
-	if a.access, err = a.newAccess(); err != nil {
+	if a.history, err = history.Open(ctx, cfg.HistoryDSN, cfg.DataDir); err != nil {
 		_ = a.ln.Close()
+		return nil, err
+	}
+	log.Info().Stringer("store", a.history).Bool("created", a.history.Created).Msg("history store open")
+	if a.access, err = a.newAccess(ctx); err != nil {
+		_ = a.ln.Close()
+		_ = a.history.Close()
 		return nil, err
 	}
 	a.serve()
@@ -256,10 +264,6 @@ func (a *App) startManager(ctx context.Context, restCfg *rest.Config, kube kuber
 		return err
 	}
 	journalCfg := journal.Config{MaxEvents: a.cfg.SSEReplayEvents, MaxAge: a.cfg.SSEReplayAge, MailboxSize: a.cfg.SSEMailbox}
-	if a.history, err = history.Open(ctx, a.cfg.HistoryDSN, a.cfg.DataDir); err != nil {
-		return err
-	}
-	a.log.Info().Stringer("store", a.history).Bool("created", a.history.Created).Msg("history store open")
 	a.runs = runs.New(a.history, journalCfg, a.log.With().Str("component", "runs").Logger())
 	a.mgr = taskactions.New(taskactions.Config{
 		Client: client, Kube: kube, NamespaceTemplate: a.cfg.NamespaceTemplate, Workers: a.cfg.Workers,
@@ -481,6 +485,9 @@ func (a *App) Stop() error {
 	}
 	if a.mgr != nil {
 		a.mgr.StopWatching()
+	}
+	if a.access != nil && a.access.stopRevocations != nil {
+		a.access.stopRevocations()
 	}
 	if a.history != nil {
 		if err := a.history.Close(); err != nil {

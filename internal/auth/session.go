@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -24,6 +25,9 @@ type Sessions struct {
 	// Secure marks the cookie HTTPS-only (when the server serves TLS).
 	Secure bool
 	TTL    time.Duration
+	// Revocations are the sessions logouts ended (nil: a logout only
+	// clears the cookie in the browser).
+	Revocations *Revocations
 }
 
 // DefaultSessionTTL is how long a session lasts.
@@ -45,11 +49,27 @@ func (s *Sessions) Open(token string) (*http.Cookie, *Subject, error) {
 }
 
 func (s *Sessions) cookie(h [32]byte) *http.Cookie {
-	v := s.signer.sign(claims{Kind: kindSession, Sub: hex.EncodeToString(h[:]), Exp: s.signer.now().Add(s.TTL).Unix()})
+	id := make([]byte, 16)
+	_, _ = rand.Read(id)
+	v := s.signer.sign(claims{Kind: kindSession, ID: hex.EncodeToString(id), Sub: hex.EncodeToString(h[:]), Exp: s.signer.now().Add(s.TTL).Unix()})
 	return &http.Cookie{
 		Name: s.Name, Value: v, Path: "/", MaxAge: int(s.TTL.Seconds()),
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.Secure,
 	}
+}
+
+// Close ends the request's session, if it has one: for good where
+// revocations are kept, so that a copy of the cookie no longer works
+// either. It returns the cookie that ends the session in the browser.
+func (s *Sessions) Close(ctx context.Context, r *http.Request) (*http.Cookie, error) {
+	if c, err := r.Cookie(s.Name); err == nil && s.Revocations != nil {
+		if cl, err := s.signer.verify(c.Value, kindSession); err == nil && cl.ID != "" {
+			if err := s.Revocations.Revoke(ctx, cl.ID, time.Unix(cl.Exp, 0)); err != nil {
+				return nil, fmt.Errorf("%w: the session could not be closed: %v", ErrUnavailable, err)
+			}
+		}
+	}
+	return s.Closed(), nil
 }
 
 // Closed is the cookie that ends a session in the browser.
@@ -67,6 +87,9 @@ func (s *Sessions) subject(r *http.Request) (sub *Subject, ok bool, err error) {
 	cl, err := s.signer.verify(c.Value, kindSession)
 	if err != nil {
 		return nil, true, fmt.Errorf("%w: the session is not valid; log in again", ErrUnauthenticated)
+	}
+	if s.Revocations != nil && cl.ID != "" && s.Revocations.Revoked(cl.ID) {
+		return nil, true, fmt.Errorf("%w: the session was closed by a logout; log in again", ErrUnauthenticated)
 	}
 	var h [32]byte
 	if b, err := hex.DecodeString(cl.Sub); err == nil && len(b) == len(h) {

@@ -37,6 +37,9 @@ const (
 
 type claims struct {
 	Kind string `json:"k"`
+	// ID names a session, so that a logout can end it (older cookies have
+	// none, and last until they expire).
+	ID string `json:"i,omitempty"`
 	// Sub is the subject's name for a task token; for a session, the hex
 	// SHA-256 of the token it was opened with, so that a token removed from
 	// the tokens file ends its sessions too.

@@ -26,12 +26,17 @@ func (s *Server) CreateSession(_ context.Context, req CreateSessionRequestObject
 	return CreateSession200JSONResponse{Body: sessionOf(sub), Headers: CreateSession200ResponseHeaders{SetCookie: &c}}, nil
 }
 
-// DeleteSession logs a browser out.
-func (s *Server) DeleteSession(context.Context, DeleteSessionRequestObject) (DeleteSessionResponseObject, error) {
+// DeleteSession logs a browser out: the session ends for good, so a copy
+// of its cookie no longer works either.
+func (s *Server) DeleteSession(ctx context.Context, _ DeleteSessionRequestObject) (DeleteSessionResponseObject, error) {
 	if s.sessions == nil {
 		return DeleteSession204Response{}, nil
 	}
-	c := s.sessions.Closed().String()
+	cookie, err := s.sessions.Close(ctx, requestFrom(ctx))
+	if err != nil {
+		return nil, err
+	}
+	c := cookie.String()
 	return DeleteSession204Response{Headers: DeleteSession204ResponseHeaders{SetCookie: &c}}, nil
 }
 

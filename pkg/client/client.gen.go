@@ -2792,6 +2792,9 @@ type ClientInterface interface {
 
 	// DeleteSession Log out a browser (clears the session cookie)
 	//
+	// Ends the request's session for good, not only the cookie: a copy
+	// of it is refused from then on (by other replicas within seconds).
+	//
 	// Corresponds with DELETE /session (the `DeleteSession` operationId).
 	DeleteSession(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -3735,6 +3738,9 @@ func (c *Client) RefreshStage(ctx context.Context, project ProjectParam, stage S
 }
 
 // DeleteSession Log out a browser (clears the session cookie)
+//
+// Ends the request's session for good, not only the cookie: a copy
+// of it is refused from then on (by other replicas within seconds).
 //
 // Corresponds with DELETE /session (the `DeleteSession` operationId).
 func (c *Client) DeleteSession(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6953,6 +6959,9 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteSessionWithResponse Log out a browser (clears the session cookie)
 	//
+	// Ends the request's session for good, not only the cookie: a copy
+	// of it is refused from then on (by other replicas within seconds).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /session (the `DeleteSession` operationId).
@@ -9714,6 +9723,9 @@ func (c *ClientWithResponses) RefreshStageWithResponse(ctx context.Context, proj
 }
 
 // DeleteSessionWithResponse Log out a browser (clears the session cookie)
+//
+// Ends the request's session for good, not only the cookie: a copy
+// of it is refused from then on (by other replicas within seconds).
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -105,7 +105,13 @@ func TestSessionsAndTheLoginLink(t *testing.T) {
 		t.Fatalf("after logging in: HTTP %d as %q", code, sub)
 	}
 
-	// Logging out.
+	// Logging out ends the session itself, not only the browser's cookie:
+	// a copy of it (stolen, or in another tab's jar) no longer works.
+	copied := jarClient()
+	copied.Jar.SetCookies(u, form.Jar.Cookies(u))
+	if code, _ := who(copied); code != http.StatusOK {
+		t.Fatalf("a copy of the session cookie before the logout: HTTP %d", code)
+	}
 	req, _ := http.NewRequest(http.MethodDelete, srv.URL()+"/api/v1/session", nil)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err = form.Do(req)
@@ -115,5 +121,8 @@ func TestSessionsAndTheLoginLink(t *testing.T) {
 	resp.Body.Close()
 	if code, _ := who(form); resp.StatusCode != http.StatusNoContent || code != http.StatusUnauthorized {
 		t.Errorf("logout: HTTP %d, then the session answers %d; want 204 then 401", resp.StatusCode, code)
+	}
+	if code, _ := who(copied); code != http.StatusUnauthorized {
+		t.Errorf("a copy of the session cookie after the logout: HTTP %d, want 401", code)
 	}
 }

@@ -71,6 +71,10 @@ func problemFor(err error) Problem {
 		return problem(http.StatusRequestEntityTooLarge, "the request body is larger than 1 MiB")
 	case errors.As(err, &bad), errors.Is(err, taskactions.ErrInvalid), errors.Is(err, errPathNotCanonical), errors.Is(err, history.ErrBadToken):
 		return problem(http.StatusBadRequest, err.Error())
+	case errors.Is(err, taskactions.ErrRetired): // before ErrNotFound, which it also is
+		return problem(http.StatusConflict, err.Error())
+	case errors.Is(err, taskactions.ErrHistory): // the cause (a database address, perhaps) is for the log
+		return problem(http.StatusServiceUnavailable, taskactions.ErrHistory.Error()+"; try again")
 	case errors.Is(err, taskactions.ErrNotFound), errors.Is(err, errRouteNotFound):
 		return problem(http.StatusNotFound, err.Error())
 	case errors.Is(err, errMethodNotAllowed):

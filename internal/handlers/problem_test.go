@@ -47,6 +47,8 @@ func TestProblemFor(t *testing.T) {
 		{"not ready", errNotReady, http.StatusServiceUnavailable, -1},
 		{"canceled", context.Canceled, http.StatusServiceUnavailable, -1},
 		{"deadline", fmt.Errorf("list: %w", context.DeadlineExceeded), http.StatusServiceUnavailable, -1},
+		{"retired", fmt.Errorf("action x: %w", taskactions.ErrRetired), http.StatusConflict, -1},
+		{"history down", fmt.Errorf("action x: %w: %w", taskactions.ErrHistory, errors.New("dial pg-host:5432")), http.StatusServiceUnavailable, -1},
 		{"unknown", errors.New("etcd: secret-host:2379 refused"), http.StatusInternalServerError, -1},
 	}
 	for _, tt := range tests {

@@ -3,7 +3,6 @@ package taskactions
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,9 +33,6 @@ func (m *Manager) AbortAction(ctx context.Context, id ActionID, reason string) e
 	}
 	m.actions.CatchUp(ctx)
 	cur, err := m.current(ctx, id, true)
-	if errors.Is(err, ErrNotFound) {
-		return m.gone(ctx, id)
-	}
 	if err != nil {
 		return err
 	}

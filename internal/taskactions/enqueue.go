@@ -46,14 +46,15 @@ type EnqueueRequest struct {
 // Enqueue creates the TaskAction of an action. It is idempotent: the same
 // request again returns the existing object with created false; the same
 // id with a different spec is ErrConflict; a child whose parent does not
-// exist is ErrNotFound, and a child of an aborted or retired parent
-// ErrConflict. An action that finished and was retired to history is never
-// made again (its task would run twice): Enqueue, which returns objects,
-// answers ErrConflict for it; EnqueueView answers with its retired view.
+// exist is ErrNotFound, and a child of an aborted parent ErrConflict. An
+// action that finished and was retired to history is never made again
+// (its task would run twice), nor given a new child (ErrRetired): Enqueue,
+// which returns objects, answers ErrRetired for it too; EnqueueView
+// answers with its retired view.
 func (m *Manager) Enqueue(ctx context.Context, req EnqueueRequest) (*v1.TaskAction, bool, error) {
 	ta, retired, created, err := m.enqueue(ctx, req)
 	if err == nil && retired != nil {
-		return nil, false, fmt.Errorf("action %s finished and was retired from the control plane: %w", req.ID, ErrConflict)
+		return nil, false, fmt.Errorf("action %s: %w", req.ID, ErrRetired)
 	}
 	return ta, created, err
 }
@@ -71,26 +72,27 @@ func (m *Manager) EnqueueView(ctx context.Context, req EnqueueRequest) (Action, 
 	return ViewOf(ta), created, nil
 }
 
+// retiredError carries the view of an action found retired on the way.
+type retiredError struct{ view *ActionUpdate }
+
+func (e *retiredError) Error() string { return "retired" }
+
 func (m *Manager) enqueue(ctx context.Context, req EnqueueRequest) (ta *v1.TaskAction, retired *ActionUpdate, created bool, err error) {
 	if err := checkRequest(req); err != nil {
 		return nil, nil, false, err
 	}
-	if have, _ := m.cached(req.ID); have == nil {
-		if retired, err := m.retiredAction(ctx, req.ID); err != nil || retired != nil {
-			return nil, retired, false, sameAsRetired(req, retired, err)
-		}
-	}
 	ta, created, err = m.enqueueLive(ctx, req)
+	var r *retiredError
+	if errors.As(err, &r) {
+		return nil, r.view, false, sameAsRetired(req, r.view)
+	}
 	return ta, nil, created, err
 }
 
 // sameAsRetired: a request for a retired action is a repeat when it asks
 // for what history shows of it (parent, task type, names, URIs, and the
 // template's size and form: history keeps the view, not the template).
-func sameAsRetired(req EnqueueRequest, u *ActionUpdate, err error) error {
-	if err != nil {
-		return err
-	}
+func sameAsRetired(req EnqueueRequest, u *ActionUpdate) error {
 	a := &u.Action
 	tmpl, err := canonicalJSON(req.TaskTemplate)
 	if err != nil {
@@ -105,10 +107,28 @@ func sameAsRetired(req EnqueueRequest, u *ActionUpdate, err error) error {
 	return nil
 }
 
+// retiredOrNot is nil when history has no retired record of id, and
+// else the error that carries its view (or says history did not answer).
+func (m *Manager) retiredOrNot(ctx context.Context, id ActionID) error {
+	u, err := m.retiredAction(ctx, id)
+	switch {
+	case err != nil:
+		return err
+	case u != nil:
+		return &retiredError{u}
+	}
+	return nil
+}
+
 func (m *Manager) enqueueLive(ctx context.Context, req EnqueueRequest) (ta *v1.TaskAction, created bool, err error) {
 	var parent *v1.TaskAction
 	if req.Parent != "" {
 		if parent, err = m.parentOf(ctx, req); err != nil {
+			if errors.Is(err, ErrRetired) { // the request may repeat a retired child's
+				if rerr := m.retiredOrNot(ctx, req.ID); rerr != nil {
+					return nil, false, rerr
+				}
+			}
 			return nil, false, err
 		}
 	}
@@ -130,6 +150,11 @@ func (m *Manager) enqueueLive(ctx context.Context, req EnqueueRequest) (ta *v1.T
 	}
 	if have, _ := m.cached(req.ID); have != nil {
 		return m.existing(req.ID, have, want)
+	}
+	// Checked last before the create: an object retired a moment ago has
+	// its record marked before it goes.
+	if err := m.retiredOrNot(ctx, req.ID); err != nil {
+		return nil, false, err
 	}
 	release := func() {}
 	if parent == nil && m.perPairNamespaces() {
@@ -193,8 +218,11 @@ func (m *Manager) parentOf(ctx context.Context, req EnqueueRequest) (*v1.TaskAct
 		}
 	}
 	if errors.Is(err, ErrNotFound) {
-		if retired, rerr := m.retiredAction(ctx, pid); rerr == nil && retired != nil {
-			return nil, fmt.Errorf("parent %s finished (%s) and was retired from the control plane: it takes no new children: %w", pid, retired.Phase, ErrConflict)
+		switch err := m.gone(ctx, pid); {
+		case errors.Is(err, ErrRetired):
+			return nil, fmt.Errorf("parent: %w (a finished parent takes no new children)", err)
+		case errors.Is(err, ErrHistory):
+			return nil, fmt.Errorf("parent: %w", err)
 		}
 	}
 	if err != nil {

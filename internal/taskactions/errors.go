@@ -1,6 +1,11 @@
 package taskactions
 
-import "taskactions/internal/pipeline"
+import (
+	"errors"
+	"fmt"
+
+	"taskactions/internal/pipeline"
+)
 
 // The manager's errors are the pipeline's, shared by every kind. Callers
 // test them with errors.Is; the HTTP layer maps each to one status code,
@@ -17,6 +22,14 @@ var (
 	// ErrTooLarge: the action would be too big to store and to record its
 	// status in (see MaxObjectBytes).
 	ErrTooLarge = pipeline.ErrTooLarge
+	// ErrRetired: the action finished and left the control plane for
+	// history, so it takes no more changes (the API answers 409). It is
+	// also ErrNotFound, for callers that only ask whether its object is
+	// there (an executor forgetting it, an abort of what is gone).
+	ErrRetired = fmt.Errorf("it finished and was retired to history: %w", ErrNotFound)
+	// ErrHistory: the history store, which the request needed, did not
+	// answer (the API answers 503).
+	ErrHistory = errors.New("the history store does not answer")
 )
 
 // FieldError is a field of a request the manager refuses, named by its

@@ -67,18 +67,22 @@ func (m *Manager) retiredAction(ctx context.Context, id ActionID) (*ActionUpdate
 	case errors.Is(err, history.ErrNotFound):
 		return nil, nil
 	case err != nil:
-		return nil, err
+		return nil, fmt.Errorf("action %s: %w: %w", id, ErrHistory, err)
 	case !rec.Retired:
 		return nil, nil
 	}
 	return updateOfRecord(rec)
 }
 
-// gone is the error of a write to an action that is not live: a conflict
+// gone is the error of a write to an action that is not live: ErrRetired
 // when it finished and was retired (its state is final), else not found.
 func (m *Manager) gone(ctx context.Context, id ActionID) error {
-	if u, err := m.retiredAction(ctx, id); err == nil && u != nil {
-		return fmt.Errorf("action %s finished (%s) and was retired from the control plane: it takes no more changes: %w", id, u.Phase, ErrConflict)
+	u, err := m.retiredAction(ctx, id)
+	switch {
+	case err != nil:
+		return err
+	case u != nil:
+		return fmt.Errorf("action %s (%s): %w", id, u.Phase, ErrRetired)
 	}
 	return fmt.Errorf("action %s: %w", id, ErrNotFound)
 }

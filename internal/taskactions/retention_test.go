@@ -161,7 +161,8 @@ func TestRetirerRespectsFinalizers(t *testing.T) {
 
 // A retired action is final: the same enqueue again answers with it and
 // makes nothing (its task would run twice), another spec is a conflict, and
-// neither a status report nor a new child is taken.
+// neither a status report nor a new child is taken (ErrRetired, which the
+// API answers 409).
 func TestRetiredActionsAreFinal(t *testing.T) {
 	ctx := context.Background()
 	m, r := newRetiringManager(t, true)
@@ -189,16 +190,22 @@ func TestRetiredActionsAreFinal(t *testing.T) {
 	}
 	other := echoRequest(root, "")
 	other.TaskType = "sleep"
+	if err := errOf(m.EnqueueView(ctx, other)); !errors.Is(err, ErrConflict) {
+		t.Errorf("another spec: %v, want a conflict", err)
+	}
 	for name, err := range map[string]error{
-		"another spec":      errOf(m.EnqueueView(ctx, other)),
 		"Enqueue (objects)": errOf3(m.Enqueue(ctx, echoRequest(child, "root"))),
 		"a new child":       errOf3(m.Enqueue(ctx, echoRequest(run.action("late"), "root"))),
 		"a status report":   errOf2(m.PutStatus(ctx, child, 2, StatusUpdate{Phase: v1.PhaseRunning})),
-		"an abort":          m.AbortAction(ctx, child, ""),
 	} {
-		if !errors.Is(err, ErrConflict) {
-			t.Errorf("%s: %v, want a conflict", name, err)
+		if !errors.Is(err, ErrRetired) || !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: %v, want ErrRetired (which is ErrNotFound too)", name, err)
 		}
+	}
+	// The same enqueue of the retired child again: its parent is retired
+	// too, and the answer is still the child.
+	if again, created, err := m.EnqueueView(ctx, echoRequest(child, "root")); err != nil || created || again.UID != string(childObj.UID) {
+		t.Errorf("the retired child again: %v, created %v, uid %s", err, created, again.UID)
 	}
 	if _, ok := object(t, childObj); ok {
 		t.Fatal("the retired child was made again")

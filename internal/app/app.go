@@ -110,17 +110,9 @@ func Start(ctx context.Context, cfg Config, log zerolog.Logger) (*App, error) {
 	if err := a.listen(); err != nil {
 		return nil, err
 	}
-	// History opens first: it also keeps the sessions logouts ended,
-	// which the first request's authentication needs.
 	var err error
-	if a.history, err = history.Open(ctx, cfg.HistoryDSN, cfg.DataDir); err != nil {
+	if a.access, err = a.newAccess(); err != nil {
 		_ = a.ln.Close()
-		return nil, err
-	}
-	log.Info().Stringer("store", a.history).Bool("created", a.history.Created).Msg("history store open")
-	if a.access, err = a.newAccess(ctx); err != nil {
-		_ = a.ln.Close()
-		_ = a.history.Close()
 		return nil, err
 	}
 	a.serve()
@@ -264,6 +256,13 @@ func (a *App) startManager(ctx context.Context, restCfg *rest.Config, kube kuber
 		return err
 	}
 	journalCfg := journal.Config{MaxEvents: a.cfg.SSEReplayEvents, MaxAge: a.cfg.SSEReplayAge, MailboxSize: a.cfg.SSEMailbox}
+	if a.history, err = history.Open(ctx, a.cfg.HistoryDSN, a.cfg.DataDir); err != nil {
+		return err
+	}
+	a.log.Info().Stringer("store", a.history).Bool("created", a.history.Created).Msg("history store open")
+	if err := a.access.keepLogouts(ctx, a.history, a.log); err != nil {
+		return err
+	}
 	a.runs = runs.New(a.history, journalCfg, a.log.With().Str("component", "runs").Logger())
 	a.mgr = taskactions.New(taskactions.Config{
 		Client: client, Kube: kube, NamespaceTemplate: a.cfg.NamespaceTemplate, Workers: a.cfg.Workers,
@@ -486,8 +485,8 @@ func (a *App) Stop() error {
 	if a.mgr != nil {
 		a.mgr.StopWatching()
 	}
-	if a.access != nil && a.access.stopRevocations != nil {
-		a.access.stopRevocations()
+	if a.access != nil && a.access.stopLogouts != nil {
+		a.access.stopLogouts()
 	}
 	if a.history != nil {
 		if err := a.history.Close(); err != nil {

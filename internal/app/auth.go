@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"taskactions/internal/auth"
 	"taskactions/internal/handlers"
 	"taskactions/internal/secrets"
@@ -42,17 +44,35 @@ type access struct {
 	login    *auth.LoginCodes       // nil with --auth=none
 	signer   *auth.Signer           // nil with --auth=none
 	hosts    handlers.HostAllowlist // the names the Host guard allows
-	// stopRevocations ends the reading of the sessions logouts ended.
-	stopRevocations context.CancelFunc
+	// stopLogouts ends the reading of the logouts other replicas record.
+	stopLogouts context.CancelFunc
 }
 
-// revocationRefresh is how soon a logout on one replica holds on the
-// others.
-const revocationRefresh = 5 * time.Second
+// logoutRefresh is how soon a logout on one replica holds on the others.
+const logoutRefresh = 5 * time.Second
+
+// keepLogouts makes logouts end sessions for good, recorded in store
+// (history's database, shared by replicas). Until the store is open (the
+// start), a stream held on a session is checked again once the API
+// serves it.
+func (ac *access) keepLogouts(ctx context.Context, store auth.LogoutStore, log zerolog.Logger) error {
+	if ac.sessions == nil {
+		return nil
+	}
+	l, err := auth.NewLogouts(ctx, store)
+	if err != nil {
+		return fmt.Errorf("logouts: %w", err)
+	}
+	ac.sessions.SetLogouts(l)
+	var run context.Context
+	run, ac.stopLogouts = context.WithCancel(context.Background())
+	go l.Run(run, logoutRefresh, log)
+	return nil
+}
 
 // newAccess reads the admin token and the signing key from the data dir
 // (creating them on the first start) and the tokens file, if any.
-func (a *App) newAccess(ctx context.Context) (*access, error) {
+func (a *App) newAccess() (*access, error) {
 	ac := &access{authz: auth.GrantAuthorizer{}, hosts: handlers.NewHostAllowlist(allowedHosts(a.cfg.Listen, a.cfg.AllowedHosts))}
 	if a.cfg.Auth == AuthNone {
 		a.log.Warn().Str("listen", a.cfg.Listen).Msg("authentication is off (--auth=none): any process on this machine may use the API, the process plugin included")
@@ -92,12 +112,6 @@ func (a *App) newAccess(ctx context.Context) (*access, error) {
 	}
 	_, port, _ := net.SplitHostPort(a.ln.Addr().String())
 	ac.sessions = auth.NewSessions(ac.signer, tokens, "taskactions-session-"+port, a.cfg.TLSCert != "")
-	if ac.sessions.Revocations, err = auth.NewRevocations(ctx, a.history); err != nil {
-		return nil, fmt.Errorf("session revocations: %w", err)
-	}
-	var runCtx context.Context
-	runCtx, ac.stopRevocations = context.WithCancel(context.Background())
-	go ac.sessions.Revocations.Run(runCtx, revocationRefresh, a.log)
 	ac.login = auth.NewLoginCodes(ac.sessions, token, loginCodeTTL)
 	authn := &auth.RequestAuthenticator{Tokens: tokens, Sessions: ac.sessions, Signer: ac.signer}
 	if a.cfg.Auth == AuthKubernetes {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,10 +26,15 @@ type Sessions struct {
 	// Secure marks the cookie HTTPS-only (when the server serves TLS).
 	Secure bool
 	TTL    time.Duration
-	// Revocations are the sessions logouts ended (nil: a logout only
-	// clears the cookie in the browser).
-	Revocations *Revocations
+	// logouts are the sessions logouts ended; until they are set (while
+	// the server starts) a logout only clears the cookie in the browser.
+	logouts atomic.Pointer[Logouts]
 }
+
+// SetLogouts makes logouts end sessions for good. A session checked
+// before (a stream held while the server starts) is checked again when
+// the API serves it.
+func (s *Sessions) SetLogouts(l *Logouts) { s.logouts.Store(l) }
 
 // DefaultSessionTTL is how long a session lasts.
 const DefaultSessionTTL = 7 * 24 * time.Hour
@@ -49,24 +55,27 @@ func (s *Sessions) Open(token string) (*http.Cookie, *Subject, error) {
 }
 
 func (s *Sessions) cookie(h [32]byte) *http.Cookie {
-	id := make([]byte, 16)
-	_, _ = rand.Read(id)
-	v := s.signer.sign(claims{Kind: kindSession, ID: hex.EncodeToString(id), Sub: hex.EncodeToString(h[:]), Exp: s.signer.now().Add(s.TTL).Unix()})
+	now := s.signer.now()
+	v := s.signer.sign(claims{Kind: kindSession, Sub: hex.EncodeToString(h[:]), Opened: now.UnixNano(), Exp: now.Add(s.TTL).Unix()})
 	return &http.Cookie{
 		Name: s.Name, Value: v, Path: "/", MaxAge: int(s.TTL.Seconds()),
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.Secure,
 	}
 }
 
-// Close ends the request's session, if it has one: for good where
-// revocations are kept, so that a copy of the cookie no longer works
-// either. It returns the cookie that ends the session in the browser.
+// Close logs the request's session out: every session of its token
+// opened until now ends, where logouts are kept, so that a copy of the
+// cookie no longer works either. It returns the cookie that ends the
+// session in the browser.
 func (s *Sessions) Close(ctx context.Context, r *http.Request) (*http.Cookie, error) {
-	if c, err := r.Cookie(s.Name); err == nil && s.Revocations != nil {
-		if cl, err := s.signer.verify(c.Value, kindSession); err == nil && cl.ID != "" {
-			if err := s.Revocations.Revoke(ctx, cl.ID, time.Unix(cl.Exp, 0)); err != nil {
-				return nil, fmt.Errorf("%w: the session could not be closed: %v", ErrUnavailable, err)
-			}
+	l := s.logouts.Load()
+	c, err := r.Cookie(s.Name)
+	if err != nil || l == nil {
+		return s.Closed(), nil
+	}
+	if cl, err := s.signer.verify(c.Value, kindSession); err == nil {
+		if err := l.End(ctx, cl.Sub, s.signer.now()); err != nil {
+			return nil, fmt.Errorf("end the sessions: %w: %w", ErrUnavailable, err)
 		}
 	}
 	return s.Closed(), nil
@@ -88,8 +97,8 @@ func (s *Sessions) subject(r *http.Request) (sub *Subject, ok bool, err error) {
 	if err != nil {
 		return nil, true, fmt.Errorf("%w: the session is not valid; log in again", ErrUnauthenticated)
 	}
-	if s.Revocations != nil && cl.ID != "" && s.Revocations.Revoked(cl.ID) {
-		return nil, true, fmt.Errorf("%w: the session was closed by a logout; log in again", ErrUnauthenticated)
+	if l := s.logouts.Load(); l != nil && l.over(cl.Sub, time.Unix(0, cl.Opened)) {
+		return nil, true, fmt.Errorf("%w: the session ended with a logout; log in again", ErrUnauthenticated)
 	}
 	var h [32]byte
 	if b, err := hex.DecodeString(cl.Sub); err == nil && len(b) == len(h) {

@@ -37,15 +37,16 @@ const (
 
 type claims struct {
 	Kind string `json:"k"`
-	// ID names a session, so that a logout can end it (older cookies have
-	// none, and last until they expire).
-	ID string `json:"i,omitempty"`
 	// Sub is the subject's name for a task token; for a session, the hex
 	// SHA-256 of the token it was opened with, so that a token removed from
 	// the tokens file ends its sessions too.
 	Sub    string  `json:"s"`
 	Grants []Grant `json:"g,omitempty"`
-	Exp    int64   `json:"e"`
+	// Opened is when a session began (Unix nanoseconds): a logout ends
+	// the sessions of its token opened before it. Cookies from before this
+	// field read 0, and end with the first logout too.
+	Opened int64 `json:"t,omitempty"`
+	Exp    int64 `json:"e"`
 }
 
 var b64 = base64.RawURLEncoding

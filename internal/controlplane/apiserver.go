@@ -50,14 +50,14 @@ type apiServerConfig struct {
 	listener     net.Listener
 }
 
-// startAPIServer builds the server configuration by hand rather than through
-// the options' Config(): that one needs a core-API informer factory, which a
-// CRD-only server has no source for. Delegated authn/authz, admission and
-// priority-and-fairness all need a core API too, so they are off; a static
 // watchDrainPeriod bounds how long a stop lets open watches end; each is
 // told to end at once, and they are let go at 200 a second or faster.
 const watchDrainPeriod = 5 * time.Second
 
+// startAPIServer builds the server configuration by hand rather than through
+// the options' Config(): that one needs a core-API informer factory, which a
+// CRD-only server has no source for. Delegated authn/authz, admission and
+// priority-and-fairness all need a core API too, so they are off; a static
 // token authenticator and a privileged-group authorizer take their place.
 func startAPIServer(cfg apiServerConfig) (*apiServer, error) {
 	o := crdoptions.NewCustomResourceDefinitionsServerOptions(io.Discard, io.Discard)

@@ -132,8 +132,13 @@ func ownKubeconfig(path, dataDir string) bool {
 	if path == "" || dataDir == "" {
 		return false
 	}
+	own := filepath.Join(dataDir, fileKubeconfig)
+	if x, err := os.Stat(path); err == nil {
+		y, err := os.Stat(own)
+		return err == nil && os.SameFile(x, y) // through symlinks too
+	}
 	a, err1 := filepath.Abs(path)
-	b, err2 := filepath.Abs(filepath.Join(dataDir, fileKubeconfig))
+	b, err2 := filepath.Abs(own)
 	return err1 == nil && err2 == nil && a == b
 }
 

@@ -77,7 +77,7 @@ func (l logResponse) VisitGetActionLogsResponse(w http.ResponseWriter) error {
 		h.Set("Log-Dropped-Bytes", strconv.FormatInt(l.dropped, 10))
 	}
 	r := l.r
-	switch rangeOf(r.Header.Get("Range")) {
+	switch rangeOf(r.Header.Get("Range"), r.Header.Get("If-Range"), h.Get("ETag")) {
 	case rangeNone:
 	case rangeIgnored:
 		r = withoutRange(r)
@@ -107,14 +107,15 @@ const (
 	rangeEmpty          // only zero-length suffixes: 416
 )
 
-func rangeOf(h string) int {
-	if h == "" {
-		return rangeNone
+func rangeOf(h, ifRange, etag string) int {
+	if h == "" || ifRange != "" && ifRange != etag {
+		return rangeNone // ServeContent serves the whole log for a stale If-Range
 	}
-	spec, ok := strings.CutPrefix(strings.TrimSpace(h), "bytes=")
-	if !ok {
+	h = strings.TrimSpace(h)
+	if len(h) < 6 || !strings.EqualFold(h[:6], "bytes=") {
 		return rangeIgnored
 	}
+	spec := h[6:]
 	for _, part := range strings.Split(spec, ",") {
 		if p := strings.TrimSpace(part); !strings.HasPrefix(p, "-") || strings.Trim(p[1:], "0") != "" {
 			return rangeNone

@@ -2,7 +2,10 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+
+	"github.com/rs/zerolog"
 
 	"taskactions/internal/auth"
 )
@@ -34,7 +37,9 @@ func (s *Server) DeleteSession(ctx context.Context, _ DeleteSessionRequestObject
 	}
 	cookie, err := s.sessions.Close(ctx, requestFrom(ctx))
 	if err != nil {
-		return nil, err
+		// The cause (a database address, perhaps) is for the log only.
+		zerolog.Ctx(ctx).Error().Err(err).Msg("logout: the sessions could not be ended")
+		return nil, fmt.Errorf("%w: the logout could not be recorded; try again", auth.ErrUnavailable)
 	}
 	c := cookie.String()
 	return DeleteSession204Response{Headers: DeleteSession204ResponseHeaders{SetCookie: &c}}, nil

@@ -45,6 +45,13 @@ const statusRoute = BasePath + "/projects/{project}/domains/{domain}/runs/{run}/
 // route, so the route pattern is known). The handler echoes the body it got.
 func newValidatedServer(t *testing.T) *httptest.Server {
 	t.Helper()
+	return newValidatedServerWith(t, func(*http.Server) {})
+}
+
+// newValidatedServerWith is newValidatedServer with its http.Server set
+// up by configure before it serves.
+func newValidatedServerWith(t *testing.T, configure func(*http.Server)) *httptest.Server {
+	t.Helper()
 	v, err := newValidator(api.OpenAPI, BasePath)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +64,9 @@ func newValidatedServer(t *testing.T) *httptest.Server {
 	r := chi.NewRouter()
 	r.Put(statusRoute, requireJSON(v.middleware(echo)).ServeHTTP)
 	r.Put(BasePath+"/not-in-the-document", requireJSON(v.middleware(echo)).ServeHTTP)
-	srv := httptest.NewServer(r)
+	srv := httptest.NewUnstartedServer(r)
+	configure(srv.Config)
+	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -163,8 +172,7 @@ func hasInvalid(p Problem, match func(InvalidParam) bool) bool {
 // client's fault: 400 or 408, never a 500 (anyone reaching the port could
 // fill the error log with them).
 func TestBrokenBodies(t *testing.T) {
-	srv := newValidatedServer(t)
-	srv.Config.ReadTimeout = time.Second // as the server's own, shorter
+	srv := newValidatedServerWith(t, func(s *http.Server) { s.ReadTimeout = time.Second }) // as the server's own, shorter
 	const head = "PUT /api/v1/projects/p1/domains/dev/runs/r1/actions/a0/status HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
 	tests := []struct {
 		name    string

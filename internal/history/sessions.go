@@ -2,50 +2,44 @@ package history
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 )
 
-// Sessions a logout ended are kept here, in the database every replica
-// shares, until their cookies would have expired anyway: a logout on one
-// replica must hold on all of them, and across restarts.
+// Logouts are kept here, in the database every replica shares: a logout
+// on one replica must hold on all of them, and across restarts. A logout
+// ends every browser session its token opened until then; keyed by the
+// token's hash, the table stays as small as the set of tokens.
 
-// RevokeSession records that session id ended; expires is when its cookie
-// would have. Recording it twice is one record. Rows past their expiry go
-// on the way.
-func (s *Store) RevokeSession(ctx context.Context, id string, expires time.Time) error {
-	now := nanos(time.Now())
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, s.dialect.q(`DELETE FROM revoked_sessions WHERE expires_at < ?`), now); err != nil {
-			return fmt.Errorf("history: purge revoked sessions: %w", err)
-		}
-		_, err := tx.ExecContext(ctx, s.dialect.q(`INSERT INTO revoked_sessions (id, revoked_at, expires_at) VALUES (?, ?, ?)
-			ON CONFLICT (id) DO NOTHING`), id, now, nanos(expires))
-		if err != nil {
-			return fmt.Errorf("history: revoke session: %w", err)
-		}
-		return nil
-	})
+// EndSessions records that the sessions of the token with this hash that
+// were opened before before are over. A later logout moves the time on;
+// an earlier one changes nothing.
+func (s *Store) EndSessions(ctx context.Context, tokenHash string, before time.Time) error {
+	_, err := s.write.ExecContext(ctx, s.dialect.q(`INSERT INTO session_logouts (token_hash, not_before) VALUES (?, ?)
+		ON CONFLICT (token_hash) DO UPDATE SET not_before = excluded.not_before
+		WHERE excluded.not_before > session_logouts.not_before`), tokenHash, nanos(before))
+	if err != nil {
+		return fmt.Errorf("history: end sessions: %w", err)
+	}
+	return nil
 }
 
-// RevokedSessions returns the unexpired sessions revoked at or after
-// since, with when each expires.
-func (s *Store) RevokedSessions(ctx context.Context, since time.Time) (map[string]time.Time, error) {
-	rows, err := s.read.QueryContext(ctx, s.dialect.q(`SELECT id, expires_at FROM revoked_sessions
-		WHERE revoked_at >= ? AND expires_at > ?`), nanos(since), nanos(time.Now()))
+// SessionLogouts returns, for each token that logged out, the time before
+// which its sessions are over.
+func (s *Store) SessionLogouts(ctx context.Context) (map[string]time.Time, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT token_hash, not_before FROM session_logouts`)
 	if err != nil {
-		return nil, fmt.Errorf("history: read revoked sessions: %w", err)
+		return nil, fmt.Errorf("history: read logouts: %w", err)
 	}
 	defer rows.Close()
 	out := map[string]time.Time{}
 	for rows.Next() {
-		var id string
-		var exp int64
-		if err := rows.Scan(&id, &exp); err != nil {
-			return nil, fmt.Errorf("history: read revoked sessions: %w", err)
+		var h string
+		var nb int64
+		if err := rows.Scan(&h, &nb); err != nil {
+			return nil, fmt.Errorf("history: read logouts: %w", err)
 		}
-		out[id] = fromNanos(exp)
+		out[h] = fromNanos(nb)
 	}
 	return out, rows.Err()
 }

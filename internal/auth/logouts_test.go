@@ -1,0 +1,87 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"taskactions/internal/history"
+)
+
+// A logout ends the sessions of its token for good: on the replica that
+// served it at once, on another sharing the store once it reads it, and
+// after a restart; a copy of the cookie no longer works anywhere, and a
+// session opened after the logout does.
+func TestLogoutEndsTheSessionEverywhere(t *testing.T) {
+	ctx := context.Background()
+	store, err := history.Open(ctx, filepath.Join(t.TempDir(), "history.db"), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	now := time.Now()
+	signer := newSigner(t, &now)
+	tokens, _ := NewTokens(nil, map[string]*Subject{"token-of-bob-0123456": {Name: "bob"}, "token-of-eve-0123456": {Name: "eve"}})
+	replica := func() *Sessions {
+		s := NewSessions(signer, tokens, "c", false)
+		l, err := NewLogouts(ctx, store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetLogouts(l)
+		return s
+	}
+	one, two := replica(), replica()
+	open := func(token string) *http.Cookie {
+		c, _, err := one.Open(token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	bob, eve := open("token-of-bob-0123456"), open("token-of-eve-0123456")
+	works := func(s *Sessions, c *http.Cookie) bool {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.AddCookie(c)
+		_, _, err := s.subject(r)
+		if err != nil && !errors.Is(err, ErrUnauthenticated) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	if !works(one, bob) || !works(two, bob) {
+		t.Fatal("a fresh session is refused")
+	}
+	now = now.Add(time.Second)
+	r := httptest.NewRequest(http.MethodDelete, "/", nil)
+	r.AddCookie(bob)
+	if _, err := one.Close(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if works(one, bob) {
+		t.Error("the session works on the replica that logged out")
+	}
+	if !works(two, bob) {
+		t.Fatal("the other replica refused the session before reading the store: the test proves nothing there")
+	}
+	if err := two.logouts.Load().Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if works(two, bob) {
+		t.Error("the session works on another replica after it read the store")
+	}
+	if works(replica(), bob) {
+		t.Error("the session works after a restart")
+	}
+	if !works(one, eve) {
+		t.Error("bob's logout ended eve's session")
+	}
+	now = now.Add(time.Second)
+	if !works(one, open("token-of-bob-0123456")) {
+		t.Error("a session opened after the logout is refused")
+	}
+}

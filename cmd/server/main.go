@@ -50,6 +50,11 @@ func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	a, err := app.Start(ctx, cfg, log)
+	if err != nil && ctx.Err() != nil {
+		// Stopped (SIGTERM, Ctrl-C) before it was ready: a stop, not a failure.
+		log.Info().Err(err).Msg("stopped while starting")
+		return 0
+	}
 	if err == nil {
 		printLogin(os.Stderr, a, cfg, log)
 		err = a.Serve(ctx)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"taskactions/test/testserver"
 	"testing"
@@ -29,10 +30,30 @@ func TestMain(m *testing.M) {
 
 type proc struct {
 	cmd    *exec.Cmd
-	stderr *bytes.Buffer
+	stderr *lockedBuffer
 	done   chan struct{} // closed when it exited, with err set
 	err    error
 }
+
+// lockedBuffer is the server's stderr, read while the process writes it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (p *proc) log() string { return p.stderr.String() }
 
 func startServer(t *testing.T, args ...string) *proc {
 	t.Helper()
@@ -44,7 +65,7 @@ func startServer(t *testing.T, args ...string) *proc {
 func startCommand(t *testing.T, cmd *exec.Cmd) *proc {
 	t.Helper()
 	cmd.Env = append(os.Environ(), runAsServer+"=1", "TASKACTIONS_LOG_FORMAT=json")
-	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}
+	p := &proc{cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -147,4 +168,36 @@ func holdRequest(t *testing.T, addr, dataDir string) net.Conn {
 		addr, strings.TrimSpace(string(token)))
 	time.Sleep(200 * time.Millisecond) // the server reads the headers and waits for the body
 	return conn
+}
+
+// SIGTERM while the server starts is a stop like any other: exit 0, the
+// data dir left to the next start.
+func TestStopWhileStarting(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), "data")
+	p := startServer(t, "--listen", testserver.FreeAddr(t), "--data-dir", dataDir)
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(p.log(), "authentication on"); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no start in the log:\n%s", p.log())
+		}
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+		if p.err != nil {
+			t.Fatalf("exit after SIGTERM while starting: %v; log:\n%s", p.err, p.log())
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("no exit after SIGTERM while starting")
+	}
+	if !strings.Contains(p.log(), "stopped while starting") {
+		t.Logf("the stop came after the start was done; the test checked less than it means to:\n%s", p.log())
+	}
+	again := startServer(t, "--listen", testserver.FreeAddr(t), "--data-dir", dataDir)
+	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(again.log(), `"message":"ready"`); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the next start was not ready:\n%s", again.log())
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -199,5 +200,34 @@ func TestStopEndsOutsideWatches(t *testing.T) {
 	shared, err = Start(ctx, Config{DataDir: dataDir, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatalf("restart: %v", err)
+	}
+}
+
+// A first start of etcd stopped before it was ready (Ctrl-C in the first
+// second of the first make run) leaves a dir the next start must still
+// come up from: the member never elected itself there.
+func TestFirstEtcdStartStoppedEarly(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var stopping atomic.Bool
+	stopped, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := startEtcd(stopped, dir, 0, zerolog.Nop(), &stopping); err == nil {
+		t.Fatal("etcd started on a cancelled context")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "etcd")); err != nil {
+		t.Fatalf("the stopped first start left no etcd dir (the test proves nothing): %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	e, _, err := startEtcd(ctx, dir, 0, zerolog.Nop(), &stopping)
+	if err != nil {
+		t.Fatalf("the start after it: %v", err)
+	}
+	e.Close()
+	if _, err := os.Stat(filepath.Join(dir, fileEtcdBootstrap)); !os.IsNotExist(err) {
+		t.Errorf("the first-start marker outlived a ready start: %v", err)
 	}
 }

@@ -2,7 +2,9 @@ package controlplane
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"net/url"
 	"path/filepath"
 	"sync/atomic"
@@ -29,6 +31,10 @@ func startEtcd(ctx context.Context, dataDir string, quota int64, log zerolog.Log
 		if len(s) > maxSocketPath {
 			return nil, "", fmt.Errorf("data dir path too long for etcd's unix socket (%d > %d bytes): %s", len(s), maxSocketPath, s)
 		}
+	}
+	bootstrapping, err := prepareEtcdDir(dataDir, log)
+	if err != nil {
+		return nil, "", err
 	}
 	cfg := embed.NewConfig()
 	cfg.Name = "taskactions"
@@ -70,6 +76,12 @@ func startEtcd(ctx context.Context, dataDir string, quota int64, log zerolog.Log
 	}
 	select {
 	case <-e.Server.ReadyNotify():
+		if bootstrapping {
+			if err := os.Remove(filepath.Join(dataDir, fileEtcdBootstrap)); err != nil {
+				e.Close()
+				return nil, "", fmt.Errorf("etcd's first start: %w", err)
+			}
+		}
 	case err := <-e.Err():
 		e.Close()
 		return nil, "", fmt.Errorf("etcd failed while starting: %w", err)
@@ -84,4 +96,35 @@ func startEtcd(ctx context.Context, dataDir string, quota int64, log zerolog.Log
 		return nil, "", fmt.Errorf("etcd not ready after 60s")
 	}
 	return e, "unix://" + sock, nil
+}
+
+// fileEtcdBootstrap marks an etcd dir whose first start has not finished.
+const fileEtcdBootstrap = "etcd.bootstrapping"
+
+// prepareEtcdDir makes a first start of etcd recoverable. A member stopped
+// before its first start was ready leaves a dir it cannot start from
+// again (it never elects itself: measured, "etcd not ready after 60s" on
+// every start after a Ctrl-C in the first second of the first one). A
+// marker is written before a first start and removed once etcd is ready;
+// a dir found with it holds nothing yet and is made afresh. It reports
+// whether this start is a first one.
+func prepareEtcdDir(dataDir string, log zerolog.Logger) (bool, error) {
+	dir, marker := filepath.Join(dataDir, "etcd"), filepath.Join(dataDir, fileEtcdBootstrap)
+	if _, err := os.Stat(marker); err == nil {
+		log.Warn().Str("dir", dir).Msg("etcd's first start was stopped before it was ready: starting it afresh")
+		if err := os.RemoveAll(dir); err != nil {
+			return false, fmt.Errorf("remove the unfinished etcd dir: %w", err)
+		}
+	}
+	switch _, err := os.Stat(dir); {
+	case err == nil:
+		return false, nil
+	case !os.IsNotExist(err):
+		return false, fmt.Errorf("etcd dir: %w", err)
+	}
+	f, err := os.OpenFile(marker, os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return false, fmt.Errorf("etcd's first start: %w", err)
+	}
+	return true, errors.Join(f.Sync(), f.Close())
 }

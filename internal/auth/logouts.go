@@ -6,51 +6,59 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"taskactions/internal/history"
 )
 
 // LogoutStore keeps logouts where every replica reads them (the history
-// database): per token hash, the time before which its sessions are over.
+// database): sessions ended one by one, and tokens whose sessions opened
+// before a time are all over (what a token that ends many sessions has
+// them folded into, and what a logout with a cookie that has no id ends).
 type LogoutStore interface {
+	EndSession(ctx context.Context, id, tokenHash string, expires time.Time) error
 	EndSessions(ctx context.Context, tokenHash string, before time.Time) error
-	SessionLogouts(ctx context.Context) (map[string]time.Time, error)
+	SessionLogouts(ctx context.Context) (history.Logouts, error)
 }
 
-// Logouts are the browser sessions logouts ended. A logout ends every
-// session its token opened until then, so what is kept is one time per
-// token: as small as the set of tokens, whatever a client does. Each
-// replica reads the store every few seconds, so a logout on one holds on
-// all within that time; on the replica that served it, at once.
+// Logouts are the browser sessions logouts ended. Each replica reads the
+// store every few seconds, so a logout on one holds on all within that
+// time; on the replica that served it, at once.
 type Logouts struct {
 	store LogoutStore
 	mu    sync.RWMutex
-	ended map[string]time.Time // token hash -> sessions opened before are over
+	seen  history.Logouts
 }
 
 // NewLogouts loads the logouts the store holds.
 func NewLogouts(ctx context.Context, store LogoutStore) (*Logouts, error) {
-	l := &Logouts{store: store, ended: map[string]time.Time{}}
+	l := &Logouts{store: store}
 	return l, l.Load(ctx)
 }
 
-// End ends the sessions of a token opened before at.
-func (l *Logouts) End(ctx context.Context, tokenHash string, at time.Time) error {
-	if err := l.store.EndSessions(ctx, tokenHash, at); err != nil {
+// End ends a session: by its id when it has one, else (a cookie from
+// before sessions had ids) every session of its token opened until now.
+func (l *Logouts) End(ctx context.Context, cl claims, now time.Time) error {
+	var err error
+	if cl.ID != "" {
+		err = l.store.EndSession(ctx, cl.ID, cl.Sub, time.Unix(cl.Exp, 0))
+	} else {
+		err = l.store.EndSessions(ctx, cl.Sub, now)
+	}
+	if err != nil {
 		return err
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if at.After(l.ended[tokenHash]) {
-		l.ended[tokenHash] = at
-	}
-	return nil
+	return l.Load(ctx) // what this logout did, folded or not, holds here at once
 }
 
-// over reports whether a session of the token opened at opened was ended.
-func (l *Logouts) over(tokenHash string, opened time.Time) bool {
+// over reports whether a logout ended the session of these claims.
+func (l *Logouts) over(cl claims) bool {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	end, ok := l.ended[tokenHash]
-	return ok && opened.Before(end)
+	if _, ok := l.seen.Sessions[cl.ID]; ok && cl.ID != "" {
+		return true
+	}
+	end, ok := l.seen.Tokens[cl.Sub]
+	return ok && time.Unix(0, cl.Opened).Before(end)
 }
 
 // Load reads the store.
@@ -60,12 +68,8 @@ func (l *Logouts) Load(ctx context.Context) error {
 		return err
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	for h, at := range got {
-		if at.After(l.ended[h]) {
-			l.ended[h] = at
-		}
-	}
+	l.seen = got
+	l.mu.Unlock()
 	return nil
 }
 

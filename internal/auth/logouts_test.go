@@ -2,6 +2,8 @@ package auth
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -12,10 +14,11 @@ import (
 	"taskactions/internal/history"
 )
 
-// A logout ends the sessions of its token for good: on the replica that
-// served it at once, on another sharing the store once it reads it, and
-// after a restart; a copy of the cookie no longer works anywhere, and a
-// session opened after the logout does.
+// A logout ends its session for good: on the replica that served it at
+// once, on another sharing the store once it reads it, and after a
+// restart; a copy of the cookie no longer works anywhere, while the
+// token's other sessions (another browser) do. A cookie from before
+// sessions had ids ends every session its token opened until then.
 func TestLogoutEndsTheSessionEverywhere(t *testing.T) {
 	ctx := context.Background()
 	store, err := history.Open(ctx, filepath.Join(t.TempDir(), "history.db"), t.TempDir())
@@ -43,7 +46,7 @@ func TestLogoutEndsTheSessionEverywhere(t *testing.T) {
 		}
 		return c
 	}
-	bob, eve := open("token-of-bob-0123456"), open("token-of-eve-0123456")
+	bob, otherBrowser, eve := open("token-of-bob-0123456"), open("token-of-bob-0123456"), open("token-of-eve-0123456")
 	works := func(s *Sessions, c *http.Cookie) bool {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		r.AddCookie(c)
@@ -53,15 +56,18 @@ func TestLogoutEndsTheSessionEverywhere(t *testing.T) {
 		}
 		return err == nil
 	}
+	logout := func(c *http.Cookie) {
+		r := httptest.NewRequest(http.MethodDelete, "/", nil)
+		r.AddCookie(c)
+		if _, err := one.Close(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if !works(one, bob) || !works(two, bob) {
 		t.Fatal("a fresh session is refused")
 	}
 	now = now.Add(time.Second)
-	r := httptest.NewRequest(http.MethodDelete, "/", nil)
-	r.AddCookie(bob)
-	if _, err := one.Close(ctx, r); err != nil {
-		t.Fatal(err)
-	}
+	logout(bob)
 	if works(one, bob) {
 		t.Error("the session works on the replica that logged out")
 	}
@@ -77,8 +83,21 @@ func TestLogoutEndsTheSessionEverywhere(t *testing.T) {
 	if works(replica(), bob) {
 		t.Error("the session works after a restart")
 	}
-	if !works(one, eve) {
-		t.Error("bob's logout ended eve's session")
+	if !works(one, otherBrowser) || !works(one, eve) {
+		t.Error("the logout ended other sessions")
+	}
+
+	// A cookie without an id, as issued before they had one.
+	h := sha256.Sum256([]byte("token-of-bob-0123456"))
+	legacy := &http.Cookie{Name: "c", Value: signer.sign(claims{Kind: kindSession, Sub: hex.EncodeToString(h[:]), Exp: now.Add(time.Hour).Unix()})}
+	if !works(one, legacy) {
+		t.Fatal("a cookie without an id is refused before any logout")
+	}
+	now = now.Add(time.Second)
+	logout(legacy)
+	if works(one, legacy) || works(one, otherBrowser) || !works(one, eve) {
+		t.Errorf("a logout with a cookie without an id: it works %v, bob's other session works %v, eve's %v; want false, false, true",
+			works(one, legacy), works(one, otherBrowser), works(one, eve))
 	}
 	now = now.Add(time.Second)
 	if !works(one, open("token-of-bob-0123456")) {

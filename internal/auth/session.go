@@ -55,18 +55,19 @@ func (s *Sessions) Open(token string) (*http.Cookie, *Subject, error) {
 }
 
 func (s *Sessions) cookie(h [32]byte) *http.Cookie {
+	id := make([]byte, 16)
+	_, _ = rand.Read(id)
 	now := s.signer.now()
-	v := s.signer.sign(claims{Kind: kindSession, Sub: hex.EncodeToString(h[:]), Opened: now.UnixNano(), Exp: now.Add(s.TTL).Unix()})
+	v := s.signer.sign(claims{Kind: kindSession, ID: hex.EncodeToString(id), Sub: hex.EncodeToString(h[:]), Opened: now.UnixNano(), Exp: now.Add(s.TTL).Unix()})
 	return &http.Cookie{
 		Name: s.Name, Value: v, Path: "/", MaxAge: int(s.TTL.Seconds()),
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.Secure,
 	}
 }
 
-// Close logs the request's session out: every session of its token
-// opened until now ends, where logouts are kept, so that a copy of the
-// cookie no longer works either. It returns the cookie that ends the
-// session in the browser.
+// Close logs the request's session out: where logouts are kept it ends
+// for good, so that a copy of the cookie no longer works either. It
+// returns the cookie that ends the session in the browser.
 func (s *Sessions) Close(ctx context.Context, r *http.Request) (*http.Cookie, error) {
 	l := s.logouts.Load()
 	c, err := r.Cookie(s.Name)
@@ -74,7 +75,7 @@ func (s *Sessions) Close(ctx context.Context, r *http.Request) (*http.Cookie, er
 		return s.Closed(), nil
 	}
 	if cl, err := s.signer.verify(c.Value, kindSession); err == nil {
-		if err := l.End(ctx, cl.Sub, s.signer.now()); err != nil {
+		if err := l.End(ctx, cl, s.signer.now()); err != nil {
 			return nil, fmt.Errorf("end the sessions: %w: %w", ErrUnavailable, err)
 		}
 	}
@@ -97,7 +98,7 @@ func (s *Sessions) subject(r *http.Request) (sub *Subject, ok bool, err error) {
 	if err != nil {
 		return nil, true, fmt.Errorf("%w: the session is not valid; log in again", ErrUnauthenticated)
 	}
-	if l := s.logouts.Load(); l != nil && l.over(cl.Sub, time.Unix(0, cl.Opened)) {
+	if l := s.logouts.Load(); l != nil && l.over(cl) {
 		return nil, true, fmt.Errorf("%w: the session ended with a logout; log in again", ErrUnauthenticated)
 	}
 	var h [32]byte

@@ -42,11 +42,13 @@ type claims struct {
 	// the tokens file ends its sessions too.
 	Sub    string  `json:"s"`
 	Grants []Grant `json:"g,omitempty"`
-	// Opened is when a session began (Unix nanoseconds): a logout ends
-	// the sessions of its token opened before it. Cookies from before this
-	// field read 0, and end with the first logout too.
-	Opened int64 `json:"t,omitempty"`
-	Exp    int64 `json:"e"`
+	// ID names a session, which a logout ends; Opened is when it began
+	// (Unix nanoseconds), for a logout that ends all of a token's
+	// sessions opened before it. Cookies from before these fields read ""
+	// and 0: a logout with one ends every session of its token.
+	ID     string `json:"i,omitempty"`
+	Opened int64  `json:"t,omitempty"`
+	Exp    int64  `json:"e"`
 }
 
 var b64 = base64.RawURLEncoding

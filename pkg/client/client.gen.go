@@ -2792,9 +2792,8 @@ type ClientInterface interface {
 
 	// DeleteSession Log out a browser (clears the session cookie)
 	//
-	// Ends the sessions themselves, not only the cookie: every browser
-	// session opened with the request's token until now is refused from
-	// then on (by other replicas within seconds).
+	// Ends the session itself, not only the cookie: a copy of it is
+	// refused from then on (by other replicas within seconds).
 	//
 	// Corresponds with DELETE /session (the `DeleteSession` operationId).
 	DeleteSession(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3740,9 +3739,8 @@ func (c *Client) RefreshStage(ctx context.Context, project ProjectParam, stage S
 
 // DeleteSession Log out a browser (clears the session cookie)
 //
-// Ends the sessions themselves, not only the cookie: every browser
-// session opened with the request's token until now is refused from
-// then on (by other replicas within seconds).
+// Ends the session itself, not only the cookie: a copy of it is
+// refused from then on (by other replicas within seconds).
 //
 // Corresponds with DELETE /session (the `DeleteSession` operationId).
 func (c *Client) DeleteSession(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6961,9 +6959,8 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteSessionWithResponse Log out a browser (clears the session cookie)
 	//
-	// Ends the sessions themselves, not only the cookie: every browser
-	// session opened with the request's token until now is refused from
-	// then on (by other replicas within seconds).
+	// Ends the session itself, not only the cookie: a copy of it is
+	// refused from then on (by other replicas within seconds).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9727,9 +9724,8 @@ func (c *ClientWithResponses) RefreshStageWithResponse(ctx context.Context, proj
 
 // DeleteSessionWithResponse Log out a browser (clears the session cookie)
 //
-// Ends the sessions themselves, not only the cookie: every browser
-// session opened with the request's token until now is refused from
-// then on (by other replicas within seconds).
+// Ends the session itself, not only the cookie: a copy of it is
+// refused from then on (by other replicas within seconds).
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -14,34 +14,36 @@ import (
 // tombstones of actions the control plane knew but history had not seen
 // yet are passed in. Purge removes old tombstones.
 
-// DeleteRun deletes a run and every action of it. It reports whether
-// history had the run.
-func (s *Store) DeleteRun(ctx context.Context, id RunID, live []Action) (bool, error) {
+// DeleteRun deletes a run and every action of it. It returns the run's
+// last summary, and whether history had the run.
+func (s *Store) DeleteRun(ctx context.Context, id RunID, live []Action) (Run, bool, error) {
+	var last Run
 	var existed bool
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		if err := s.lockRunKey(ctx, tx, id); err != nil {
 			return err
 		}
+		var err error
+		if last, existed, err = s.lockRun(ctx, tx, id); err != nil {
+			return err
+		}
 		now := time.Now().UnixNano()
-		res, err := tx.ExecContext(ctx, s.dialect.q(`DELETE FROM runs WHERE project = ? AND domain = ? AND run = ?`),
-			id.Project, id.Domain, id.Run)
-		if err != nil {
+		if _, err := tx.ExecContext(ctx, s.dialect.q(`DELETE FROM runs WHERE project = ? AND domain = ? AND run = ?`),
+			id.Project, id.Domain, id.Run); err != nil {
 			return fmt.Errorf("history: delete run: %w", err)
 		}
-		n, _ := res.RowsAffected()
-		existed = n > 0
 		if _, err := tx.ExecContext(ctx, s.dialect.q(`UPDATE actions SET view = NULL, deleted_at = ?
 			WHERE project = ? AND domain = ? AND run = ? AND deleted_at IS NULL`), now, id.Project, id.Domain, id.Run); err != nil {
 			return fmt.Errorf("history: delete run: %w", err)
 		}
 		return s.tombstones(ctx, tx, live, now)
 	})
-	return existed, err
+	return last, existed, err
 }
 
 // DeleteActions deletes an action and its descendants (by parent name,
 // within the run). It returns the run's summary after, and whether the
-// run is gone.
+// run is gone; a run that is gone returns its last summary.
 func (s *Store) DeleteActions(ctx context.Context, run RunID, name string, live []Action) (Run, bool, error) {
 	var out Run
 	var gone bool
@@ -88,7 +90,8 @@ func (s *Store) tombstones(ctx context.Context, tx *sql.Tx, live []Action, now i
 }
 
 // recount computes a run's summary from its actions, after a deletion
-// took an unknown number of them.
+// took an unknown number of them; when it took them all, the run goes and
+// its last summary is returned.
 func (s *Store) recount(ctx context.Context, tx *sql.Tx, id RunID) (Run, bool, error) {
 	rows, err := tx.QueryContext(ctx, s.dialect.q(`SELECT parent, phase, created_at, updated_at FROM actions
 		WHERE project = ? AND domain = ? AND run = ? AND deleted_at IS NULL`), id.Project, id.Domain, id.Run)
@@ -110,6 +113,11 @@ func (s *Store) recount(ctx context.Context, tx *sql.Tx, id RunID) (Run, bool, e
 	}
 	rows.Close()
 	if r.ActionCount == 0 {
+		if last, found, err := s.lockRun(ctx, tx, id); err != nil {
+			return Run{}, false, err
+		} else if found {
+			r = last
+		}
 		_, err := tx.ExecContext(ctx, s.dialect.q(`DELETE FROM runs WHERE project = ? AND domain = ? AND run = ?`), id.Project, id.Domain, id.Run)
 		return r, true, err
 	}

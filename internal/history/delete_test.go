@@ -16,7 +16,7 @@ func TestDeleteRun(t *testing.T) {
 			unseen := act(rid, "c", "r", "uc", "QUEUED", 3, 3) // the control plane had it, history not yet
 			other := RunID{"p", "d", "r2"}
 			record(t, s, root, a, b, act(other, "r", "", "ur2", "RUNNING", 0, 0))
-			if existed, err := s.DeleteRun(ctx, rid, []Action{unseen}); err != nil || !existed {
+			if _, existed, err := s.DeleteRun(ctx, rid, []Action{unseen}); err != nil || !existed {
 				t.Fatalf("DeleteRun = %v, %v; want true", existed, err)
 			}
 			checkGone(t, s, rid, "after DeleteRun", "r", "a", "b", "c")
@@ -39,13 +39,13 @@ func TestDeleteRun(t *testing.T) {
 			if got := names(allActions(t, s, ActionQuery{Run: rid})); !slices.Equal(got, []string{"r"}) {
 				t.Errorf("Actions after new incarnation = %v, want [r]", got)
 			}
-			if existed, err := s.DeleteRun(ctx, RunID{"p", "d", "nope"}, nil); err != nil || existed {
+			if _, existed, err := s.DeleteRun(ctx, RunID{"p", "d", "nope"}, nil); err != nil || existed {
 				t.Errorf("DeleteRun(unknown) = %v, %v; want false, nil", existed, err)
 			}
 			// Tombstones of a run history never had block its later events.
 			never := RunID{"p", "d", "never"}
 			x := act(never, "x", "", "ux", "RUNNING", 0, 0)
-			if existed, err := s.DeleteRun(ctx, never, []Action{x}); err != nil || existed {
+			if _, existed, err := s.DeleteRun(ctx, never, []Action{x}); err != nil || existed {
 				t.Errorf("DeleteRun(never recorded) = %v, %v; want false, nil", existed, err)
 			}
 			record(t, s, x)
@@ -84,6 +84,9 @@ func TestDeleteActions(t *testing.T) {
 					}
 					if c.gone {
 						checkGone(t, s, id, "run deleted by its root", "r", "a", "a1", "b")
+						if run.ActionCount != 4 {
+							t.Errorf("the gone run's summary counts %d actions, want its last summary's 4", run.ActionCount)
+						}
 						return
 					}
 					want := wantRun{"RUNNING", c.counts, at(0), nil}
@@ -120,13 +123,13 @@ func TestPurge(t *testing.T) {
 			old, recent := RunID{"p", "d", "old"}, RunID{"p", "d", "recent"}
 			oldRoot, recentRoot := act(old, "r", "", "uo", "RUNNING", 0, 0), act(recent, "r", "", "ur", "RUNNING", 0, 0)
 			record(t, s, oldRoot, act(old, "a", "r", "uoa", "RUNNING", 1, 1), recentRoot)
-			if _, err := s.DeleteRun(ctx, old, nil); err != nil {
+			if _, _, err := s.DeleteRun(ctx, old, nil); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(5 * time.Millisecond)
 			mid := time.Now()
 			time.Sleep(5 * time.Millisecond)
-			if _, err := s.DeleteRun(ctx, recent, []Action{act(recent, "x", "r", "ux", "QUEUED", 1, 1)}); err != nil {
+			if _, _, err := s.DeleteRun(ctx, recent, []Action{act(recent, "x", "r", "ux", "QUEUED", 1, 1)}); err != nil {
 				t.Fatal(err)
 			}
 			purge := func(before time.Time, want int64) {

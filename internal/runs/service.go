@@ -202,15 +202,15 @@ func (s *Service) Restore(ctx context.Context, held func() []Action) error {
 func (s *Service) DeleteRun(ctx context.Context, id RunID, live []Action) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// The stream's last word on the run is its last summary, marked
-	// deleted, not a blank one.
-	last := Summary{ID: id, Phase: v1.PhaseUnspecified, PhaseCounts: map[v1.Phase]int{}}
-	if r, err := s.store.Run(ctx, history.RunID(id)); err == nil {
-		last = summaryOf(r)
-	}
-	inHistory, err := s.store.DeleteRun(ctx, history.RunID(id), historyActions(live))
+	run, inHistory, err := s.store.DeleteRun(ctx, history.RunID(id), historyActions(live))
 	if err != nil {
 		return false, err
+	}
+	// The stream's last word on the run is its last summary, marked
+	// deleted; blank only for a run history never had.
+	last := Summary{ID: id, Phase: v1.PhaseUnspecified, PhaseCounts: map[v1.Phase]int{}}
+	if inHistory {
+		last = summaryOf(run)
 	}
 	existed := inHistory || len(live) > 0
 	if existed {
@@ -227,13 +227,9 @@ func (s *Service) DeleteRun(ctx context.Context, id RunID, live []Action) (bool,
 func (s *Service) DeleteActions(ctx context.Context, id RunID, name string, live []Action) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	before, beforeErr := s.store.Run(ctx, history.RunID(id))
 	run, gone, err := s.store.DeleteActions(ctx, history.RunID(id), name, historyActions(live))
 	if err != nil {
 		return err
-	}
-	if gone && beforeErr == nil {
-		run = before // the run's last summary, marked deleted, not a blank one
 	}
 	sum := summaryOf(run)
 	sum.ID = id

@@ -55,10 +55,8 @@ func (s *Sessions) Open(token string) (*http.Cookie, *Subject, error) {
 }
 
 func (s *Sessions) cookie(h [32]byte) *http.Cookie {
-	id := make([]byte, 16)
-	_, _ = rand.Read(id)
 	now := s.signer.now()
-	v := s.signer.sign(claims{Kind: kindSession, ID: hex.EncodeToString(id), Sub: hex.EncodeToString(h[:]), Opened: now.UnixNano(), Exp: now.Add(s.TTL).Unix()})
+	v := s.signer.sign(claims{Kind: kindSession, ID: rand.Text(), Sub: hex.EncodeToString(h[:]), Opened: now.UnixNano(), Exp: now.Add(s.TTL).Unix()})
 	return &http.Cookie{
 		Name: s.Name, Value: v, Path: "/", MaxAge: int(s.TTL.Seconds()),
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.Secure,

@@ -27,14 +27,21 @@ func compact(ta *v1.TaskAction) {
 	compactStatus(&ta.Status)
 }
 
-// compactLabels returns the labels in a new map of their size. Storing
-// into a map of 8 entries (Go's small map, full) makes it a hashed table
-// first, even for a key it has: rewriting the decoded map in place added a
-// 616-byte table to every action and left its small map behind, where a
-// new small map is 336 bytes. Our actions carry 8 labels once their status
+// fullSmallMap is the size of a full Go small map (one group of 8 slots).
+const fullSmallMap = 8
+
+// compactLabels makes the labels share their strings. Storing under an
+// equal key replaces the key the map holds too, so a map is rewritten in
+// place, without allocating, except a full small map: storing into one
+// makes it a hashed table first, even for a key it has (616 bytes more per
+// action, and its small map left behind), so it is copied into a new small
+// map of 336 bytes instead. Our actions carry 8 labels once their status
 // is recorded.
 func compactLabels(labels map[string]string) map[string]string {
-	if len(labels) == 0 {
+	if len(labels) != fullSmallMap {
+		for k, v := range labels {
+			labels[intern(k)] = intern(v)
+		}
 		return labels
 	}
 	out := make(map[string]string, len(labels))

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"taskactions/internal/controlplane"
+	"taskactions/internal/executor"
 	"taskactions/internal/handlers"
 	"taskactions/internal/history"
 	"taskactions/internal/journal"
@@ -60,6 +61,7 @@ type App struct {
 	retired prometheus.Counter
 	metrics *handlers.Metrics
 
+	executor        *executor.Controller // nil when it claims nothing
 	stopExecutor    context.CancelFunc
 	executorDone    chan struct{}
 	stopControllers context.CancelFunc
@@ -121,7 +123,7 @@ func Start(ctx context.Context, cfg Config, log zerolog.Logger) (*App, error) {
 		_ = a.Stop()
 		return nil, err
 	}
-	releaseStartMemory()
+	releaseStartMemory(a.streamsStop, a.startDrained)
 	log.Info().Str("listen", a.URL()).Str("controlPlane", a.cp.Source()).Dur("startup", time.Since(start)).Msg("ready")
 	return a, nil
 }

@@ -80,6 +80,7 @@ func (a *App) startExecutor(kube kubernetes.Interface, es executorSetup) error {
 		return nil
 	}
 	a.log.Info().Str("claims", es.claims).Bool("process", es.plugins["process"] != nil).Msg("executor")
+	a.executor = ex
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopExecutor, a.executorDone = cancel, make(chan struct{})
 	go func() {

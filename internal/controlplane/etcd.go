@@ -39,6 +39,7 @@ func startEtcd(ctx context.Context, dataDir string, quota int64, log zerolog.Log
 	cfg := embed.NewConfig()
 	cfg.Name = "taskactions"
 	cfg.Dir = filepath.Join(dataDir, "etcd")
+	trimEtcdFile(cfg.Dir, log)
 	client := url.URL{Scheme: "unix", Path: sock}
 	cfg.ListenClientUrls = []url.URL{client}
 	cfg.AdvertiseClientUrls = []url.URL{client}

@@ -96,6 +96,7 @@ type Controller struct {
 	cfg     Config
 	mgr     Actions
 	queue   atomic.Pointer[workqueue.TypedRateLimitingInterface[string]]
+	handler atomic.Pointer[cache.ResourceEventHandlerRegistration]
 	types   TaskTypes
 	latency prometheus.Histogram
 
@@ -137,6 +138,14 @@ func New(cfg Config) *Controller {
 
 // Enabled reports whether the executor claims any task type.
 func (c *Controller) Enabled() bool { return c.types.Any() }
+
+// Drained reports whether the executor has been through every action the
+// cache held when it started: its handler has had them all and its queue
+// is empty. False before Run.
+func (c *Controller) Drained() bool {
+	reg, q := c.handler.Load(), c.queue.Load()
+	return reg != nil && q != nil && (*reg).HasSynced() && (*q).Len() == 0
+}
 
 func (c *Controller) claims(obj any) bool {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -191,6 +200,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.handler.Store(&reg)
 	c.cfg.Log.Info().Str("taskTypes", c.cfg.TaskTypes).Int("workers", c.cfg.Workers).Msg("executor started")
 	var wg sync.WaitGroup
 	for range c.cfg.Workers {

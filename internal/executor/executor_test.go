@@ -509,3 +509,19 @@ func TestLeavesOthersActionsAlone(t *testing.T) {
 		}
 	}
 }
+
+// A server hands its start's garbage back once the executor has been
+// through every action it found at start: Drained tells it when.
+func TestDrainedAfterTheFirstPass(t *testing.T) {
+	if New(Config{TaskTypes: "*"}).Drained() {
+		t.Fatal("an executor that has not run reports itself drained")
+	}
+	e := startEnv(t, t.TempDir())
+	deadline := time.Now().Add(20 * time.Second)
+	for !e.ex.Drained() {
+		if time.Now().After(deadline) {
+			t.Fatal("the executor's first pass did not drain in 20 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -62,6 +62,9 @@ type Subject struct {
 	// Cluster: the cluster authenticated the subject (TokenReview), and
 	// authorizes it (SubjectAccessReview); its grants do not count.
 	Cluster bool
+	// session is the browser session the request came with (nil for a
+	// token): a logout ends the streams it holds open (Sessions.Hold).
+	session *claims
 }
 
 // Attributes is what a request asks to do.

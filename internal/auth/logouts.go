@@ -27,11 +27,21 @@ type Logouts struct {
 	store LogoutStore
 	mu    sync.RWMutex
 	seen  history.Logouts
+
+	// held are the long requests open with a session (see Sessions.Hold),
+	// ended when a logout ends it. Bounded by the open connections.
+	heldMu sync.Mutex
+	held   map[*heldSession]struct{}
+}
+
+type heldSession struct {
+	cl  claims
+	end context.CancelFunc
 }
 
 // NewLogouts loads the logouts the store holds.
 func NewLogouts(ctx context.Context, store LogoutStore) (*Logouts, error) {
-	l := &Logouts{store: store}
+	l := &Logouts{store: store, held: map[*heldSession]struct{}{}}
 	return l, l.Load(ctx)
 }
 
@@ -70,7 +80,38 @@ func (l *Logouts) Load(ctx context.Context) error {
 	l.mu.Lock()
 	l.seen = got
 	l.mu.Unlock()
+	l.endHeld()
 	return nil
+}
+
+// hold registers a long request of the session of cl (see Sessions.Hold).
+func (l *Logouts) hold(cl claims) (context.Context, func()) {
+	ctx, end := context.WithCancel(context.Background())
+	h := &heldSession{cl: cl, end: end}
+	l.heldMu.Lock()
+	l.held[h] = struct{}{}
+	l.heldMu.Unlock()
+	if l.over(cl) { // a logout read between the request's check and here
+		end()
+	}
+	return ctx, func() {
+		l.heldMu.Lock()
+		delete(l.held, h)
+		l.heldMu.Unlock()
+		end()
+	}
+}
+
+// endHeld ends the held requests of the sessions the logouts now end.
+func (l *Logouts) endHeld() {
+	l.heldMu.Lock()
+	defer l.heldMu.Unlock()
+	for h := range l.held {
+		if l.over(h.cl) {
+			h.end()
+			delete(l.held, h)
+		}
+	}
 }
 
 // Run reads the store every interval until ctx ends.

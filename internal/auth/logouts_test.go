@@ -104,3 +104,77 @@ func TestLogoutEndsTheSessionEverywhere(t *testing.T) {
 		t.Error("a session opened after the logout is refused")
 	}
 }
+
+// A logout ends the long requests (streams) its session holds open: on the
+// replica that served it at once, on another when it reads the store.
+// Other sessions' and tokens' requests go on, and a released request
+// leaves nothing behind.
+func TestLogoutEndsHeldRequests(t *testing.T) {
+	ctx := context.Background()
+	store, err := history.Open(ctx, filepath.Join(t.TempDir(), "history.db"), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	now := time.Now()
+	signer := newSigner(t, &now)
+	tokens, _ := NewTokens(nil, map[string]*Subject{"token-of-bob-0123456": {Name: "bob"}})
+	replica := func() *Sessions {
+		s := NewSessions(signer, tokens, "c", false)
+		l, err := NewLogouts(ctx, store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetLogouts(l)
+		return s
+	}
+	one, two := replica(), replica()
+	bob, _, _ := one.Open("token-of-bob-0123456")
+	other, _, _ := one.Open("token-of-bob-0123456")
+	hold := func(s *Sessions, c *http.Cookie) (context.Context, func()) {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		var sub *Subject
+		if c != nil {
+			r.AddCookie(c)
+			if sub, _, err = s.subject(r); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			sub, _ = tokens.Lookup("token-of-bob-0123456")
+		}
+		return s.Hold(WithSubject(ctx, sub))
+	}
+	onOne, _ := hold(one, bob)
+	onTwo, _ := hold(two, bob)
+	otherSession, _ := hold(one, other)
+	token, _ := hold(one, nil)
+	released, release := hold(one, bob)
+	release()
+	if released.Err() == nil {
+		t.Error("a released hold is not over")
+	}
+
+	r := httptest.NewRequest(http.MethodDelete, "/", nil)
+	r.AddCookie(bob)
+	if _, err := one.Close(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if onOne.Err() == nil {
+		t.Error("the logout left its session's request open on the replica that served it")
+	}
+	if onTwo.Err() != nil {
+		t.Fatal("the other replica ended the request before reading the store: the test proves nothing there")
+	}
+	if err := two.logouts.Load().Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if onTwo.Err() == nil {
+		t.Error("the other replica left the request open after reading the store")
+	}
+	if otherSession.Err() != nil || token.Err() != nil {
+		t.Errorf("the logout ended other requests: another session's %v, a token's %v", otherSession.Err(), token.Err())
+	}
+	if n := len(one.logouts.Load().held); n != 1 {
+		t.Errorf("replica one holds %d requests, want 1 (the other session's)", n)
+	}
+}

@@ -107,7 +107,23 @@ func (s *Sessions) subject(r *http.Request) (sub *Subject, ok bool, err error) {
 	if !found {
 		return nil, true, fmt.Errorf("%w: the session's token is no longer valid; log in again", ErrUnauthenticated)
 	}
-	return sub, true, nil
+	withSession := *sub
+	withSession.session = &cl
+	return &withSession, true, nil
+}
+
+// Hold ties a long request (an event stream, a log tail) to the session
+// it came with: ended is done once a logout ends that session, at once on
+// this replica and on another within its next read of the logouts. A
+// request made with a token is never ended this way. release must be
+// called when the request is over.
+func (s *Sessions) Hold(ctx context.Context) (ended context.Context, release func()) {
+	sub := SubjectFrom(ctx)
+	l := s.logouts.Load()
+	if sub == nil || sub.session == nil || l == nil {
+		return context.Background(), func() {}
+	}
+	return l.hold(*sub.session)
 }
 
 // LoginCodes are one-time codes for the login link the server prints at

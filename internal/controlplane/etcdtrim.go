@@ -19,11 +19,12 @@ import (
 // 16.7 of the 35.8 MiB resident for the file with 10,000 live actions.
 // The tail is past bbolt's high-water mark, the end of the last page any
 // commit has used, which it reads from its meta page; it grows the file
-// again when it needs to. A file bbolt cannot open is left to etcd.
+// again when it needs to. A file bbolt cannot open is left to etcd. No
+// other process has the file open: the data dir's lock is held.
 func trimEtcdFile(etcdDir string, log zerolog.Logger) {
 	path := filepath.Join(etcdDir, "member", "snap", "db")
 	fi, err := os.Stat(path)
-	if err != nil {
+	if err != nil || fi.Size() == 0 {
 		return // a first start, or etcd's to report
 	}
 	used, err := boltHighWater(path)

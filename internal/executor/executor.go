@@ -96,7 +96,7 @@ type Controller struct {
 	cfg     Config
 	mgr     Actions
 	queue   atomic.Pointer[workqueue.TypedRateLimitingInterface[string]]
-	handler atomic.Pointer[cache.ResourceEventHandlerRegistration]
+	run     atomic.Pointer[running] // the Run going on, for Drained
 	types   TaskTypes
 	latency prometheus.Histogram
 
@@ -139,12 +139,19 @@ func New(cfg Config) *Controller {
 // Enabled reports whether the executor claims any task type.
 func (c *Controller) Enabled() bool { return c.types.Any() }
 
-// Drained reports whether the executor has been through every action the
-// cache held when it started: its handler has had them all and its queue
-// is empty. False before Run.
+// running is the handler and queue of a Run going on.
+type running struct {
+	handler cache.ResourceEventHandlerRegistration
+	queue   workqueue.TypedRateLimitingInterface[string]
+}
+
+// Drained reports whether the executor has been through the actions the
+// cache held when it started: its handler has had them all and none waits
+// in its queue (the last rounds may still be going on). False when it is
+// not running.
 func (c *Controller) Drained() bool {
-	reg, q := c.handler.Load(), c.queue.Load()
-	return reg != nil && q != nil && (*reg).HasSynced() && (*q).Len() == 0
+	p := c.run.Load()
+	return p != nil && p.handler.HasSynced() && p.queue.Len() == 0
 }
 
 func (c *Controller) claims(obj any) bool {
@@ -200,7 +207,8 @@ func (c *Controller) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c.handler.Store(&reg)
+	c.run.Store(&running{handler: reg, queue: q})
+	defer c.run.Store(nil)
 	c.cfg.Log.Info().Str("taskTypes", c.cfg.TaskTypes).Int("workers", c.cfg.Workers).Msg("executor started")
 	var wg sync.WaitGroup
 	for range c.cfg.Workers {

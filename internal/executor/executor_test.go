@@ -511,17 +511,56 @@ func TestLeavesOthersActionsAlone(t *testing.T) {
 }
 
 // A server hands its start's garbage back once the executor has been
-// through every action it found at start: Drained tells it when.
-func TestDrainedAfterTheFirstPass(t *testing.T) {
+// through the actions it found at start: Drained tells it when. Not while
+// actions wait for a worker, nor before it runs.
+func TestDrained(t *testing.T) {
 	if New(Config{TaskTypes: "*"}).Drained() {
 		t.Fatal("an executor that has not run reports itself drained")
 	}
-	e := startEnv(t, t.TempDir())
+	g := gate{entered: make(chan struct{}, 8), release: make(chan struct{})}
+	e := startEnv(t, t.TempDir(), func(c *Config) {
+		c.Workers = 1
+		c.Plugins = map[string]plugins.Plugin{"gate": g}
+	})
+	run := newRun()
+	for _, name := range []string{"a0", "a1", "a2"} {
+		enqueue(t, e, id(run, name), `{"type":"gate"}`, "")
+	}
+	<-g.entered // the one worker is held; the other two wait for it
 	deadline := time.Now().Add(20 * time.Second)
+	for e.ex.run.Load().queue.Len() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the other actions never queued")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if e.ex.Drained() {
+		t.Error("drained with two actions waiting for the worker")
+	}
+	close(g.release)
 	for !e.ex.Drained() {
 		if time.Now().After(deadline) {
-			t.Fatal("the executor's first pass did not drain in 20 s")
+			t.Fatal("not drained 20 s after the worker was let go")
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// gate is a plugin whose rounds wait until release is closed.
+type gate struct{ entered, release chan struct{} }
+
+func (g gate) Handle(ctx context.Context, _ *plugins.TaskContext) (plugins.Transition, error) {
+	select {
+	case g.entered <- struct{}{}:
+	default:
+	}
+	select {
+	case <-g.release:
+		return plugins.Transition{Phase: plugins.PhaseSuccess}, nil
+	case <-ctx.Done():
+		return plugins.Transition{}, ctx.Err()
+	}
+}
+
+func (gate) Abort(context.Context, *plugins.TaskContext) error    { return nil }
+func (gate) Finalize(context.Context, *plugins.TaskContext) error { return nil }

@@ -188,7 +188,12 @@ func (ls logStream) VisitStreamActionLogsResponse(w http.ResponseWriter) error {
 		return nil
 	}
 	defer f.Close()
-	return sse.Tail(ls.ctx, w, ls.from, attemptLog{Follower: f, ctx: ls.ctx, mgr: ls.s.mgr, id: ls.id, attempt: ls.key.Attempt}, ls.s.sse)
+	ended, release := ls.s.holdSession(ls.ctx)
+	defer release()
+	ctx, cancel := context.WithCancel(ls.ctx)
+	defer cancel()
+	defer context.AfterFunc(ended, cancel)()
+	return sse.Tail(ctx, w, ls.from, attemptLog{Follower: f, ctx: ctx, mgr: ls.s.mgr, id: ls.id, attempt: ls.key.Attempt}, ls.s.sse)
 }
 
 // attemptLog is a log whose end is known from the log store (this

@@ -235,12 +235,14 @@ func (st *stream[V]) serve(w http.ResponseWriter) error {
 		return nil
 	}
 	closed := st.s.metrics.StreamOpened(st.kind)
+	ended, release := st.s.holdSession(st.ctx)
 	r := requestFrom(st.ctx)
 	return sse.Serve(st.ctx, w, st.src, st.s.sse, sse.Options{
 		LastEventID: st.lastID,
 		// An HTTP/1.1 stream leaves net/http once synced (sse.detach).
 		Detach: r != nil && r.ProtoMajor == 1 && r.ProtoMinor == 1,
-		Done:   func() { closed(); st.s.streams.release() },
+		Done:   func() { release(); closed(); st.s.streams.release() },
+		End:    ended,
 	})
 }
 

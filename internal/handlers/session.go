@@ -76,3 +76,12 @@ func login(codes *auth.LoginCodes) http.HandlerFunc {
 		http.Redirect(w, r, to, http.StatusSeeOther)
 	}
 }
+
+// holdSession ties a stream to the session it was opened with, so that a
+// logout ends it (auth.Sessions.Hold); release when the stream is over.
+func (s *Server) holdSession(ctx context.Context) (ended context.Context, release func()) {
+	if s.sessions == nil {
+		return context.Background(), func() {}
+	}
+	return s.sessions.Hold(ctx)
+}

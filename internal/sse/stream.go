@@ -40,6 +40,9 @@ type Options struct {
 	// Done, when set, is called once the stream has ended: when Serve
 	// returns or, for a stream that detached, later.
 	Done func()
+	// End, when set, ends the stream once it is done (a logout ended the
+	// session it was opened with), detached or not.
+	End context.Context
 }
 
 // writeWindow is how far ahead a stream's write deadline is set. Over
@@ -111,7 +114,7 @@ func Serve[V any](ctx context.Context, w http.ResponseWriter, src Source[V], cfg
 	if done == nil {
 		done = func() {}
 	}
-	s := &stream[V]{src: src}
+	s := &stream[V]{src: src, end: opt.End}
 	if !s.start(ctx, w, opt.LastEventID, &cfg) {
 		if s.sub != nil {
 			s.sub.Close()
@@ -155,7 +158,8 @@ func (s *stream[V]) start(ctx context.Context, w http.ResponseWriter, lastEventI
 }
 
 // run waits on two channels, as the bare broadcaster does: the end of the
-// request (the client gone, or the server stopping, folded into ctx) and
+// request (the client gone, the server stopping, or a logout of the
+// session, folded into ctx) and
 // the subscription. A select costs more with every case, and it runs per
 // event per stream. The heartbeat wakes the subscription through a timer,
 // and is sent only after Heartbeat without a write.
@@ -163,6 +167,9 @@ func (s *stream[V]) run(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.stop, cancel)()
+	if s.end != nil {
+		defer context.AfterFunc(s.end, cancel)()
+	}
 	s.lastWrite = time.Now()
 	s.beat = time.AfterFunc(s.heartbeat, s.sub.Wake)
 	defer func() { s.beat.Stop() }()
@@ -227,6 +234,7 @@ type stream[V any] struct {
 	heartbeat time.Duration
 	beat      *time.Timer
 	stop      context.Context // Config.Stop
+	end       context.Context // Options.End
 	lastWrite time.Time       // of the last flush
 }
 

@@ -112,6 +112,18 @@ func TestSessionsAndTheLoginLink(t *testing.T) {
 	if code, _ := who(copied); code != http.StatusOK {
 		t.Fatalf("a copy of the session cookie before the logout: HTTP %d", code)
 	}
+	// So do the streams a session holds open, the copy's too; a token's
+	// stream goes on.
+	run = newRun()
+	enqueue(t, srv, run, "a0", "")
+	var held []*sseStream
+	for _, c := range []*http.Client{form, copied, srv.http} {
+		noTimeout := *c // the stream outlasts the clients' timeout
+		noTimeout.Timeout = 0
+		st := openStream(t, &noTimeout, runStreamURL(srv, run), "")
+		st.untilSynced(t)
+		held = append(held, st)
+	}
 	req, _ := http.NewRequest(http.MethodDelete, srv.URL()+"/api/v1/session", nil)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err = form.Do(req)
@@ -124,5 +136,13 @@ func TestSessionsAndTheLoginLink(t *testing.T) {
 	}
 	if code, _ := who(copied); code != http.StatusUnauthorized {
 		t.Errorf("a copy of the session cookie after the logout: HTTP %d, want 401", code)
+	}
+	for i, who := range []string{"the session's own", "the copy's"} {
+		if !held[i].ended(5 * time.Second) {
+			t.Errorf("%s stream still open 5 s after the logout", who)
+		}
+	}
+	if held[2].ended(time.Second) {
+		t.Error("the logout ended a stream opened with the token")
 	}
 }

@@ -64,6 +64,22 @@ func openStream(t testing.TB, c *http.Client, url, lastID string) *sseStream {
 	return s
 }
 
+// ended reports whether the server ends the stream within d (the events
+// before the end are dropped).
+func (s *sseStream) ended(d time.Duration) bool {
+	deadline := time.After(d)
+	for {
+		select {
+		case _, open := <-s.events:
+			if !open {
+				return true
+			}
+		case <-deadline:
+			return false
+		}
+	}
+}
+
 func (s *sseStream) close() {
 	s.cancel()
 	_ = s.resp.Body.Close()

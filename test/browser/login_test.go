@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -46,4 +47,33 @@ func TestLoginPage(t *testing.T) {
 
 	p.navigate("/?login=expired")
 	p.eventually("the expired link's notice", `document.querySelector('#login').textContent.includes('used already or has expired')`)
+}
+
+// A logout ends the streams the session holds open: a page's plain
+// EventSource is ended, gets 401 on its reconnect, and gives up
+// (readyState CLOSED) instead of reading on.
+func TestLogoutEndsAPlainEventSource(t *testing.T) {
+	token, err := testserver.AdminToken(srv.dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := newRun()
+	enqueue(t, run, "a0", "")
+	p := newTab(t, chromedp.WithNewBrowserContext()) // no cookies
+	stream := "/api/v1" + runPath(run) + "/events"
+	p.allowFailedRequest(stream) // the reconnect after the logout: 401
+	p.run(chromedp.Navigate(srv.url + "/healthz"))
+	if !eval[bool](p, fmt.Sprintf(`fetch('/api/v1/session', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({token: %q})}).then((r) => r.ok)`, token)) {
+		t.Fatal("could not log the page in")
+	}
+	eval[bool](p, esPage)
+	eval[bool](p, `(window.follow('run', '`+stream+`'), true)`)
+	p.eventually("synced", `window.streams.run.log.some((e) => e.type === 'synced')`)
+	if !eval[bool](p, `fetch('/api/v1/session', {method: 'DELETE', headers: {'Content-Type': 'application/json'}}).then((r) => r.status === 204)`) {
+		t.Fatal("the logout failed")
+	}
+	p.eventually("the EventSource given up", `window.streams.run.closed && window.streams.run.es.readyState === EventSource.CLOSED`)
+	if n := eval[int](p, `window.streams.run.opens`); n != 1 {
+		t.Errorf("the stream opened %d times, want once", n)
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"taskactions/pkg/client"
 )
 
 // A browser's way in: the one-time login link, or a token pasted into the
@@ -112,18 +114,23 @@ func TestSessionsAndTheLoginLink(t *testing.T) {
 	if code, _ := who(copied); code != http.StatusOK {
 		t.Fatalf("a copy of the session cookie before the logout: HTTP %d", code)
 	}
-	// So do the streams a session holds open, the copy's too; a token's
-	// stream goes on.
+	// So do the streams a session holds open, the copy's too, and its log
+	// tail; a token's stream goes on.
 	run = newRun()
 	enqueue(t, srv, run, "a0", "")
+	putStatus(t, srv, run, "a0", 1, client.RUNNING)
+	noTimeout := func(c *http.Client) *http.Client {
+		nc := *c // the streams outlast the clients' timeout
+		nc.Timeout = 0
+		return &nc
+	}
 	var held []*sseStream
 	for _, c := range []*http.Client{form, copied, srv.http} {
-		noTimeout := *c // the stream outlasts the clients' timeout
-		noTimeout.Timeout = 0
-		st := openStream(t, &noTimeout, runStreamURL(srv, run), "")
+		st := openStream(t, noTimeout(c), runStreamURL(srv, run), "")
 		st.untilSynced(t)
 		held = append(held, st)
 	}
+	logTail := openStream(t, noTimeout(copied), logEventsURL(srv, run, "a0", ""), "")
 	req, _ := http.NewRequest(http.MethodDelete, srv.URL()+"/api/v1/session", nil)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err = form.Do(req)
@@ -141,6 +148,9 @@ func TestSessionsAndTheLoginLink(t *testing.T) {
 		if !held[i].ended(5 * time.Second) {
 			t.Errorf("%s stream still open 5 s after the logout", who)
 		}
+	}
+	if !logTail.ended(5 * time.Second) {
+		t.Error("the copy's log tail still open 5 s after the logout")
 	}
 	if held[2].ended(time.Second) {
 		t.Error("the logout ended a stream opened with the token")

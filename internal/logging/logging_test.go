@@ -200,6 +200,12 @@ func TestNewZap(t *testing.T) {
 		}, "debug", nil},
 		{"benign simple token is debug", zerolog.DebugLevel, func(z *zap.Logger) { z.Warn("simple token is not cryptographically signed") }, "debug", nil},
 		{"benign hidden at info", zerolog.InfoLevel, func(z *zap.Logger) { z.Warn("simple token is not cryptographically signed") }, "", nil},
+		{"first start's storage version is debug", zerolog.DebugLevel, func(z *zap.Logger) {
+			z.Error("failed to update storage version", zap.Error(errors.New("cannot detect storage schema version: missing term information")))
+		}, "debug", nil},
+		{"storage version otherwise is error", zerolog.InfoLevel, func(z *zap.Logger) {
+			z.Error("failed to update storage version", zap.Error(errors.New("disk full")))
+		}, "error", nil},
 		{"error while stopping is debug", zerolog.DebugLevel, func(z *zap.Logger) { z.Error("listener closed") }, "debug", nil},
 	}
 	for _, tt := range tests {

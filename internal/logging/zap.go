@@ -1,6 +1,7 @@
 package logging
 
 import (
+	"strings"
 	"sync/atomic"
 
 	"github.com/rs/zerolog"
@@ -48,7 +49,7 @@ func (c *zapCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 		f.AddTo(enc)
 	}
 	level := zerologLevel(e.Level)
-	if benign[e.Message] || (c.stopping != nil && c.stopping.Load()) {
+	if benign[e.Message] || firstStartNoise(e.Message, enc.Fields) || (c.stopping != nil && c.stopping.Load()) {
 		level = zerolog.DebugLevel
 	}
 	c.log.WithLevel(level).Fields(enc.Fields).Msg(e.Message)
@@ -60,6 +61,14 @@ func (c *zapCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 var benign = map[string]bool{
 	"Running http and grpc server on single port. This is not recommended for production.": true,
 	"simple token is not cryptographically signed":                                         true,
+}
+
+// firstStartNoise is what a new member logs at error level on its first
+// start: its version monitor tries to record the storage version before
+// the first raft term is in the store, and succeeds on a later round.
+func firstStartNoise(msg string, fields map[string]any) bool {
+	err, _ := fields["error"].(string)
+	return msg == "failed to update storage version" && strings.HasSuffix(err, "missing term information")
 }
 
 func (c *zapCore) Sync() error { return nil }

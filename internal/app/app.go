@@ -218,6 +218,7 @@ func (a *App) startComponents(ctx context.Context) error {
 	}
 	a.cp = cp
 	restCfg := cp.RESTConfig()
+	restCfg.Wrap(executor.RefuseLate) // the executor's fence holds to the send
 	es := a.setUpExecutor()
 	// The core API client of an external cluster (nil on the embedded
 	// control plane, which has no core API).

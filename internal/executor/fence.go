@@ -3,6 +3,8 @@ package executor
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -117,3 +119,27 @@ func (a fencedActions) UpdateMeta(ctx context.Context, id taskactions.ActionID, 
 	defer cancel()
 	return a.Actions.UpdateMeta(ctx, id, mutate)
 }
+
+// RefuseLate wraps a client's transport so that no request goes out once
+// its context's deadline has passed. A deadline takes effect when the
+// runtime's timer fires, and a replica resumed from a pause (SIGSTOP, a
+// frozen VM) runs its goroutines before that: a write that passed guard
+// just before the pause went out after it, 250 ms after the resume and
+// long past the fence, in test/cluster's pause. This closes that window
+// for the fenced writes; for any other request it only fails sooner what
+// its context would have failed.
+func RefuseLate(next http.RoundTripper) http.RoundTripper {
+	return refuseLate{next}
+}
+
+type refuseLate struct{ next http.RoundTripper }
+
+func (t refuseLate) RoundTrip(r *http.Request) (*http.Response, error) {
+	if d, ok := r.Context().Deadline(); ok && !time.Now().Before(d) {
+		return nil, fmt.Errorf("%s %s: %w", r.Method, r.URL.Path, context.DeadlineExceeded)
+	}
+	return t.next.RoundTrip(r)
+}
+
+// WrappedRoundTripper lets client-go's transport debugging see through.
+func (t refuseLate) WrappedRoundTripper() http.RoundTripper { return t.next }

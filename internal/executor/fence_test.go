@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"net/http"
 	"testing"
 	"time"
 
@@ -69,5 +70,40 @@ func TestFence(t *testing.T) {
 				t.Fatalf("write context deadline %v (set %v), want at most the fence's end", d, ok)
 			}
 		})
+	}
+}
+
+// lateCtx is a context whose deadline has passed before its timer fired,
+// as a goroutine of a resumed process sees it.
+type lateCtx struct{ context.Context }
+
+func (lateCtx) Deadline() (time.Time, bool) { return time.Now().Add(-time.Millisecond), true }
+
+type countingTransport struct{ sent int }
+
+func (c *countingTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	c.sent++
+	return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
+}
+
+// A request whose deadline passed is not sent, even while its context
+// does not say so yet; others are.
+func TestRefuseLate(t *testing.T) {
+	next := &countingTransport{}
+	rt := RefuseLate(next)
+	late, _ := http.NewRequestWithContext(lateCtx{context.Background()}, http.MethodPut, "http://cp/status", nil)
+	if _, err := rt.RoundTrip(late); !errors.Is(err, context.DeadlineExceeded) || next.sent != 0 {
+		t.Errorf("a request past its deadline: err %v, sent %d; want DeadlineExceeded, none sent", err, next.sent)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, c := range []context.Context{ctx, context.Background()} {
+		r, _ := http.NewRequestWithContext(c, http.MethodPut, "http://cp/status", nil)
+		if _, err := rt.RoundTrip(r); err != nil {
+			t.Errorf("a request in time: %v", err)
+		}
+	}
+	if next.sent != 2 {
+		t.Errorf("sent %d requests in time, want 2", next.sent)
 	}
 }

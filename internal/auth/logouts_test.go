@@ -21,23 +21,9 @@ import (
 // sessions had ids ends every session its token opened until then.
 func TestLogoutEndsTheSessionEverywhere(t *testing.T) {
 	ctx := context.Background()
-	store, err := history.Open(ctx, filepath.Join(t.TempDir(), "history.db"), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
 	now := time.Now()
 	signer := newSigner(t, &now)
-	tokens, _ := NewTokens(nil, map[string]*Subject{"token-of-bob-0123456": {Name: "bob"}, "token-of-eve-0123456": {Name: "eve"}})
-	replica := func() *Sessions {
-		s := NewSessions(signer, tokens, "c", false)
-		l, err := NewLogouts(ctx, store)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.SetLogouts(l)
-		return s
-	}
+	replica, _ := replicas(t, signer, map[string]*Subject{"token-of-bob-0123456": {Name: "bob"}, "token-of-eve-0123456": {Name: "eve"}})
 	one, two := replica(), replica()
 	open := func(token string) *http.Cookie {
 		c, _, err := one.Open(token)
@@ -111,23 +97,9 @@ func TestLogoutEndsTheSessionEverywhere(t *testing.T) {
 // leaves nothing behind.
 func TestLogoutEndsHeldRequests(t *testing.T) {
 	ctx := context.Background()
-	store, err := history.Open(ctx, filepath.Join(t.TempDir(), "history.db"), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
 	now := time.Now()
-	signer := newSigner(t, &now)
-	tokens, _ := NewTokens(nil, map[string]*Subject{"token-of-bob-0123456": {Name: "bob"}})
-	replica := func() *Sessions {
-		s := NewSessions(signer, tokens, "c", false)
-		l, err := NewLogouts(ctx, store)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.SetLogouts(l)
-		return s
-	}
+	replica, tokens := replicas(t, newSigner(t, &now), map[string]*Subject{"token-of-bob-0123456": {Name: "bob"}})
+	var err error
 	one, two := replica(), replica()
 	bob, _, _ := one.Open("token-of-bob-0123456")
 	other, _, _ := one.Open("token-of-bob-0123456")
@@ -177,4 +149,25 @@ func TestLogoutEndsHeldRequests(t *testing.T) {
 	if n := len(one.logouts.Load().held); n != 1 {
 		t.Errorf("replica one holds %d requests, want 1 (the other session's)", n)
 	}
+}
+
+// replicas returns a maker of replicas' sessions of the subjects' tokens,
+// sharing one history store as the replicas of one server do.
+func replicas(t *testing.T, signer *Signer, subjects map[string]*Subject) (replica func() *Sessions, tokens *Tokens) {
+	t.Helper()
+	store, err := history.Open(context.Background(), filepath.Join(t.TempDir(), "history.db"), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	tokens, _ = NewTokens(nil, subjects)
+	return func() *Sessions {
+		s := NewSessions(signer, tokens, "c", false)
+		l, err := NewLogouts(context.Background(), store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetLogouts(l)
+		return s
+	}, tokens
 }

@@ -85,9 +85,7 @@ func TestPlainEventSourceAcrossAKill(t *testing.T) {
 
 	p := newTab(t, chromedp.WithNewBrowserContext())
 	p.run(chromedp.Navigate("http://" + addr + "/healthz"))
-	if ok := eval[bool](p, fmt.Sprintf(`fetch('/api/v1/session', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({token: %q})}).then((r) => r.ok)`, token)); !ok {
-		t.Fatal("could not log the page in")
-	}
+	p.logIn(token)
 	eval[bool](p, esPage)
 	eval[bool](p, `(window.follow('run', '/api/v1`+runPath+`/events'), true)`)
 	p.eventually("synced", `window.streams.run.log.some((e) => e.type === 'synced')`)

@@ -1,7 +1,6 @@
 package browser
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -63,9 +62,7 @@ func TestLogoutEndsAPlainEventSource(t *testing.T) {
 	stream := "/api/v1" + runPath(run) + "/events"
 	p.allowFailedRequest(stream) // the reconnect after the logout: 401
 	p.run(chromedp.Navigate(srv.url + "/healthz"))
-	if !eval[bool](p, fmt.Sprintf(`fetch('/api/v1/session', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({token: %q})}).then((r) => r.ok)`, token)) {
-		t.Fatal("could not log the page in")
-	}
+	p.logIn(token)
 	eval[bool](p, esPage)
 	eval[bool](p, `(window.follow('run', '`+stream+`'), true)`)
 	p.eventually("synced", `window.streams.run.log.some((e) => e.type === 'synced')`)

@@ -314,6 +314,15 @@ func (p *page) runErr(timeout time.Duration, steps ...chromedp.Action[chromedp.V
 	return chromedp.Do(ctx, steps...)
 }
 
+// logIn opens a session for the page with token, as the login form does
+// (POST /session), without the dashboard.
+func (p *page) logIn(token string) {
+	p.t.Helper()
+	if !eval[bool](p, fmt.Sprintf(`fetch('/api/v1/session', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({token: %q})}).then((r) => r.ok)`, token)) {
+		p.t.Fatal("could not log the page in")
+	}
+}
+
 func (p *page) navigate(path string) {
 	p.t.Helper()
 	p.run(chromedp.Navigate(srv.url+path), chromedp.WaitReady(chromedp.CSS("#main > *")))

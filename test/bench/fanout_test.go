@@ -96,6 +96,9 @@ type target struct {
 // result is one target's figures.
 type result struct {
 	p50, p99   float64 // ms
+	// changeP50, changeP99: the change request's own round trip (ms),
+	// the part of the latency spent before any stream is written.
+	changeP50, changeP99 float64
 	cpuPer1000 float64 // CPU-ms per 1,000 deliveries
 	cpu        float64 // CPU seconds of the spell
 	sideCPU    float64 // the side process's
@@ -124,26 +127,30 @@ func measure(b *testing.B, t target, readers int) result {
 	}
 	period := time.Second / updateRate
 	tick := time.NewTicker(period)
+	changes := &latencies{}
 	for n := range int(updateSpell / period) {
 		<-tick.C
+		start := time.Now()
 		if err := t.change(n); err != nil {
 			b.Error(err)
 			break
 		}
+		changes.add(time.Since(start))
 	}
 	tick.Stop()
 	for deadline := time.Now().Add(30 * time.Second); lat.got.Load() < expected && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 	}
-	r := result{cpu: t.proc.cpuSeconds(b) - cpu0, p50: lat.percentile(0.5), p99: lat.percentile(0.99)}
+	r := result{cpu: t.proc.cpuSeconds(b) - cpu0, p50: lat.percentile(0.5), p99: lat.percentile(0.99),
+		changeP50: changes.percentile(0.5), changeP99: changes.percentile(0.99)}
 	if t.side != nil {
 		r.sideCPU = t.side.cpuSeconds(b) - side0
 	}
 	got := lat.got.Load()
 	r.delivered = got
 	r.cpuPer1000 = r.cpu / float64(max(got, 1)) * 1e6
-	b.Logf("%s, %d readers: %d of %d delivered, p50 %.1f ms, p99 %.1f ms, CPU %.2f s, %.1f CPU-ms per 1,000 deliveries",
-		t.name, readers, got, expected, r.p50, r.p99, r.cpu, r.cpuPer1000)
+	b.Logf("%s, %d readers: %d of %d delivered, p50 %.1f ms, p99 %.1f ms (the change request alone: p50 %.1f, p99 %.1f), CPU %.2f s, %.1f CPU-ms per 1,000 deliveries",
+		t.name, readers, got, expected, r.p50, r.p99, r.changeP50, r.changeP99, r.cpu, r.cpuPer1000)
 	if n := lat.failed.Load(); n > 0 {
 		b.Logf("%s: %d failures among %d readers (streams not opened, ended early or reset), the first: %v", t.name, n, readers, lat.firstErr.Load())
 	}

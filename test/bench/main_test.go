@@ -8,6 +8,7 @@ package bench
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -22,9 +23,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"taskactions/internal/app"
+	"taskactions/internal/controlplane"
 	"taskactions/internal/kube/clientset/versioned"
 	"taskactions/internal/logging"
 	"taskactions/internal/testenv"
@@ -40,6 +43,10 @@ const (
 	kubeconfigEnv = "TASKACTIONS_BENCH_KUBECONFIG"
 	executorEnv   = "TASKACTIONS_BENCH_EXECUTOR"
 	tlsEnv        = "TASKACTIONS_BENCH_TLS" // cert,key
+	// controlPlaneOnlyEnv makes the process a control plane and nothing
+	// else, as a cluster is: no second server's informer, run service and
+	// controllers working on every change beside the measured one.
+	controlPlaneOnlyEnv = "TASKACTIONS_BENCH_CONTROL_PLANE_ONLY"
 )
 
 func TestMain(m *testing.M) {
@@ -91,7 +98,28 @@ func serve(dataDir, listen string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	if os.Getenv(controlPlaneOnlyEnv) != "" {
+		return serveControlPlane(ctx, cfg, log)
+	}
 	if err := app.Run(ctx, cfg, log); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// serveControlPlane runs the embedded control plane alone, answering
+// /readyz on cfg.Listen once it is up, until ctx ends.
+func serveControlPlane(ctx context.Context, cfg app.Config, log zerolog.Logger) int {
+	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: cfg.DataDir, Log: log})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer cp.Stop()
+	srv := &http.Server{Addr: cfg.Listen, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {})}
+	go func() { <-ctx.Done(); _ = srv.Close() }()
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -175,14 +203,14 @@ func startServerEnv(b *testing.B, env ...string) *server {
 	return s
 }
 
-// startSplit starts two processes: a control plane (the embedded one, in a
-// server with no executor) and the server under measurement against it
-// with --kubeconfig, as on a cluster. The server's CPU and memory then
-// count only its own work, not the API server's and etcd's.
+// startSplit starts two processes: a control plane (the embedded etcd and
+// API server alone) and the server under measurement against it with
+// --kubeconfig, as on a cluster. The server's CPU and memory then count
+// only its own work, not the API server's and etcd's.
 // With tls (cert and key files), the server serves HTTPS and HTTP/2.
 func startSplit(b *testing.B, tls ...string) (controlPlane, s *server) {
 	b.Helper()
-	controlPlane = startServerEnv(b, executorEnv+"=")
+	controlPlane = startServerEnv(b, controlPlaneOnlyEnv+"=1")
 	env := []string{kubeconfigEnv + "=" + filepath.Join(controlPlane.dataDir, "kubeconfig")}
 	if len(tls) == 2 {
 		env = append(env, tlsEnv+"="+tls[0]+","+tls[1])

@@ -95,14 +95,14 @@ type target struct {
 
 // result is one target's figures.
 type result struct {
-	p50, p99   float64 // ms
+	p50, p99 float64 // ms
 	// changeP50, changeP99: the change request's own round trip (ms),
 	// the part of the latency spent before any stream is written.
 	changeP50, changeP99 float64
-	cpuPer1000 float64 // CPU-ms per 1,000 deliveries
-	cpu        float64 // CPU seconds of the spell
-	sideCPU    float64 // the side process's
-	delivered  int64
+	cpuPer1000           float64 // CPU-ms per 1,000 deliveries
+	cpu                  float64 // CPU seconds of the spell
+	sideCPU              float64 // the side process's
+	delivered            int64
 }
 
 // measure opens readers streams of t, makes updateRate changes a second

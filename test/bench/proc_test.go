@@ -32,6 +32,30 @@ func (p proc) cpuSeconds(b *testing.B) float64 {
 	return (utime + stime) / 100              // clock ticks (USER_HZ = 100)
 }
 
+// syscalls are the read and write system calls the process made so far,
+// and the bytes it wrote (/proc/<pid>/io): a write per delivery is what a
+// flush per event costs.
+func (p proc) syscalls(b *testing.B) (reads, writes, written float64) {
+	b.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", p.pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		n, _ := strconv.ParseFloat(v, 64)
+		switch k {
+		case "syscr":
+			reads = n
+		case "syscw":
+			writes = n
+		case "wchar":
+			written = n
+		}
+	}
+	return reads, writes, written
+}
+
 // rssBytes is the process's resident memory.
 func (p proc) rssBytes(b *testing.B) float64 {
 	b.Helper()

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"taskactions/internal/journal"
@@ -171,11 +172,12 @@ func (s *stream[V]) run(ctx context.Context) {
 		defer context.AfterFunc(s.end, cancel)()
 	}
 	s.lastWrite = time.Now()
-	s.beat = time.AfterFunc(s.heartbeat, s.sub.Wake)
+	s.armBeat()
 	defer func() { s.beat.Stop() }()
+	done := ctx.Done()
 	for {
 		select {
-		case <-ctx.Done():
+		case <-done:
 			return
 		case <-s.sub.Ready():
 		}
@@ -198,7 +200,7 @@ func (s *stream[V]) wake(ctx context.Context) error {
 		s.sub.Close()
 		if err = s.open(ctx, nil, true, "lagged"); err == nil {
 			s.beat.Stop()
-			s.beat = time.AfterFunc(s.heartbeat, s.sub.Wake)
+			s.armBeat()
 		}
 	case len(s.buf) > 0:
 		err = s.send(s.buf)
@@ -207,7 +209,22 @@ func (s *stream[V]) wake(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if !s.beatDue.Swap(false) {
+		return nil
+	}
 	return s.beatIfDue()
+}
+
+// armBeat starts the heartbeat's timer, which marks the beat due and wakes
+// the subscription of now. A write does not move it (that was a timer
+// update per event per stream): when it fires, beatIfDue sends the ping or,
+// if something was written since, arms it for the rest of the heartbeat.
+func (s *stream[V]) armBeat() {
+	sub := s.sub
+	s.beat = time.AfterFunc(s.heartbeat, func() {
+		s.beatDue.Store(true)
+		sub.Wake()
+	})
 }
 
 // beatIfDue sends a ping when nothing was written for a heartbeat, and
@@ -233,6 +250,7 @@ type stream[V any] struct {
 	buf       []journal.Entry[V] // what a wake drains, kept between wakes
 	heartbeat time.Duration
 	beat      *time.Timer
+	beatDue   atomic.Bool     // the timer fired since the last wake
 	stop      context.Context // Config.Stop
 	end       context.Context // Options.End
 	lastWrite time.Time       // of the last flush

@@ -134,13 +134,14 @@ func testHeartbeatAndStop(t *testing.T, detached *sync.WaitGroup, useTLS bool) {
 	}
 	waitFor(t, in, ": ping")
 
-	// Events every 20 ms for half a second: no ping among them.
+	// Events every 20 ms for a second and a half: no ping among them,
+	// though the heartbeat's timer fires once while they flow.
 	go func() {
-		for i := range 25 {
+		for i := range 75 {
 			j.Publish(journal.Entry[string]{Cursor: uint64(i + 1), Key: "k", Topics: []string{"t"}, Value: "v"})
 			time.Sleep(20 * time.Millisecond)
 		}
-		j.Publish(journal.Entry[string]{Cursor: 26, Key: "k", Topics: []string{"t"}, Value: "last"})
+		j.Publish(journal.Entry[string]{Cursor: 76, Key: "k", Topics: []string{"t"}, Value: "last"})
 	}()
 	seen := waitFor(t, in, "data: last")
 	for _, l := range seen {

@@ -128,6 +128,7 @@ func Serve[V any](ctx context.Context, w http.ResponseWriter, src Source[V], cfg
 	}
 	defer done()
 	defer func() { s.sub.Close() }() // the last one: a lag reopens it
+	s.w.goBare()
 	s.run(ctx)
 	return nil
 }

@@ -240,3 +240,51 @@ func TestDetachedStreamEndsWhenTheClientGoes(t *testing.T) {
 	eventually(t, func() bool { return done.Load() == 1 }, "the stream ended when its client went")
 	detached.Wait()
 }
+
+// countingWriter is a middleware's wrapper, as the access log's is.
+type countingWriter struct {
+	http.ResponseWriter
+	n atomic.Int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.n.Add(int64(len(p)))
+	return c.ResponseWriter.Write(p)
+}
+
+func (c *countingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// Once synced, a stream in net/http writes and flushes its live events
+// to the response itself, not through the middlewares' wrappers; they
+// see the stream up to synced.
+func TestLiveEventsBypassTheWrappers(t *testing.T) {
+	j := journal.New[string](journal.Config{})
+	src := Source[string]{
+		Event: "item",
+		Open: func(_ context.Context, after *uint64) (*journal.Subscription[string], journal.Start[string], []string) {
+			sub, start := j.Subscribe("t", after, func() uint64 { return 0 })
+			return sub, start, nil
+		},
+		Encode:  func(v string) []byte { return []byte(v) },
+		Cursors: j,
+	}
+	counted := make(chan *countingWriter, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cw := &countingWriter{ResponseWriter: w}
+		counted <- cw
+		_ = Serve(r.Context(), cw, src, Config{Heartbeat: time.Hour}, Options{})
+	}))
+	t.Cleanup(srv.Close)
+	in := lines(t, srv.Client(), srv.URL)
+	waitFor(t, in, "event: synced")
+	cw := <-counted
+	before := cw.n.Load()
+	if before == 0 {
+		t.Fatal("the wrapper saw nothing of the stream's opening")
+	}
+	j.Publish(journal.Entry[string]{Cursor: 1, Key: "k", Topics: []string{"t"}, Value: "live"})
+	waitFor(t, in, "data: live") // flushed without the wrapper
+	if after := cw.n.Load(); after != before {
+		t.Errorf("the wrapper counted %d bytes of live events", after-before)
+	}
+}

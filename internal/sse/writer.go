@@ -44,6 +44,41 @@ type responseSink struct {
 func (r responseSink) Flush() error                       { return r.rc.Flush() }
 func (r responseSink) SetWriteDeadline(t time.Time) error { return r.rc.SetWriteDeadline(t) }
 
+// bareSink writes to the response under the middlewares' wrappers (the
+// access log's byte counter, the stream hold's): every write and flush
+// of a live event would pass each of them, and a ResponseController finds
+// the flush by unwrapping them again at every flush.
+type bareSink struct {
+	http.ResponseWriter
+	flush func() error
+	rc    *http.ResponseController
+}
+
+func (b bareSink) Flush() error                       { return b.flush() }
+func (b bareSink) SetWriteDeadline(t time.Time) error { return b.rc.SetWriteDeadline(t) }
+
+// goBare has the writer write to the response itself from now on, when it
+// can reach it (see bareSink). The stream calls it once it is synced: the
+// access log's line then counts the bytes up to there, as it does for a
+// stream that detaches.
+func (s *writer) goBare() {
+	r, ok := s.out.(responseSink)
+	if !ok {
+		return
+	}
+	w := r.ResponseWriter
+	for {
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			break
+		}
+		w = u.Unwrap()
+	}
+	if f, ok := w.(interface{ FlushError() error }); ok {
+		s.out = bareSink{ResponseWriter: w, flush: f.FlushError, rc: http.NewResponseController(w)}
+	}
+}
+
 // begin arms the write deadline for the writes up to the next flush, so a
 // peer that stopped reading (or vanished) is dropped instead of holding
 // the stream forever: within timeout (the window), at least timeout/2

@@ -106,10 +106,14 @@ type result struct {
 }
 
 // measure opens readers streams of t, makes updateRate changes a second
-// for updateSpell, waits for every delivery (or 30 s), and reports.
+// for updateSpell, waits for every delivery (or 30 s), and reports. The
+// streams are closed when it returns, so that the next measure has the
+// descriptors.
 func measure(b *testing.B, t target, readers int) result {
 	expected := int64(updateSpell/(time.Second/updateRate)) * int64(readers)
 	ctx, cancel := context.WithCancel(context.Background())
+	var open sync.WaitGroup
+	defer open.Wait()
 	defer cancel()
 	lat := &latencies{}
 	var ready sync.WaitGroup
@@ -117,7 +121,7 @@ func measure(b *testing.B, t target, readers int) result {
 	sem := make(chan struct{}, 64) // a connection storm is not what is measured
 	for range readers {
 		sem <- struct{}{}
-		go t.open(ctx, lat, sync.OnceFunc(func() { <-sem; ready.Done() }))
+		open.Go(func() { t.open(ctx, lat, sync.OnceFunc(func() { <-sem; ready.Done() })) })
 	}
 	ready.Wait()
 	time.Sleep(time.Second)

@@ -80,3 +80,12 @@ func (t bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+t.token)
 	return t.base.RoundTrip(r)
 }
+
+// CloseIdleConnections passes on to the base transport, so that
+// http.Client.CloseIdleConnections reaches it (an HTTP/2 client keeps its
+// connection after the response otherwise).
+func (t bearerTransport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}

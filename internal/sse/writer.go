@@ -60,7 +60,8 @@ func (b bareSink) SetWriteDeadline(t time.Time) error { return b.rc.SetWriteDead
 // goBare has the writer write to the response itself from now on, when it
 // can reach it (see bareSink). The stream calls it once it is synced: the
 // access log's line then counts the bytes up to there, as it does for a
-// stream that detaches.
+// stream that detaches. The wrappers it passes by only look at the bytes;
+// one that changed them (compression) would have to stop it.
 func (s *writer) goBare() {
 	r, ok := s.out.(responseSink)
 	if !ok {

@@ -17,11 +17,9 @@ import (
 	"taskactions/internal/journal"
 )
 
-// streamServer serves a journal of strings on topic "t" over a real
-// listener, over TLS if asked; HTTP/1.1 streams detach when cfg.Detached
-// is set, and done is called as each stream ends.
-func streamServer(t *testing.T, j *journal.Journal[string], cfg Config, useTLS bool, done func()) (srv *httptest.Server, hijacked *atomic.Int32, logs *lockedBuffer) {
-	src := Source[string]{
+// itemSource streams j's topic "t" as "item" events.
+func itemSource(j *journal.Journal[string]) Source[string] {
+	return Source[string]{
 		Event: "item",
 		Open: func(_ context.Context, after *uint64) (*journal.Subscription[string], journal.Start[string], []string) {
 			sub, start := j.Subscribe("t", after, func() uint64 { return 0 })
@@ -30,6 +28,13 @@ func streamServer(t *testing.T, j *journal.Journal[string], cfg Config, useTLS b
 		Encode:  func(v string) []byte { return []byte(v) },
 		Cursors: j,
 	}
+}
+
+// streamServer serves a journal of strings on topic "t" over a real
+// listener, over TLS if asked; HTTP/1.1 streams detach when cfg.Detached
+// is set, and done is called as each stream ends.
+func streamServer(t *testing.T, j *journal.Journal[string], cfg Config, useTLS bool, done func()) (srv *httptest.Server, hijacked *atomic.Int32, logs *lockedBuffer) {
+	src := itemSource(j)
 	logs = &lockedBuffer{}
 	srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		opt := Options{LastEventID: r.Header.Get("Last-Event-ID"), Detach: r.ProtoMajor == 1 && r.ProtoMinor == 1, Done: done}
@@ -259,15 +264,7 @@ func (c *countingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter 
 // see the stream up to synced.
 func TestLiveEventsBypassTheWrappers(t *testing.T) {
 	j := journal.New[string](journal.Config{})
-	src := Source[string]{
-		Event: "item",
-		Open: func(_ context.Context, after *uint64) (*journal.Subscription[string], journal.Start[string], []string) {
-			sub, start := j.Subscribe("t", after, func() uint64 { return 0 })
-			return sub, start, nil
-		},
-		Encode:  func(v string) []byte { return []byte(v) },
-		Cursors: j,
-	}
+	src := itemSource(j)
 	counted := make(chan *countingWriter, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cw := &countingWriter{ResponseWriter: w}

@@ -1,13 +1,10 @@
 package bench
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -105,16 +102,8 @@ func goMemory(b *testing.B, s *server, tr *http.Transport) (stacks, heap float64
 	resp, err := s.client(tr).Get(s.url + "/metrics")
 	must(b, err)
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		name, value, _ := strings.Cut(sc.Text(), " ")
-		v, _ := strconv.ParseFloat(value, 64)
-		switch name {
-		case "go_memstats_stack_inuse_bytes":
-			stacks = v
-		case "go_memstats_heap_inuse_bytes":
-			heap = v
-		}
-	}
-	return stacks, heap
+	raw, err := io.ReadAll(resp.Body)
+	must(b, err)
+	m := numbers(string(raw), " ")
+	return m["go_memstats_stack_inuse_bytes"], m["go_memstats_heap_inuse_bytes"]
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -41,19 +42,21 @@ func (p proc) syscalls(b *testing.B) (reads, writes, written float64) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		k, v, _ := strings.Cut(line, ": ")
-		n, _ := strconv.ParseFloat(v, 64)
-		switch k {
-		case "syscr":
-			reads = n
-		case "syscw":
-			writes = n
-		case "wchar":
-			written = n
+	counts := numbers(string(raw), ": ")
+	return counts["syscr"], counts["syscw"], counts["wchar"]
+}
+
+// numbers reads text's "name<sep>value" lines (/proc/<pid>/io, the
+// Prometheus text format) into a map of the values that are numbers.
+func numbers(text, sep string) map[string]float64 {
+	out := map[string]float64{}
+	for _, line := range strings.Split(text, "\n") {
+		name, value, _ := strings.Cut(line, sep)
+		if v, err := strconv.ParseFloat(value, 64); err == nil {
+			out[name] = v
 		}
 	}
-	return reads, writes, written
+	return out
 }
 
 // rssBytes is the process's resident memory.
@@ -134,4 +137,21 @@ func raiseFileLimit(b *testing.B) uint64 {
 		must(b, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &want))
 	}
 	return want.Cur
+}
+
+func TestNumbers(t *testing.T) {
+	for _, tc := range []struct {
+		name, text, sep string
+		want            map[string]float64
+	}{
+		{"proc io", "rchar: 10\nsyscr: 3\nsyscw: 4\nwchar: 512\n", ": ", map[string]float64{"rchar": 10, "syscr": 3, "syscw": 4, "wchar": 512}},
+		{"metrics", "# HELP go_memstats_heap_inuse_bytes x\n# TYPE go_memstats_heap_inuse_bytes gauge\ngo_memstats_heap_inuse_bytes 1.5e+06\n", " ",
+			map[string]float64{"go_memstats_heap_inuse_bytes": 1.5e6}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := numbers(tc.text, tc.sep); !maps.Equal(got, tc.want) {
+				t.Errorf("numbers = %v, want %v", got, tc.want)
+			}
+		})
+	}
 }

@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,7 +20,6 @@ import (
 
 	v1 "taskactions/api/v1"
 	"taskactions/pkg/client"
-	"taskactions/test/testserver"
 )
 
 const (
@@ -371,9 +369,9 @@ func goalIn(b *testing.B, name string, v, limit float64, atLeast bool, unit stri
 // deliveries, and the goals' ratios against the floor.
 func BenchmarkFanout(b *testing.B) {
 	for _, readers := range fanoutReaders() {
-		for _, proto := range []string{"http1", "h2"} {
-			b.Run(fmt.Sprintf("readers=%d/%s", readers, proto), func(b *testing.B) {
-				fanout(b, readers, proto == "h2")
+		for _, p := range []protocol{http1(), h2(b)} {
+			b.Run(fmt.Sprintf("readers=%d/%s", readers, p.name), func(b *testing.B) {
+				fanout(b, readers, p)
 			})
 		}
 	}
@@ -396,22 +394,14 @@ func fanoutReaders() []int {
 	return out
 }
 
-func fanout(b *testing.B, readers int, h2 bool) {
-	var certs []string
-	tr := func() *http.Transport { return &http.Transport{} }
-	if h2 {
-		cert, key, pool := testserver.SelfSignedCert(b)
-		certs = []string{cert, key}
-		tr = func() *http.Transport {
-			return &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
-		}
-	}
+func fanout(b *testing.B, readers int, p protocol) {
+	tr := p.transport
 	raiseFileLimit(b)
-	_, s := startSplit(b, certs...)
+	_, s := startSplit(b, p.serverEnv()...)
 	st := serverTarget(b, s, tr, 0)
 	size := liveEventSize(b, s, st, tr)
 	b.Logf("the server's events carry %d bytes of data; the floor's are padded to as many", size)
-	f := startFloor(b, certs...)
+	f := startFloor(b, p.certs...)
 	ft := floorTarget(b, f, tr, size)
 	var floorR, serverR []result
 	for round := range fanoutRounds() {

@@ -16,8 +16,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,6 +45,9 @@ const (
 	kubeconfigEnv = "TASKACTIONS_BENCH_KUBECONFIG"
 	executorEnv   = "TASKACTIONS_BENCH_EXECUTOR"
 	tlsEnv        = "TASKACTIONS_BENCH_TLS" // cert,key
+	// maxStreamsEnv overrides --max-streams, which by default follows the
+	// file limit: HTTP/2 streams share connections.
+	maxStreamsEnv = "TASKACTIONS_BENCH_MAX_STREAMS"
 	// controlPlaneOnlyEnv makes the process a control plane and nothing
 	// else, as a cluster is: no second server's informer, run service and
 	// controllers working on every change beside the measured one.
@@ -73,6 +78,9 @@ func serve(dataDir, listen string) int {
 	if c, k, ok := strings.Cut(os.Getenv(tlsEnv), ","); ok {
 		cfg.TLSCert, cfg.TLSKey = c, k
 	}
+	if n, err := strconv.Atoi(os.Getenv(maxStreamsEnv)); err == nil {
+		cfg.MaxStreams = n
+	}
 	if t, ok := os.LookupEnv(executorEnv); ok {
 		cfg.ExecutorTaskTypes = t
 	}
@@ -82,6 +90,7 @@ func serve(dataDir, listen string) int {
 			defer func() { pprof.StopCPUProfile(); f.Close() }()
 		}
 	}
+	collectOnSignal()
 	if path := os.Getenv("TASKACTIONS_HEAPPROFILE"); path != "" && cfg.Kubeconfig != "" {
 		// SIGUSR2: a profile of the live heap (BenchmarkIdleStreams sends it).
 		usr2 := make(chan os.Signal, 1)
@@ -108,9 +117,26 @@ func serve(dataDir, listen string) int {
 	return 0
 }
 
+// collectOnSignal runs a collection and returns the freed memory on
+// SIGUSR1, as the floor does (proc.collect).
+func collectOnSignal() {
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	go func() {
+		for range usr1 {
+			debug.FreeOSMemory()
+		}
+	}()
+}
+
 // serveControlPlane runs the embedded control plane alone, answering
 // /readyz on cfg.Listen once it is up, until ctx ends.
 func serveControlPlane(ctx context.Context, cfg app.Config, log zerolog.Logger) int {
+	if path := os.Getenv("CONTROLPLANE_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil && pprof.StartCPUProfile(f) == nil {
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
 	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: cfg.DataDir, Log: log})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -207,14 +233,10 @@ func startServerEnv(b *testing.B, env ...string) *server {
 // API server alone) and the server under measurement against it with
 // --kubeconfig, as on a cluster. The server's CPU and memory then count
 // only its own work, not the API server's and etcd's.
-// With tls (cert and key files), the server serves HTTPS and HTTP/2.
-func startSplit(b *testing.B, tls ...string) (controlPlane, s *server) {
+// env is the server's extra environment (protocol.serverEnv, maxStreamsEnv).
+func startSplit(b *testing.B, env ...string) (controlPlane, s *server) {
 	b.Helper()
 	controlPlane = startServerEnv(b, controlPlaneOnlyEnv+"=1")
-	env := []string{kubeconfigEnv + "=" + filepath.Join(controlPlane.dataDir, "kubeconfig")}
-	if len(tls) == 2 {
-		env = append(env, tlsEnv+"="+tls[0]+","+tls[1])
-	}
-	s = startServerEnv(b, env...)
+	s = startServerEnv(b, append([]string{kubeconfigEnv + "=" + filepath.Join(controlPlane.dataDir, "kubeconfig")}, env...)...)
 	return controlPlane, s
 }

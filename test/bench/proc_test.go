@@ -59,6 +59,16 @@ func numbers(text, sep string) map[string]float64 {
 	return out
 }
 
+// collect has the process run a garbage collection and return the freed
+// memory to the system (SIGUSR1, which the server under measurement and
+// the floor both take so), as an idle process's forced collection (every
+// two minutes) and the runtime's scavenger do in time. Go shrinks the
+// stack of a parked goroutine only in a collection, by half at each.
+func (p proc) collect(b *testing.B) {
+	b.Helper()
+	must(b, syscall.Kill(p.pid, syscall.SIGUSR1))
+}
+
 // rssBytes is the process's resident memory.
 func (p proc) rssBytes(b *testing.B) float64 {
 	b.Helper()

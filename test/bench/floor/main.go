@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"runtime/pprof"
 	"sync"
 	"syscall"
@@ -92,6 +93,7 @@ func main() {
 	mux.HandleFunc("POST /change", b.change)
 	mux.HandleFunc("GET /events", b.events)
 	srv := &http.Server{Addr: *listen, Handler: mux}
+	collectOnSignal()
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
 	go func() { <-term; srv.Close() }()
@@ -115,4 +117,17 @@ func profileCPU(path string) (stop func()) {
 		log.Fatal(err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }
+}
+
+// collectOnSignal runs a collection and returns the freed memory on
+// SIGUSR1, as the server under measurement does: the benchmark of idle
+// streams measures both after one.
+func collectOnSignal() {
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	go func() {
+		for range usr1 {
+			debug.FreeOSMemory()
+		}
+	}()
 }

@@ -209,3 +209,39 @@ func TestBrokenBodies(t *testing.T) {
 		})
 	}
 }
+
+// A request without a body in the document (an event stream, over HTTP/2,
+// where every request has a body reader) reaches the handler with the
+// body net/http gave it: validation reads no body it has no schema for,
+// and puts no copy in its place for an open stream to hold.
+func TestValidatorLeavesAbsentBodiesAlone(t *testing.T) {
+	v, err := newValidator(api.OpenAPI, BasePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	given := make(chan io.ReadCloser, 1)
+	got := make(chan io.ReadCloser, 1)
+	r := chi.NewRouter()
+	r.Get(BasePath+"/projects/{project}/domains/{domain}/runs/{run}/actions/{action}/events",
+		func(w http.ResponseWriter, r *http.Request) {
+			given <- r.Body
+			v.middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				got <- r.Body
+			})).ServeHTTP(w, r)
+		})
+	srv := httptest.NewUnstartedServer(r)
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	resp, err := srv.Client().Get(srv.URL + BasePath + "/projects/p1/domains/dev/runs/r1/actions/a0/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s %s, want HTTP/2 200", resp.Proto, resp.Status)
+	}
+	if b, a := <-given, <-got; a != b {
+		t.Errorf("the handler got body %T, not net/http's %T: the validator replaced it", a, b)
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"taskactions/pkg/client"
-	"taskactions/test/testserver"
 )
 
 // BenchmarkIdleStreams: resident memory per idle open stream, on the
@@ -32,18 +31,16 @@ func idle(b *testing.B, p protocol, counts []int) {
 	// One transport per reader on HTTP/1.1, a connection each; one for all
 	// on HTTP/2, which opens a connection per 250 streams (the servers'
 	// default bound).
-	newClient := func() *http.Client { return &http.Client{Transport: p.transport()} }
+	tr := p.transport
 	if len(p.certs) > 0 {
-		shared := &http.Client{Transport: p.transport()}
-		newClient = func() *http.Client { return shared }
+		shared := p.transport()
+		tr = func() *http.Transport { return shared }
 	}
 	f := startFloor(b, p.certs...)
-	floorKB := idleStreams(b, "floor", f.proc, newClient, f.url+"/events", counts, nil)
+	floorKB := idleStreams(b, "floor", f.proc, func() *http.Client { return &http.Client{Transport: tr()} }, f.url+"/events", counts, nil)
 
 	_, s := startSplit(b, append(p.serverEnv(), fmt.Sprintf("%s=%d", maxStreamsEnv, counts[len(counts)-1]+100))...)
-	authorized := func() *http.Client {
-		return &http.Client{Transport: testserver.Authorized(s.token, newClient().Transport)}
-	}
+	authorized := func() *http.Client { return s.client(tr()) }
 	must(b, post(authorized(), s.url+"/api/v1/actions", enqueueBody("idle", "r", "a0", ""), http.StatusCreated))
 	stacks0, heap0 := goMemory(b, s, authorized())
 	serverKB := idleStreams(b, "server", s.proc, authorized, s.url+"/api/v1/projects/idle/domains/dev/runs/r/actions/a0/events", counts,

@@ -188,7 +188,9 @@ func (a *App) serve() {
 	})
 	a.handler.Store(&starting)
 	a.srv = &http.Server{
-		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*a.handler.Load()).ServeHTTP(w, r) }),
+		// Outermost, so that a stream that stays in net/http parks right
+		// under it (sse.Parking).
+		Handler:           sse.Parking(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*a.handler.Load()).ServeHTTP(w, r) })),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
 		IdleTimeout:       2 * time.Minute,

@@ -155,7 +155,7 @@ func wellFormedURLs(next http.Handler) http.Handler {
 
 // urlProblem is what is wrong with r's URL, if anything. A function of its
 // own, so that the middleware's frame, which stays on the stack as long
-// as the request (hours, for a stream), does not hold its locals.
+// as the request is served, does not hold its locals (see withID).
 //
 //go:noinline
 func urlProblem(r *http.Request) error {

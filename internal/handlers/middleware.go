@@ -37,9 +37,10 @@ func withRequestID(log zerolog.Logger) func(http.Handler) http.Handler {
 
 // withID is r with its request id (the client's if printable, else a new
 // one) and a logger that names it. The middlewares' work is done in
-// functions that return, so that their frames, which stay on the stack as
-// long as the request does (hours, for a stream), stay small: Go shrinks
-// an idle stream's stack only when less than a quarter of it is in use.
+// functions that return, so that their frames stay small: they are on the
+// stack as long as the request is served (hours, for a log's tail, which
+// does not park; see sse.Parking), and their depth sets how far a stream's
+// stack grows before it parks.
 //
 //go:noinline
 func withID(log *zerolog.Logger, w http.ResponseWriter, r *http.Request) *http.Request {

@@ -4,12 +4,9 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/rs/zerolog"
 )
 
 // Once an HTTP/1.1 stream is synced it leaves net/http: the connection is
@@ -29,7 +26,7 @@ import (
 // connection, and reports whether it did (HTTP/2 cannot hijack).
 //
 //go:noinline
-func (s *stream[V]) detach(ctx context.Context, w http.ResponseWriter, streams *sync.WaitGroup, done func()) bool {
+func (s *stream[V]) detach(w http.ResponseWriter, streams *sync.WaitGroup) bool {
 	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		return false
@@ -37,23 +34,14 @@ func (s *stream[V]) detach(ctx context.Context, w http.ResponseWriter, streams *
 	s.w.out = &chunkedConn{conn: conn}
 	// The request's context ends when the handler returns; its values (the
 	// logger, the subject) stay.
-	ctx, gone := context.WithCancel(context.WithoutCancel(ctx))
+	ctx, gone := context.WithCancel(context.WithoutCancel(s.ctx))
+	s.ctx, s.how = ctx, "detached"
 	go awaitClose(conn, gone)
 	streams.Add(1)
 	go func() {
 		defer streams.Done()
-		defer done()
 		defer conn.Close()
-		defer func() {
-			if p := recover(); p != nil {
-				zerolog.Ctx(ctx).Error().Interface("panic", p).Bytes("stack", debug.Stack()).Msg("event stream panicked")
-			}
-		}()
-		defer func() { s.sub.Close() }()
-		detachedAt := time.Now()
-		s.run(ctx)
-		_ = s.w.out.(*chunkedConn).end()
-		zerolog.Ctx(ctx).Info().Dur("detached", time.Since(detachedAt)).Msg("event stream ended")
+		follow(s)
 	}()
 	return true
 }

@@ -2,11 +2,15 @@ package sse
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"taskactions/internal/journal"
 )
@@ -39,10 +43,10 @@ type Options struct {
 	// detach). Only for an HTTP/1.1 request: its body is chunked.
 	Detach bool
 	// Done, when set, is called once the stream has ended: when Serve
-	// returns or, for a stream that detached, later.
+	// returns or, for a stream that detached or parked, later.
 	Done func()
 	// End, when set, ends the stream once it is done (a logout ended the
-	// session it was opened with), detached or not.
+	// session it was opened with), wherever it runs.
 	End context.Context
 }
 
@@ -103,33 +107,33 @@ func (src Source[V]) keep(v V) bool { return src.Keep == nil || src.Keep(v) }
 const snapshotCursor = 0
 
 // Serve streams src to w until the client goes, the server shuts down or a
-// write fails; or, for a stream that detaches, until it is synced.
+// write fails; or, for a stream that detaches or parks, until it is
+// synced.
 //
-// An idle stream is a goroutine parked in run's select for hours, and Go
-// shrinks its stack only when less than a quarter of it is in use: the
-// frames under the select (Serve, run, the handlers and middlewares that
-// called them) are kept small, and the work with many locals (opening,
-// sending) is done in functions that return before the stream goes idle.
+// An idle stream is a goroutine parked in follow for hours, and Go shrinks
+// its stack only when less than a quarter of it is in use: the frames
+// under follow's wait are kept few and small, and the work with many
+// locals (opening, sending) is done in functions that return before the
+// stream goes idle.
 func Serve[V any](ctx context.Context, w http.ResponseWriter, src Source[V], cfg Config, opt Options) error {
-	done := opt.Done
-	if done == nil {
-		done = func() {}
+	s := &stream[V]{src: src, ctx: ctx, end: opt.End, done: opt.Done}
+	if s.done == nil {
+		s.done = func() {}
 	}
-	s := &stream[V]{src: src, end: opt.End}
-	if !s.start(ctx, w, opt.LastEventID, &cfg) {
+	if !s.start(w, opt.LastEventID, &cfg) {
 		if s.sub != nil {
 			s.sub.Close()
 		}
-		done()
+		s.done()
 		return nil
 	}
-	if opt.Detach && cfg.Detached != nil && s.detach(ctx, w, cfg.Detached, done) {
+	if opt.Detach && cfg.Detached != nil && s.detach(w, cfg.Detached) {
 		return nil
 	}
-	defer done()
-	defer func() { s.sub.Close() }() // the last one: a lag reopens it
 	s.w.goBare()
-	s.run(ctx)
+	if !s.park() {
+		follow(s)
+	}
 	return nil
 }
 
@@ -137,7 +141,7 @@ func Serve[V any](ctx context.Context, w http.ResponseWriter, src Source[V], cfg
 // when the client is gone.
 //
 //go:noinline
-func (s *stream[V]) start(ctx context.Context, w http.ResponseWriter, lastEventID string, given *Config) bool {
+func (s *stream[V]) start(w http.ResponseWriter, lastEventID string, given *Config) bool {
 	cfg := given.withDefaults()
 	s.heartbeat, s.stop = cfg.Heartbeat, cfg.Stop
 	setHeaders(w)
@@ -156,52 +160,118 @@ func (s *stream[V]) start(ctx context.Context, w http.ResponseWriter, lastEventI
 	if c, ok := s.src.Cursors.ParseCursor(lastEventID); asked && ok {
 		after = &c
 	}
-	return s.open(ctx, after, asked, "cursor-not-covered") == nil
+	return s.open(after, asked, "cursor-not-covered") == nil
 }
 
-// run waits on two channels, as the bare broadcaster does: the end of the
-// request (the client gone, the server stopping, or a logout of the
-// session, folded into ctx) and
-// the subscription. A select costs more with every case, and it runs per
-// event per stream. The heartbeat wakes the subscription through a timer,
-// and is sent only after Heartbeat without a write.
-func (s *stream[V]) run(ctx context.Context) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(s.stop, cancel)()
-	if s.end != nil {
-		defer context.AfterFunc(s.end, cancel)()
-	}
-	s.lastWrite = time.Now()
-	s.armBeat()
-	defer func() { s.beat.Stop() }()
-	done := ctx.Done()
+// follower is a stream from its sync on, as follow drives it. follow is
+// not a method of the generic stream: a generic method called through a
+// func value or an interface adds a frame (which finds its dictionary)
+// under every idle stream.
+type follower interface {
+	// arm sets up what wakes the stream besides its events (see watch).
+	arm()
+	ready() <-chan struct{}
+	// wake sends what there is to send; an error ends the stream.
+	wake() error
+	// ended cleans up after follow, however it ended (a panic included).
+	ended(panicked any)
+}
+
+// follow is a stream from synced to its end. It waits on one channel, its
+// subscription's, as the bare broadcaster does: what else can end or wake
+// it (the request's end, the server's stop, a logout, the heartbeat) wakes
+// the subscription (see watch). A select would cost more, in CPU per event
+// per stream and in stack under every idle stream.
+//
+//go:noinline
+func follow(f follower) {
+	defer finish(f)
+	f.arm()
 	for {
-		select {
-		case <-done:
-			return
-		case <-s.sub.Ready():
-		}
-		if s.wake(ctx) != nil {
-			return // the client is gone; nothing to tell it
+		<-f.ready()
+		if f.wake() != nil {
+			return // nothing more to tell the client, or no client
 		}
 	}
 }
+
+func finish(f follower) { f.ended(recover()) }
+
+func (s *stream[V]) arm() {
+	s.since = time.Now()
+	s.lastWrite = s.since
+	s.watch()
+}
+
+func (s *stream[V]) ready() <-chan struct{} { return s.sub.Ready() }
+
+// watch has the end of the request (the client gone), the server's stop
+// and a logout of the stream's session mark the stream left and wake its
+// subscription, and arms the heartbeat. A lag, which replaces the
+// subscription, watches again.
+func (s *stream[V]) watch() {
+	sub := s.sub
+	leave := func() {
+		s.left.Store(true)
+		sub.Wake()
+	}
+	s.unwatch[0] = context.AfterFunc(s.ctx, leave)
+	s.unwatch[1] = context.AfterFunc(s.stop, leave)
+	if s.end != nil {
+		s.unwatch[2] = context.AfterFunc(s.end, leave)
+	}
+	s.armBeat()
+}
+
+func (s *stream[V]) stopWatching() {
+	for i, stop := range s.unwatch {
+		if stop != nil {
+			stop()
+			s.unwatch[i] = nil
+		}
+	}
+	if s.beat != nil {
+		s.beat.Stop()
+	}
+}
+
+// ended cleans up after follow. A panic is logged: the response has
+// begun, so there is nothing else to do with it.
+func (s *stream[V]) ended(p any) {
+	if p != nil {
+		zerolog.Ctx(s.ctx).Error().Interface("panic", p).Bytes("stack", debug.Stack()).Msg("event stream panicked")
+	}
+	s.stopWatching()
+	s.sub.Close() // the last one: a lag reopens it
+	if c, ok := s.w.out.(*chunkedConn); ok {
+		_ = c.end()
+	}
+	if s.how != "" {
+		zerolog.Ctx(s.ctx).Info().Dur(s.how, time.Since(s.since)).Msg("event stream ended")
+	}
+	s.done()
+}
+
+// errLeft ends a stream that was left (see watch).
+var errLeft = errors.New("the stream was left")
 
 // wake sends what the subscription has (or, if the stream fell behind,
 // starts it over), then the heartbeat if it is due.
 //
 //go:noinline
-func (s *stream[V]) wake(ctx context.Context) error {
+func (s *stream[V]) wake() error {
+	if s.left.Load() {
+		return errLeft
+	}
 	var err error
 	var lagged bool
 	s.buf, lagged = s.sub.Drain(s.buf[:0])
 	switch {
 	case lagged:
 		s.sub.Close()
-		if err = s.open(ctx, nil, true, "lagged"); err == nil {
-			s.beat.Stop()
-			s.armBeat()
+		s.stopWatching()
+		if err = s.open(nil, true, "lagged"); err == nil {
+			s.watch()
 		}
 	case len(s.buf) > 0:
 		err = s.send(s.buf)
@@ -245,16 +315,26 @@ func (s *stream[V]) beatIfDue() error {
 }
 
 type stream[V any] struct {
-	w         *writer
-	src       Source[V]
+	w   *writer
+	src Source[V]
+	// ctx is the request's (for a detached stream, one that ends when the
+	// client goes): its values (the logger, the subject) serve the stream.
+	ctx       context.Context
 	sub       *journal.Subscription[V]
 	buf       []journal.Entry[V] // what a wake drains, kept between wakes
 	heartbeat time.Duration
 	beat      *time.Timer
 	beatDue   atomic.Bool     // the timer fired since the last wake
+	left      atomic.Bool     // the client went, the server stops or the session ended
+	unwatch   [3]func() bool  // watch's, to stop them
 	stop      context.Context // Config.Stop
 	end       context.Context // Options.End
+	done      func()          // Options.Done
 	lastWrite time.Time       // of the last flush
+	// how the stream left its handler ("detached", "parked"; empty: it
+	// did not), and since when.
+	how   string
+	since time.Time
 }
 
 func (s *stream[V]) flush() error {
@@ -265,8 +345,8 @@ func (s *stream[V]) flush() error {
 // open subscribes and writes how the stream starts: the replay of missed
 // events, or (after a reset when the client asked for a cursor) the
 // snapshot; then synced.
-func (s *stream[V]) open(ctx context.Context, after *uint64, asked bool, why string) error {
-	sub, start, snapshot := s.subscribe(ctx, after)
+func (s *stream[V]) open(after *uint64, asked bool, why string) error {
+	sub, start, snapshot := s.subscribe(after)
 	s.sub = sub
 	cursors := s.src.Cursors
 	s.w.begin()
@@ -304,14 +384,13 @@ func (s *stream[V]) open(ctx context.Context, after *uint64, asked bool, why str
 // subscribe calls src.Open on a goroutine of its own, and waits. Building
 // a snapshot can go deep (a read of the history store runs SQLite, C
 // translated to Go, with large frames), and the stack a goroutine grows
-// to stays with it: the stream's goroutine would idle on 32 KiB instead of
-// 16 until enough collections shrink it. A panic is passed on to the
+// to stays with it until collections shrink it, by half at each. A panic is passed on to the
 // caller, for the server's recovery to handle as any other.
-func (s *stream[V]) subscribe(ctx context.Context, after *uint64) (sub *journal.Subscription[V], start journal.Start[V], snapshot []V) {
+func (s *stream[V]) subscribe(after *uint64) (sub *journal.Subscription[V], start journal.Start[V], snapshot []V) {
 	done := make(chan any, 1)
 	go func() {
 		defer func() { done <- recover() }()
-		sub, start, snapshot = s.src.Open(ctx, after)
+		sub, start, snapshot = s.src.Open(s.ctx, after)
 	}()
 	if p := <-done; p != nil {
 		panic(p)

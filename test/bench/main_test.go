@@ -118,13 +118,20 @@ func serve(dataDir, listen string) int {
 }
 
 // collectOnSignal runs a collection and returns the freed memory on
-// SIGUSR1, as the floor does (proc.collect).
+// SIGUSR1, as the floor does, and says when it is done (proc.collect).
 func collectOnSignal() {
 	usr1 := make(chan os.Signal, 1)
 	signal.Notify(usr1, syscall.SIGUSR1)
+	var done *os.File
+	if fd, err := strconv.Atoi(os.Getenv(collectedFDEnv)); err == nil {
+		done = os.NewFile(uintptr(fd), "collected")
+	}
 	go func() {
 		for range usr1 {
 			debug.FreeOSMemory()
+			if done != nil {
+				_, _ = done.Write([]byte{1})
+			}
 		}
 	}()
 }
@@ -182,14 +189,12 @@ func startServerEnv(b *testing.B, env ...string) *server {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(append(os.Environ(), serveEnv+"="+filepath.Join(dir, "data"), "TASKACTIONS_LISTEN="+addr), env...)
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
+	p := start(b, cmd)
 	b.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 	})
-	s := &server{proc: proc{cmd.Process.Pid}, url: "http://" + addr, dataDir: filepath.Join(dir, "data")}
+	s := &server{proc: p, url: "http://" + addr, dataDir: filepath.Join(dir, "data")}
 	// Readiness only: the measured clients check the certificate.
 	probe := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	if slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, tlsEnv+"=") }) {

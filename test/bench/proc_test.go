@@ -18,7 +18,35 @@ import (
 
 // proc is a process under measurement, read from /proc: only its own CPU
 // and memory, not its clients'.
-type proc struct{ pid int }
+type proc struct {
+	pid int
+	// collected gets a byte each time the process has finished a
+	// collection that collect asked for.
+	collected *os.File
+}
+
+// collectedFDEnv names the descriptor a process started by the benchmark
+// acknowledges collections on (see collect).
+const collectedFDEnv = "BENCH_COLLECTED_FD"
+
+// start starts cmd as a process under measurement, with the write end of
+// a pipe as its descriptor 3 for acknowledging collections.
+func start(b *testing.B, cmd *exec.Cmd) proc {
+	b.Helper()
+	r, w, err := os.Pipe()
+	must(b, err)
+	cmd.ExtraFiles = []*os.File{w}
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, collectedFDEnv+"=3")
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	w.Close()
+	b.Cleanup(func() { r.Close() })
+	return proc{pid: cmd.Process.Pid, collected: r}
+}
 
 // cpuSeconds is the CPU time the process used so far.
 func (p proc) cpuSeconds(b *testing.B) float64 {
@@ -63,10 +91,18 @@ func numbers(text, sep string) map[string]float64 {
 // memory to the system (SIGUSR1, which the server under measurement and
 // the floor both take so), as an idle process's forced collection (every
 // two minutes) and the runtime's scavenger do in time. Go shrinks the
-// stack of a parked goroutine only in a collection, by half at each.
+// stack of a parked goroutine only in a collection, by half at each. It
+// waits for the process to say it is done: with 100,000 streams a
+// collection takes seconds, and signals sent while one runs would
+// coalesce into one collection.
 func (p proc) collect(b *testing.B) {
 	b.Helper()
 	must(b, syscall.Kill(p.pid, syscall.SIGUSR1))
+	must(b, p.collected.SetReadDeadline(time.Now().Add(2*time.Minute)))
+	var done [1]byte
+	if _, err := p.collected.Read(done[:]); err != nil {
+		b.Fatalf("process %d did not finish its collection: %v", p.pid, err)
+	}
 }
 
 // rssBytes is the process's resident memory.
@@ -117,14 +153,12 @@ func startFloor(b *testing.B, tls ...string) *floor {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
+	p := start(b, cmd)
 	b.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 	})
-	f := &floor{proc: proc{cmd.Process.Pid}, url: scheme + "://" + addr}
+	f := &floor{proc: p, url: scheme + "://" + addr}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()

@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
+	"strconv"
 	"sync"
 	"syscall"
 )
@@ -121,13 +122,22 @@ func profileCPU(path string) (stop func()) {
 
 // collectOnSignal runs a collection and returns the freed memory on
 // SIGUSR1, as the server under measurement does: the benchmark of idle
-// streams measures both after one.
+// streams measures both after collections. When the benchmark gives it a
+// descriptor (BENCH_COLLECTED_FD), a byte written there says the
+// collection is done.
 func collectOnSignal() {
 	usr1 := make(chan os.Signal, 1)
 	signal.Notify(usr1, syscall.SIGUSR1)
+	var done *os.File
+	if fd, err := strconv.Atoi(os.Getenv("BENCH_COLLECTED_FD")); err == nil {
+		done = os.NewFile(uintptr(fd), "collected")
+	}
 	go func() {
 		for range usr1 {
 			debug.FreeOSMemory()
+			if done != nil {
+				_, _ = done.Write([]byte{1})
+			}
 		}
 	}()
 }

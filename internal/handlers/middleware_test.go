@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -134,4 +135,25 @@ func TestRecoverPanicsRepanicsAbortHandler(t *testing.T) {
 	}()
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
 	t.Error("ServeHTTP returned normally")
+}
+
+// The request is in its context while the handler runs, and let go when
+// it returns: a parked stream keeps that context for hours.
+func TestKeepRequestLetsGoWhenTheHandlerReturns(t *testing.T) {
+	kept := make(chan context.Context, 1)
+	srv := httptest.NewServer(keepRequest(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if got := requestFrom(r.Context()); got == nil || got.URL.Path != "/logs" {
+			t.Errorf("while the handler runs, requestFrom gave %v, want the request", got)
+		}
+		kept <- r.Context()
+	})))
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL + "/logs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := requestFrom(<-kept); got != nil {
+		t.Errorf("after the handler returned, the context still holds the request (%s)", got.URL)
+	}
 }

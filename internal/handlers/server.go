@@ -291,18 +291,27 @@ func markHead(next http.Handler) http.Handler {
 
 type requestKey struct{}
 
-// keepRequest puts the request in its context, for the one response that
-// needs it whole: a log, served by http.ServeContent for its Range
-// handling.
+// keepRequest puts the request in its context, for the responses that
+// need it whole: a log, served by http.ServeContent for its Range
+// handling; a logout, which reads the cookie. It is let go when the
+// handler returns: a parked stream keeps its context for hours (see
+// sse.Parking), and the request would be held with it.
 func keepRequest(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, r)))
+		kept := &keptRequest{r}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, kept)))
+		kept.r = nil
 	})
 }
 
+type keptRequest struct{ r *http.Request }
+
+// requestFrom is the request of ctx while its handler runs, else nil.
 func requestFrom(ctx context.Context) *http.Request {
-	r, _ := ctx.Value(requestKey{}).(*http.Request)
-	return r
+	if k, ok := ctx.Value(requestKey{}).(*keptRequest); ok {
+		return k.r
+	}
+	return nil
 }
 
 func isHead(ctx context.Context) bool {

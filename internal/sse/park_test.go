@@ -1,7 +1,6 @@
 package sse
 
 import (
-	"bufio"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -114,20 +113,4 @@ func TestParkingPassesOtherRequests(t *testing.T) {
 			t.Errorf("%s: %d, parkable %q; want 204, %q", method, resp.StatusCode, resp.Header.Get("Parkable"), want)
 		}
 	}
-}
-
-// linesOf reads a response's lines into a channel until it ends.
-func linesOf(resp *http.Response) <-chan string {
-	out := make(chan string, 1024)
-	go func() {
-		defer close(out)
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			out <- sc.Text()
-		}
-		if sc.Err() != nil {
-			out <- "!error: " + sc.Err().Error()
-		}
-	}()
-	return out
 }

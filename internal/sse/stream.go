@@ -384,8 +384,9 @@ func (s *stream[V]) open(after *uint64, asked bool, why string) error {
 // subscribe calls src.Open on a goroutine of its own, and waits. Building
 // a snapshot can go deep (a read of the history store runs SQLite, C
 // translated to Go, with large frames), and the stack a goroutine grows
-// to stays with it until collections shrink it, by half at each. A panic is passed on to the
-// caller, for the server's recovery to handle as any other.
+// to stays with it until collections shrink it, by half at each. A panic
+// is passed on to the caller, for the server's recovery to handle as any
+// other.
 func (s *stream[V]) subscribe(after *uint64) (sub *journal.Subscription[V], start journal.Start[V], snapshot []V) {
 	done := make(chan any, 1)
 	go func() {

@@ -79,6 +79,12 @@ func lines(t *testing.T, c *http.Client, url string) <-chan string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return linesOf(resp)
+}
+
+// linesOf reads a response's lines into a channel until it ends.
+func linesOf(resp *http.Response) <-chan string {
 	out := make(chan string, 1024)
 	go func() {
 		defer resp.Body.Close()
@@ -91,7 +97,6 @@ func lines(t *testing.T, c *http.Client, url string) <-chan string {
 			out <- "!error: " + sc.Err().Error()
 		}
 	}()
-	t.Cleanup(func() { resp.Body.Close() })
 	return out
 }
 

@@ -14,15 +14,18 @@ import (
 	"taskactions/internal/journal"
 )
 
-// parkedServer serves a journal's stream over HTTP/2 (TLS), under Parking
-// and a middleware that counts the handlers that returned.
-func parkedServer(t *testing.T, j *journal.Journal[string], cfg Config, done func()) (srv *httptest.Server, returned *atomic.Int32, logs *lockedBuffer) {
+// streamHandler serves a journal's stream, logging to logs.
+func streamHandler(j *journal.Journal[string], cfg Config, done func(), logs *lockedBuffer) http.Handler {
 	src := itemSource(j)
-	logs = &lockedBuffer{}
-	returned = &atomic.Int32{}
-	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = Serve(zerolog.New(logs).WithContext(r.Context()), w, src, cfg, Options{Done: done})
 	})
+}
+
+// parkedServer serves handler over HTTP/2 (TLS), under Parking and a
+// middleware that counts the handlers that returned.
+func parkedServer(t *testing.T, handler http.Handler) (srv *httptest.Server, returned *atomic.Int32) {
+	returned = &atomic.Int32{}
 	middleware := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		handler.ServeHTTP(w, r)
 		returned.Add(1)
@@ -31,7 +34,7 @@ func parkedServer(t *testing.T, j *journal.Journal[string], cfg Config, done fun
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	return srv, returned, logs
+	return srv, returned
 }
 
 // An HTTP/2 stream cannot leave net/http, so once synced it parks: its
@@ -43,7 +46,8 @@ func TestParkedStreamLeavesItsHandler(t *testing.T) {
 	stop, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var done atomic.Int32
-	srv, returned, logs := parkedServer(t, j, Config{Heartbeat: 300 * time.Millisecond, Stop: stop}, func() { done.Add(1) })
+	logs := &lockedBuffer{}
+	srv, returned := parkedServer(t, streamHandler(j, Config{Heartbeat: 300 * time.Millisecond, Stop: stop}, func() { done.Add(1) }, logs))
 	resp, err := srv.Client().Get(srv.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +84,7 @@ func TestParkedStreamLeavesItsHandler(t *testing.T) {
 func TestParkedStreamEndsWhenTheClientGoes(t *testing.T) {
 	j := journal.New[string](journal.Config{})
 	var done atomic.Int32
-	srv, returned, _ := parkedServer(t, j, Config{Heartbeat: time.Hour}, func() { done.Add(1) })
+	srv, returned := parkedServer(t, streamHandler(j, Config{Heartbeat: time.Hour}, func() { done.Add(1) }, &lockedBuffer{}))
 	resp, err := srv.Client().Get(srv.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +93,33 @@ func TestParkedStreamEndsWhenTheClientGoes(t *testing.T) {
 	waitFor(t, linesOf(resp), "event: synced")
 	eventually(t, func() bool { return returned.Load() == 1 }, "the stream parked")
 	resp.Body.Close() // over HTTP/2: resets the stream, the connection stays
+	eventually(t, func() bool { return done.Load() == 1 }, "the stream ended when its client went")
+}
+
+// A stream held while the server starts (Hold) parks once the real
+// handler has synced it: Hold returns with the rest of the chain.
+func TestHeldStreamParks(t *testing.T) {
+	j := journal.New[string](journal.Config{})
+	var done atomic.Int32
+	stream := streamHandler(j, Config{Heartbeat: time.Hour}, func() { done.Add(1) }, &lockedBuffer{})
+	ready := make(chan struct{})
+	held := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		Hold(w, r, ready, func() http.Handler { return stream }, Config{Heartbeat: time.Hour}, time.Minute)
+	})
+	srv, returned := parkedServer(t, held)
+	resp, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	in := linesOf(resp)
+	waitFor(t, in, ": stream open; the server is starting")
+	close(ready)
+	waitFor(t, in, "event: synced")
+	eventually(t, func() bool { return returned.Load() == 1 }, "Hold and the handler returned once the stream was synced")
+	j.Publish(journal.Entry[string]{Cursor: 1, Key: "k", Topics: []string{"t"}, Value: "live"})
+	waitFor(t, in, "data: live")
+	resp.Body.Close()
 	eventually(t, func() bool { return done.Load() == 1 }, "the stream ended when its client went")
 }
 

@@ -16,7 +16,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -34,6 +33,7 @@ import (
 	"taskactions/internal/logging"
 	"taskactions/internal/testenv"
 	"taskactions/pkg/client"
+	"taskactions/test/bench/collect"
 	"taskactions/test/testserver"
 )
 
@@ -90,7 +90,7 @@ func serve(dataDir, listen string) int {
 			defer func() { pprof.StopCPUProfile(); f.Close() }()
 		}
 	}
-	collectOnSignal()
+	collect.OnSignal()
 	if path := os.Getenv("TASKACTIONS_HEAPPROFILE"); path != "" && cfg.Kubeconfig != "" {
 		// SIGUSR2: a profile of the live heap (BenchmarkIdleStreams sends it).
 		usr2 := make(chan os.Signal, 1)
@@ -115,25 +115,6 @@ func serve(dataDir, listen string) int {
 		return 1
 	}
 	return 0
-}
-
-// collectOnSignal runs a collection and returns the freed memory on
-// SIGUSR1, as the floor does, and says when it is done (proc.collect).
-func collectOnSignal() {
-	usr1 := make(chan os.Signal, 1)
-	signal.Notify(usr1, syscall.SIGUSR1)
-	var done *os.File
-	if fd, err := strconv.Atoi(os.Getenv(collectedFDEnv)); err == nil {
-		done = os.NewFile(uintptr(fd), "collected")
-	}
-	go func() {
-		for range usr1 {
-			debug.FreeOSMemory()
-			if done != nil {
-				_, _ = done.Write([]byte{1})
-			}
-		}
-	}()
 }
 
 // serveControlPlane runs the embedded control plane alone, answering

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"taskactions/test/bench/collect"
 	"taskactions/test/testserver"
 	"testing"
 	"time"
@@ -25,10 +26,6 @@ type proc struct {
 	collected *os.File
 }
 
-// collectedFDEnv names the descriptor a process started by the benchmark
-// acknowledges collections on (see collect).
-const collectedFDEnv = "BENCH_COLLECTED_FD"
-
 // start starts cmd as a process under measurement, with the write end of
 // a pipe as its descriptor 3 for acknowledging collections.
 func start(b *testing.B, cmd *exec.Cmd) proc {
@@ -39,7 +36,7 @@ func start(b *testing.B, cmd *exec.Cmd) proc {
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
-	cmd.Env = append(cmd.Env, collectedFDEnv+"=3")
+	cmd.Env = append(cmd.Env, collect.DoneFDEnv+"=3")
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}

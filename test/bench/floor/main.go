@@ -15,11 +15,11 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"runtime/pprof"
-	"strconv"
 	"sync"
 	"syscall"
+
+	"taskactions/test/bench/collect"
 )
 
 type broadcaster struct {
@@ -94,7 +94,7 @@ func main() {
 	mux.HandleFunc("POST /change", b.change)
 	mux.HandleFunc("GET /events", b.events)
 	srv := &http.Server{Addr: *listen, Handler: mux}
-	collectOnSignal()
+	collect.OnSignal() // for the idle benchmark, as the server does
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
 	go func() { <-term; srv.Close() }()
@@ -118,26 +118,4 @@ func profileCPU(path string) (stop func()) {
 		log.Fatal(err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }
-}
-
-// collectOnSignal runs a collection and returns the freed memory on
-// SIGUSR1, as the server under measurement does: the benchmark of idle
-// streams measures both after collections. When the benchmark gives it a
-// descriptor (BENCH_COLLECTED_FD), a byte written there says the
-// collection is done.
-func collectOnSignal() {
-	usr1 := make(chan os.Signal, 1)
-	signal.Notify(usr1, syscall.SIGUSR1)
-	var done *os.File
-	if fd, err := strconv.Atoi(os.Getenv("BENCH_COLLECTED_FD")); err == nil {
-		done = os.NewFile(uintptr(fd), "collected")
-	}
-	go func() {
-		for range usr1 {
-			debug.FreeOSMemory()
-			if done != nil {
-				_, _ = done.Write([]byte{1})
-			}
-		}
-	}()
 }

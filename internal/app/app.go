@@ -124,7 +124,7 @@ func Start(ctx context.Context, cfg Config, log zerolog.Logger) (*App, error) {
 		return nil, err
 	}
 	releaseStartMemory(a.streamsStop, a.startDrained)
-	log.Info().Str("listen", a.URL()).Str("controlPlane", a.cp.Source()).Dur("startup", time.Since(start)).Msg("ready")
+	log.Info().Str("listen", a.URL()).Str("controlPlane", a.cp.Source()).Dur("startupMs", time.Since(start)).Msg("ready")
 	return a, nil
 }
 

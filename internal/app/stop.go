@@ -23,7 +23,7 @@ func (a *App) Stop() error {
 		case errors.Is(err, context.DeadlineExceeded):
 			// A client still sending or waiting: the grace period is all it
 			// gets. A stop is not a failure for that.
-			a.log.Warn().Dur("gracePeriod", a.cfg.ShutdownGracePeriod).Msg("requests still in flight after the grace period are cut off")
+			a.log.Warn().Stringer("gracePeriod", a.cfg.ShutdownGracePeriod).Msg("requests still in flight after the grace period are cut off")
 		case err != nil:
 			errs = append(errs, fmt.Errorf("HTTP shutdown: %w", err))
 		}

@@ -82,7 +82,7 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 		return nil, fmt.Errorf("control plane (%s): %w", cp.source, err)
 	}
 	cp.kargo = len(foreign) > 0
-	cfg.Log.Info().Dur("took", time.Since(t0)).Bool("kargoInstalled", cp.kargo).Msg("CRDs established")
+	cfg.Log.Info().Dur("tookMs", time.Since(t0)).Bool("kargoInstalled", cp.kargo).Msg("CRDs established")
 	return cp, nil
 }
 

@@ -104,7 +104,7 @@ func (e *embedded) start(ctx context.Context, dataDir string) (*rest.Config, err
 	if err := e.api.waitReady(ctx, cfg); err != nil {
 		return nil, err
 	}
-	e.log.Info().Dur("etcd", etcdReady).Dur("apiServer", time.Since(t0)-etcdReady).Str("apiServerURL", cfg.Host).Msg("embedded control plane up")
+	e.log.Info().Dur("etcdMs", etcdReady).Dur("apiServerMs", time.Since(t0)-etcdReady).Str("apiServerURL", cfg.Host).Msg("embedded control plane up")
 	if err := writeKubeconfig(kubeconfigPath, cfg); err != nil {
 		return nil, err
 	}

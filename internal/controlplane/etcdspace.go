@@ -125,7 +125,7 @@ func (k *spaceKeeper) defragIf(minFree int64) {
 			return
 		}
 		k.defrags.Add(1)
-		k.log.Info().Int64("sizeBefore", size).Int64("sizeAfter", be.Size()).Dur("took", time.Since(t0)).Msg("etcd defragmented")
+		k.log.Info().Int64("sizeBefore", size).Int64("sizeAfter", be.Size()).Dur("tookMs", time.Since(t0)).Msg("etcd defragmented")
 	}
 }
 

@@ -203,6 +203,9 @@ func TestNewZap(t *testing.T) {
 		{"first start's storage version is debug", zerolog.DebugLevel, func(z *zap.Logger) {
 			z.Error("failed to update storage version", zap.Error(errors.New("cannot detect storage schema version: missing term information")))
 		}, "debug", nil},
+		{"first start's schema version is debug", zerolog.DebugLevel, func(z *zap.Logger) {
+			z.Warn("Failed to detect schema version", zap.Error(errors.New("missing term information")))
+		}, "debug", nil},
 		{"storage version otherwise is error", zerolog.InfoLevel, func(z *zap.Logger) {
 			z.Error("failed to update storage version", zap.Error(errors.New("disk full")))
 		}, "error", nil},

@@ -63,12 +63,14 @@ var benign = map[string]bool{
 	"simple token is not cryptographically signed":                                         true,
 }
 
-// firstStartNoise is what a new member logs at error level on its first
-// start: its version monitor tries to record the storage version before
-// the first raft term is in the store, and succeeds on a later round.
+// firstStartNoise is what a new member logs on its first start (at error
+// and at warning level): its version monitor reads and tries to record the
+// storage version before the first raft term is in the store, and succeeds
+// on a later round. Nothing a user could act on.
 func firstStartNoise(msg string, fields map[string]any) bool {
 	err, _ := fields["error"].(string)
-	return msg == "failed to update storage version" && strings.HasSuffix(err, "missing term information")
+	return (msg == "failed to update storage version" || msg == "Failed to detect schema version") &&
+		strings.HasSuffix(err, "missing term information")
 }
 
 func (c *zapCore) Sync() error { return nil }

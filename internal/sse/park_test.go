@@ -74,7 +74,7 @@ func TestParkedStreamLeavesItsHandler(t *testing.T) {
 		}
 	}
 	eventually(t, func() bool { return done.Load() == 1 }, "Done called as the stream ended")
-	if !strings.Contains(logs.String(), `"parked"`) || !strings.Contains(logs.String(), "event stream ended") {
+	if !strings.Contains(logs.String(), `"mode":"parked"`) || !strings.Contains(logs.String(), "event stream ended") {
 		t.Errorf("logged %q; want the parked stream's end", logs.String())
 	}
 }

@@ -247,7 +247,7 @@ func (s *stream[V]) ended(p any) {
 		_ = c.end()
 	}
 	if s.how != "" {
-		zerolog.Ctx(s.ctx).Info().Dur(s.how, time.Since(s.since)).Msg("event stream ended")
+		zerolog.Ctx(s.ctx).Debug().Str("mode", s.how).Dur("durationMs", time.Since(s.since)).Msg("event stream ended")
 	}
 	s.done()
 }

@@ -10,6 +10,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apiextensionsv1client "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/typed/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -117,7 +118,42 @@ func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, want *
 	if err != nil {
 		return kept, fmt.Errorf("wait for %s to be served: %w", want.Name, err)
 	}
-	return kept, nil
+	return kept, creatable(ctx, crds, want.Name)
+}
+
+// creatableAfter is how long after a CRD becomes Established the API
+// server holds back creates of its objects: apiextensions-apiserver sleeps
+// two seconds in every create it serves within that time (so that, in a
+// cluster of API servers, one that has not yet seen the CRD cannot answer a
+// follow-up read with 404). Without waiting here, the first enqueue after a
+// first start took two seconds.
+const creatableAfter = 2 * time.Second
+
+// creatable waits until creates of the CRD's objects are served at once.
+// Only a CRD established a moment ago (a first start) waits.
+func creatable(ctx context.Context, crds apiextensionsv1client.CustomResourceDefinitionInterface, name string) error {
+	have, err := crds.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("read CRD %s: %w", name, err)
+	}
+	var since time.Time
+	for _, cond := range have.Status.Conditions {
+		if cond.Type == apiextensionsv1.Established {
+			since = cond.LastTransitionTime.Time
+		}
+	}
+	wait := time.Until(since.Add(creatableAfter))
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for CRD %s to take creates: %w", name, context.Cause(ctx))
+	}
 }
 
 // current reports whether the installed CRD is this binary's: ours, and its

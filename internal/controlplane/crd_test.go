@@ -1,10 +1,12 @@
 package controlplane
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -120,4 +122,33 @@ func TestCurrentCRDIsNotWritten(t *testing.T) {
 	if changed := version(); changed == first {
 		t.Fatal("resourceVersion unchanged: a CRD with another schema was not updated")
 	}
+}
+
+// TestNewCRDTakesCreatesOnceEnsured: the API server holds back every
+// create of a CRD's objects for two seconds after the CRD is established,
+// so EnsureCRDs returns only once that time has passed; a first start's
+// first enqueue then does not wait.
+func TestNewCRDTakesCreatesOnceEnsured(t *testing.T) {
+	ctx := t.Context()
+	yaml := strings.NewReplacer("widget", "gadget", "Widget", "Gadget").Replace(string(widgetCRD("ours")))
+	if _, err := EnsureCRDs(ctx, shared.RESTConfig(), CRD{YAML: []byte(yaml)}); err != nil {
+		t.Fatal(err)
+	}
+	returned := time.Now()
+	c := apiextensionsclient.NewForConfigOrDie(shared.RESTConfig()).ApiextensionsV1().CustomResourceDefinitions()
+	t.Cleanup(func() { _ = c.Delete(context.Background(), "gadgets.example.test", metav1.DeleteOptions{}) })
+	crd, err := c.Get(ctx, "gadgets.example.test", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cond := range crd.Status.Conditions {
+		if cond.Type == "Established" {
+			// LastTransitionTime has whole seconds: allow for the rounding down.
+			if held := returned.Sub(cond.LastTransitionTime.Time); held < 2*time.Second {
+				t.Fatalf("EnsureCRDs returned %v after the CRD was established; creates are held back for 2s", held)
+			}
+			return
+		}
+	}
+	t.Fatal("the CRD has no Established condition")
 }

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -15,25 +16,15 @@ type RequestAuthenticator struct {
 	// Cluster, when set (--auth=kubernetes), reviews the bearer tokens this
 	// server does not know itself.
 	Cluster *Cluster
+	// Attempts says whether a task token's attempt is still going on; a
+	// task token is refused without it.
+	Attempts Attempts
 }
 
 // Authenticate implements Authenticator.
 func (a *RequestAuthenticator) Authenticate(r *http.Request) (*Subject, error) {
 	if token, ok := bearer(r); ok {
-		if strings.HasPrefix(token, taskTokenPrefix) {
-			s, err := a.Signer.taskSubject(token)
-			if err != nil {
-				return nil, fmt.Errorf("%w: the task token is not valid", ErrUnauthenticated)
-			}
-			return s, nil
-		}
-		if s, ok := a.Tokens.Lookup(token); ok {
-			return s, nil
-		}
-		if a.Cluster != nil {
-			return a.Cluster.Review(r.Context(), token)
-		}
-		return nil, fmt.Errorf("%w: the bearer token is not valid", ErrUnauthenticated)
+		return a.bearerSubject(r.Context(), token)
 	}
 	s, ok, err := a.Sessions.subject(r)
 	switch {
@@ -43,6 +34,29 @@ func (a *RequestAuthenticator) Authenticate(r *http.Request) (*Subject, error) {
 		return s, nil
 	}
 	return nil, fmt.Errorf("%w: send Authorization: Bearer <token>, or log in to the dashboard", ErrUnauthenticated)
+}
+
+func (a *RequestAuthenticator) bearerSubject(ctx context.Context, token string) (*Subject, error) {
+	if strings.HasPrefix(token, taskTokenPrefix) {
+		s, err := a.Signer.taskSubject(token)
+		if err != nil {
+			return nil, fmt.Errorf("%w: the task token is not valid", ErrUnauthenticated)
+		}
+		if a.Attempts == nil {
+			return nil, fmt.Errorf("%w: task tokens are not accepted yet", ErrUnavailable)
+		}
+		if err := a.Attempts.Current(ctx, *s.Task); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	if s, ok := a.Tokens.Lookup(token); ok {
+		return s, nil
+	}
+	if a.Cluster != nil {
+		return a.Cluster.Review(ctx, token)
+	}
+	return nil, fmt.Errorf("%w: the bearer token is not valid", ErrUnauthenticated)
 }
 
 // bearer returns the token of an "Authorization: Bearer" header.

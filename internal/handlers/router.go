@@ -84,7 +84,7 @@ func NewRouter(cfg Config) (http.Handler, error) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	r.Get("/readyz", readyz(cfg.Ready))
-	r.Handle("/metrics", requireSubject(cfg.Authenticator, cfg.Metrics.Handler()))
+	r.Handle("/metrics", requireSubject(cfg.Authenticator, notForTasks(cfg.Metrics.Handler())))
 	r.Get("/login", login(cfg.LoginCodes))
 	r.Mount(BasePath, apiRouter(cfg, v))
 	if cfg.Web != nil {

@@ -73,10 +73,11 @@ const readerTokens = `subjects:
       - {project: tt, domain: dev, verbs: [read]}
 `
 
-// A task's token ends with its attempt: refused once the action has
-// finished, and once a retry superseded the attempt, while the new
-// attempt's token works.
-func TestTaskTokenEndsWithItsAttempt(t *testing.T) {
+// A task that prints its environment does not give its token to whoever
+// may read its log (the log shows ***), and the token ends with its
+// attempt: refused once the action has finished, and once a retry
+// superseded the attempt, while the new attempt's token works.
+func TestTaskTokenIsNotLoggedAndEndsWithItsAttempt(t *testing.T) {
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens.yaml")
 	if err := os.WriteFile(tokens, []byte(readerTokens), 0o600); err != nil {
@@ -95,6 +96,22 @@ func TestTaskTokenEndsWithItsAttempt(t *testing.T) {
 		t.Fatalf("the task ended %s: %+v", a.Phase, a.ErrorState)
 	}
 	token := outputFile(t, s, run, "a0", "token")
+
+	reader, err := client.NewClientWithResponses(s.URL()+"/api/v1", client.WithBearerToken("reader-token-0123456789"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, err := reader.GetActionLogsWithResponse(ctx, run.Project, run.Domain, run.Name, "a0", nil)
+	if err != nil || logs.StatusCode() != http.StatusOK {
+		t.Fatalf("the reader reads the log: %v %d", err, logs.StatusCode())
+	}
+	text := string(logs.Body)
+	if strings.Contains(text, token) || strings.Contains(text, token[len(token)-43:]) {
+		t.Errorf("the log shows the task's token:\n%s", text)
+	}
+	if !strings.Contains(text, "TASKACTIONS_TOKEN=***\n") || !strings.Contains(text, "Authorization: Bearer ***\n") {
+		t.Errorf("the log does not show the token masked:\n%s", text)
+	}
 
 	wantRefused := func(token, why string) {
 		t.Helper()

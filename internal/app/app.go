@@ -331,7 +331,7 @@ func (a *App) serveAPI(restCfg *rest.Config) error {
 		Log:    a.log,
 
 		Authenticator: a.access.authn, Authorizer: a.access.authz,
-		Sessions: a.access.sessions, LoginCodes: a.access.login,
+		Sessions: a.access.sessions, LoginCodes: a.access.login, Throttle: a.access.throttle,
 		ExecuteTaskTypes: executeTaskTypes,
 		AllowedHosts:     a.access.hosts,
 		CORSOrigins:      a.cfg.CORSOrigins,

@@ -45,6 +45,7 @@ type access struct {
 	sessions *auth.Sessions         // nil with --auth=none
 	login    *auth.LoginCodes       // nil with --auth=none
 	signer   *auth.Signer           // nil with --auth=none
+	throttle *auth.Throttle         // failed logins and tokens per address; nil with --auth=none
 	hosts    handlers.HostAllowlist // the names the Host guard allows
 	// stopLogouts ends the reading of the logouts other replicas record.
 	stopLogouts context.CancelFunc
@@ -115,8 +116,9 @@ func (a *App) newAccess() (*access, error) {
 	_, port, _ := net.SplitHostPort(a.ln.Addr().String())
 	ac.sessions = auth.NewSessions(ac.signer, tokens, "taskactions-session-"+port, a.cfg.TLSCert != "")
 	ac.login = auth.NewLoginCodes(ac.sessions, token, loginCodeTTL)
+	ac.throttle = auth.NewThrottle(auth.DefaultFailureBurst, auth.DefaultFailureRate)
 	authn := &auth.RequestAuthenticator{Tokens: tokens, Sessions: ac.sessions, Signer: ac.signer,
-		Attempts: auth.AttemptsFunc(a.currentAttempt)}
+		Attempts: auth.AttemptsFunc(a.currentAttempt), Throttle: ac.throttle}
 	if a.cfg.Auth == AuthKubernetes {
 		template := a.cfg.NamespaceTemplate
 		ac.cluster = auth.NewCluster(func(project, domain string) string {

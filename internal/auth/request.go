@@ -19,19 +19,27 @@ type RequestAuthenticator struct {
 	// Attempts says whether a task token's attempt is still going on; a
 	// task token is refused without it.
 	Attempts Attempts
+	// Throttle limits the failed checks per client address (nil: none).
+	Throttle *Throttle
 }
 
-// Authenticate implements Authenticator.
-func (a *RequestAuthenticator) Authenticate(r *http.Request) (*Subject, error) {
+// Authenticate implements Authenticator. A request without a credential
+// is refused without counting against its address: only a credential
+// that is wrong does.
+func (a *RequestAuthenticator) Authenticate(r *http.Request) (s *Subject, err error) {
 	if token, ok := bearer(r); ok {
-		return a.bearerSubject(r.Context(), token)
+		err = a.Throttle.Check(r.RemoteAddr, token, func() error {
+			s, err = a.bearerSubject(r.Context(), token)
+			return err
+		})
+		return s, err
 	}
-	s, ok, err := a.Sessions.subject(r)
-	switch {
-	case err != nil:
-		return nil, err
-	case ok:
-		return s, nil
+	if c, cerr := r.Cookie(a.Sessions.Name); cerr == nil && c.Value != "" {
+		err = a.Throttle.Check(r.RemoteAddr, c.Value, func() error {
+			s, _, err = a.Sessions.subject(r)
+			return err
+		})
+		return s, err
 	}
 	return nil, fmt.Errorf("%w: send Authorization: Bearer <token>, or log in to the dashboard", ErrUnauthenticated)
 }

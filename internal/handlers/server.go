@@ -34,6 +34,7 @@ type Server struct {
 	sse      sse.Config
 	metrics  *Metrics
 	sessions *auth.Sessions
+	throttle *auth.Throttle
 	streams  *streamSlots
 }
 

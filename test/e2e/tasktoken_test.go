@@ -113,18 +113,18 @@ func TestTaskTokenIsNotLoggedAndEndsWithItsAttempt(t *testing.T) {
 		t.Errorf("the log does not show the token masked:\n%s", text)
 	}
 
-	wantRefused := func(token, why string) {
+	wantRefused := func(token, action, why string) {
 		t.Helper()
 		c, err := client.NewClientWithResponses(s.URL()+"/api/v1", client.WithBearerToken(token))
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := c.GetActionWithResponse(ctx, run.Project, run.Domain, run.Name, "a0")
+		r, err := c.GetActionWithResponse(ctx, run.Project, run.Domain, run.Name, action)
 		if err != nil || r.StatusCode() != http.StatusUnauthorized || r.ApplicationproblemJSONDefault == nil || !strings.Contains(value(r.ApplicationproblemJSONDefault.Detail), why) {
 			t.Errorf("a token of an attempt that is over: %v HTTP %d %s, want 401 saying %q", err, r.StatusCode(), r.Body, why)
 		}
 	}
-	wantRefused(token, "action tt/dev/r1/a0 is SUCCEEDED")
+	wantRefused(token, "a0", "action tt/dev/r1/a0 is SUCCEEDED")
 
 	// Attempt 1 fails and leaves its token; attempt 2 waits for "go".
 	enqueueProcessWith(t, s, run, "a1", `printf %s "$TASKACTIONS_TOKEN" > token-$TASKACTIONS_ATTEMPT
@@ -139,7 +139,7 @@ while [ ! -e go ]; do sleep 0.05; done`, func(tmpl *client.TaskTemplate) {
 		return err == nil
 	})
 	first, second := outputFile(t, s, run, "a1", "token-1"), outputFile(t, s, run, "a1", "token-2")
-	wantRefused(first, "attempt 1 is over: action tt/dev/r1/a1 is on attempt 2")
+	wantRefused(first, "a1", "attempt 1 is over: action tt/dev/r1/a1 is on attempt 2")
 	c2, _ := client.NewClientWithResponses(s.URL()+"/api/v1", client.WithBearerToken(second))
 	if r, err := c2.GetActionWithResponse(ctx, run.Project, run.Domain, run.Name, "a1"); err != nil || r.StatusCode() != http.StatusOK {
 		t.Errorf("the current attempt's token: %v HTTP %d %s", err, r.StatusCode(), r.Body)
@@ -150,7 +150,7 @@ while [ ! -e go ]; do sleep 0.05; done`, func(tmpl *client.TaskTemplate) {
 	if a := waitAction(t, s.api, run, "a1", terminal); a.Phase != client.SUCCEEDED {
 		t.Fatalf("a1 ended %s", a.Phase)
 	}
-	wantRefused(second, "action tt/dev/r1/a1 is SUCCEEDED")
+	wantRefused(second, "a1", "action tt/dev/r1/a1 is SUCCEEDED")
 }
 
 func enqueueProcessWith(t *testing.T, s *server, run client.RunIdentifier, name, script string, edit func(*client.TaskTemplate)) {

@@ -47,6 +47,12 @@ const (
 	LabelTerminalState = "flyte.org/terminal-status-recorded"
 
 	AnnotationAbortReason = "flyte.org/abort-reason"
+	// AnnotationMayExecute ("true") records that the subject who enqueued
+	// the action was allowed execute in its project and domain: only then
+	// does its task's token allow enqueueing tasks that run commands. The
+	// server sets it at enqueue; a run spec cannot (taskactions.io/ is
+	// reserved), and a child does not inherit it.
+	AnnotationMayExecute = "taskactions.io/may-execute"
 
 	// Action types of spec.actionType (empty is a task).
 	ActionTypeTask      = "task"

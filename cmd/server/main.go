@@ -112,7 +112,7 @@ func parseFlags(args []string) (cfg app.Config, logLevel, logFormat string, err 
 	fs.StringVar(&cfg.Auth, "auth", cfg.Auth, "token: every API request needs a token or a session; kubernetes: also tokens the cluster accepts (TokenReview), their requests authorized by the cluster (SubjectAccessReview); none: no authentication (loopback --listen only)")
 	fs.StringVar(&cfg.AuthTokensFile, "auth-tokens-file", "", "YAML file of subjects, their tokens and grants (see README); the admin token in <data-dir>/api-token works too")
 	fs.Var(listFlag{&cfg.AllowedHosts}, "allowed-hosts", "Host names to answer besides the listen host, localhost, 127.0.0.1 and ::1 (comma list; * for any)")
-	fs.Var(listFlag{&cfg.PromotionHTTPAllow}, "promotion-http-allow", "hosts the http promotion step may call (comma list of host, host:port, IP or CIDR; * for any); loopback only by default")
+	fs.Var(listFlag{&cfg.PromotionHTTPAllow}, "promotion-http-allow", "hosts the http promotion step may call (comma list of host, host:port, IP or CIDR; * for any); none by default, loopback included")
 	fs.Var(listFlag{&cfg.CORSOrigins}, "cors-origins", "origins whose pages may call the API (comma list of scheme://host[:port]); none by default")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "also serve /metrics, without a token, on this address")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", 0, "bound on open HTTP connections (0: derived from the file descriptor limit)")

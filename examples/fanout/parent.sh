@@ -1,7 +1,7 @@
 #!/bin/sh
 # The parent task of the fan-out example. It runs as a `process` action:
 # the server gives it TASKACTIONS_URL, a token for the API in
-# TASKACTIONS_TOKEN (good for its own project and domain) and its own
+# TASKACTIONS_TOKEN (good for its own run, while this attempt runs) and its own
 # identity in the environment. It enqueues $CHILDREN `sleep` children through the API, then
 # follows the run's event stream until every child has succeeded.
 set -eu

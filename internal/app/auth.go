@@ -3,16 +3,17 @@ package app
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	v1 "taskactions/api/v1"
 	"taskactions/internal/auth"
 	"taskactions/internal/handlers"
 	"taskactions/internal/secrets"
@@ -31,8 +32,9 @@ const (
 // loginCodeTTL is how long the login link printed at start works.
 const loginCodeTTL = time.Hour
 
-// taskTokenTTL bounds a task token: longer than any sane attempt.
-const taskTokenTTL = 7 * 24 * time.Hour
+// taskTokenTTL bounds a task token. The attempt's end ends it sooner: the
+// authenticator checks the live action on every request.
+const taskTokenTTL = 24 * time.Hour
 
 // access is the server's authentication and authorization, built from the
 // configuration and the data dir.
@@ -43,6 +45,7 @@ type access struct {
 	sessions *auth.Sessions         // nil with --auth=none
 	login    *auth.LoginCodes       // nil with --auth=none
 	signer   *auth.Signer           // nil with --auth=none
+	throttle *auth.Throttle         // failed logins and tokens per address; nil with --auth=none
 	hosts    handlers.HostAllowlist // the names the Host guard allows
 	// stopLogouts ends the reading of the logouts other replicas record.
 	stopLogouts context.CancelFunc
@@ -113,7 +116,9 @@ func (a *App) newAccess() (*access, error) {
 	_, port, _ := net.SplitHostPort(a.ln.Addr().String())
 	ac.sessions = auth.NewSessions(ac.signer, tokens, "taskactions-session-"+port, a.cfg.TLSCert != "")
 	ac.login = auth.NewLoginCodes(ac.sessions, token, loginCodeTTL)
-	authn := &auth.RequestAuthenticator{Tokens: tokens, Sessions: ac.sessions, Signer: ac.signer}
+	ac.throttle = auth.NewThrottle(auth.DefaultFailureBurst, auth.DefaultFailureRate)
+	authn := &auth.RequestAuthenticator{Tokens: tokens, Sessions: ac.sessions, Signer: ac.signer,
+		Attempts: auth.AttemptsFunc(a.currentAttempt), Throttle: ac.throttle}
 	if a.cfg.Auth == AuthKubernetes {
 		template := a.cfg.NamespaceTemplate
 		ac.cluster = auth.NewCluster(func(project, domain string) string {
@@ -149,14 +154,51 @@ func (a *App) LoginURL() string {
 	return a.URL() + "/login?code=" + url.QueryEscape(a.access.login.Issue())
 }
 
-// taskToken is the token a process task gets (TASKACTIONS_TOKEN): the
-// verbs of the API in its own project and domain, and nothing elsewhere.
-// Execute is among them: the task already runs commands here.
-func (ac *access) taskToken(project, domain, run, action string) string {
+// taskToken is the token a process task gets (TASKACTIONS_TOKEN): for its
+// attempt only, within its own run (read it, enqueue children, report its
+// own status), and execute only when whoever enqueued the action could
+// (taskactions.io/may-execute, which only the server writes). It lasts
+// the attempt's timeout, and at most taskTokenTTL.
+func (ac *access) taskToken(ta *v1.TaskAction, timeout time.Duration) string {
 	if ac.signer == nil {
 		return ""
 	}
-	name := "task:" + strings.Join([]string{project, domain, run, action}, "/")
-	grant := auth.Grant{Project: project, Domain: domain, Verbs: auth.Verbs}
-	return ac.signer.TaskToken(name, []auth.Grant{grant}, taskTokenTTL)
+	ttl := taskTokenTTL
+	if timeout > 0 && timeout+time.Minute < ttl {
+		ttl = timeout + time.Minute
+	}
+	s := &ta.Spec
+	return ac.signer.TaskToken(auth.TaskScope{
+		Project: s.Project, Domain: s.Domain, Run: s.RunName, Action: s.ActionName,
+		UID: string(ta.UID), Attempt: max(ta.Status.Attempts, 1),
+		MayExecute: ta.Annotations[v1.AnnotationMayExecute] == "true",
+	}, ttl)
+}
+
+// currentAttempt is what ends a task token with its attempt: the action
+// it names must be live, the same object, not finished, and not on a
+// later attempt. The cache is read once it holds this server's own
+// writes, so a token is refused as soon as the executor has recorded the
+// attempt's end (on another replica, once that replica's cache has it).
+func (a *App) currentAttempt(ctx context.Context, t auth.TaskScope) error {
+	if a.mgr == nil {
+		return fmt.Errorf("%w: the server is starting", auth.ErrUnavailable)
+	}
+	id := taskactions.ActionID{Project: t.Project, Domain: t.Domain, Run: t.Run, Name: t.Action}
+	ta, err := a.mgr.GetTaskAction(ctx, id)
+	switch {
+	case errors.Is(err, taskactions.ErrNotFound):
+		return fmt.Errorf("%w: the task token's action %s is gone", auth.ErrUnauthenticated, id)
+	case err != nil:
+		return fmt.Errorf("%w: %w", auth.ErrUnavailable, err)
+	case string(ta.UID) != t.UID:
+		return fmt.Errorf("%w: the task token's action %s was deleted (another has its name)", auth.ErrUnauthenticated, id)
+	}
+	if p := v1.PhaseOf(ta.Status.Conditions); p.Terminal() {
+		return fmt.Errorf("%w: the task token's attempt is over: action %s is %s", auth.ErrUnauthenticated, id, p)
+	}
+	if ta.Status.Attempts > t.Attempt {
+		return fmt.Errorf("%w: the task token's attempt %d is over: action %s is on attempt %d", auth.ErrUnauthenticated, t.Attempt, id, ta.Status.Attempts)
+	}
+	return nil
 }

@@ -39,7 +39,7 @@ type Config struct {
 	ExecutorWorkers   int
 	MaxSystemFailures int
 	// PromotionHTTPAllow are the hosts the http step may call (host,
-	// host:port, IP or CIDR; "*" any); empty: loopback only.
+	// host:port, IP or CIDR; "*" any); empty: none, loopback included.
 	PromotionHTTPAllow []string
 	// KargoControllers runs the Stage controller and the Promotion
 	// orchestrator: auto (on the embedded control plane only, since Kargo's

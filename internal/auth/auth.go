@@ -62,6 +62,9 @@ type Subject struct {
 	// Cluster: the cluster authenticated the subject (TokenReview), and
 	// authorizes it (SubjectAccessReview); its grants do not count.
 	Cluster bool
+	// Task is set for a task token: the subject is one attempt of an
+	// action, and may act only within its run (the handlers check).
+	Task *TaskScope
 	// session is the browser session the request came with (nil for a
 	// token): a logout ends the streams it holds open (Sessions.Hold).
 	session *claims

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -132,7 +133,15 @@ func TestSessionsAndTaskTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	sessions := NewSessions(signer, tokens, "taskactions-8080", false)
-	a := &RequestAuthenticator{Tokens: tokens, Sessions: sessions, Signer: signer}
+	// The attempt of the task token below is current until over is set.
+	var over error
+	attempts := AttemptsFunc(func(_ context.Context, ts TaskScope) error {
+		if ts.UID != "uid-1" || ts.Attempt != 2 {
+			t.Errorf("the authenticator asked about %+v", ts)
+		}
+		return over
+	})
+	a := &RequestAuthenticator{Tokens: tokens, Sessions: sessions, Signer: signer, Attempts: attempts}
 	withCookie := func(c *http.Cookie) *http.Request {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		r.AddCookie(c)
@@ -163,7 +172,8 @@ func TestSessionsAndTaskTokens(t *testing.T) {
 
 	tampered := *cookie
 	tampered.Value = cookie.Value[:len(cookie.Value)-2] + "xx"
-	task := signer.TaskToken("task:p/d/r/a", []Grant{{Project: "p", Domain: "d", Verbs: []Verb{VerbRead}}}, time.Hour)
+	task := signer.TaskToken(TaskScope{Project: "p", Domain: "d", Run: "r", Action: "a", UID: "uid-1", Attempt: 2}, time.Hour)
+	old := taskTokenPrefix + signer.sign(claims{Kind: kindTask, Sub: "task:p/d/r/a", Grants: []Grant{{Project: "p", Domain: "d", Verbs: []Verb{Any}}}, Exp: now.Add(time.Hour).Unix()})
 	taskAsCookie := *cookie
 	taskAsCookie.Value = strings.TrimPrefix(task, taskTokenPrefix)
 	for name, r := range map[string]*http.Request{
@@ -172,6 +182,7 @@ func TestSessionsAndTaskTokens(t *testing.T) {
 		"task token as cookie": withCookie(&taskAsCookie),
 		"wrong bearer":         withBearer("admin-token-0123456780"),
 		"session as bearer":    withBearer(taskTokenPrefix + cookie.Value),
+		"task token of before": withBearer(old),
 		"basic auth": func() *http.Request {
 			r := httptest.NewRequest(http.MethodGet, "/", nil)
 			r.SetBasicAuth("admin", "x")
@@ -184,9 +195,23 @@ func TestSessionsAndTaskTokens(t *testing.T) {
 	}
 
 	s, err := a.Authenticate(withBearer(task))
-	if err != nil || s.Name != "task:p/d/r/a" || len(s.Grants) != 1 || s.Grants[0].Project != "p" {
-		t.Errorf("task token: %+v %v", s, err)
+	if err != nil || s.Name != "task:p/d/r/a#2" || s.Task == nil || s.Task.Run != "r" {
+		t.Fatalf("task token: %+v %v", s, err)
 	}
+	// Read and write in its project and domain, and no execute: its
+	// action was not enqueued by a subject that could.
+	if len(s.Grants) != 1 || s.Grants[0].Project != "p" || s.Grants[0].Domain != "d" || fmt.Sprint(s.Grants[0].Verbs) != "[read write]" {
+		t.Errorf("task token grants %+v, want read and write in p/d", s.Grants)
+	}
+	exec := signer.TaskToken(TaskScope{Project: "p", Domain: "d", Run: "r", Action: "a", UID: "uid-1", Attempt: 2, MayExecute: true}, time.Hour)
+	if s, err := a.Authenticate(withBearer(exec)); err != nil || fmt.Sprint(s.Grants[0].Verbs) != "[read write execute]" {
+		t.Errorf("task token of an action its enqueuer could execute: %+v %v", s, err)
+	}
+	over = fmt.Errorf("%w: the attempt is over", ErrUnauthenticated)
+	if _, err := a.Authenticate(withBearer(task)); !errors.Is(err, ErrUnauthenticated) {
+		t.Errorf("task token of an attempt that is over: %v", err)
+	}
+	over = nil
 	if s, err := a.Authenticate(withBearer("admin-token-0123456789")); err != nil || s.Name != "admin" {
 		t.Errorf("static token: %v %v", s, err)
 	}

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -15,34 +16,55 @@ type RequestAuthenticator struct {
 	// Cluster, when set (--auth=kubernetes), reviews the bearer tokens this
 	// server does not know itself.
 	Cluster *Cluster
+	// Attempts says whether a task token's attempt is still going on; a
+	// task token is refused without it.
+	Attempts Attempts
+	// Throttle limits the failed checks per client address (nil: none).
+	Throttle *Throttle
 }
 
-// Authenticate implements Authenticator.
-func (a *RequestAuthenticator) Authenticate(r *http.Request) (*Subject, error) {
+// Authenticate implements Authenticator. A request without a credential
+// is refused without counting against its address: only a credential
+// that is wrong does.
+func (a *RequestAuthenticator) Authenticate(r *http.Request) (s *Subject, err error) {
 	if token, ok := bearer(r); ok {
-		if strings.HasPrefix(token, taskTokenPrefix) {
-			s, err := a.Signer.taskSubject(token)
-			if err != nil {
-				return nil, fmt.Errorf("%w: the task token is not valid", ErrUnauthenticated)
-			}
-			return s, nil
-		}
-		if s, ok := a.Tokens.Lookup(token); ok {
-			return s, nil
-		}
-		if a.Cluster != nil {
-			return a.Cluster.Review(r.Context(), token)
-		}
-		return nil, fmt.Errorf("%w: the bearer token is not valid", ErrUnauthenticated)
+		err = a.Throttle.Check(r.RemoteAddr, token, func() error {
+			s, err = a.bearerSubject(r.Context(), token)
+			return err
+		})
+		return s, err
 	}
-	s, ok, err := a.Sessions.subject(r)
-	switch {
-	case err != nil:
-		return nil, err
-	case ok:
-		return s, nil
+	if c, cerr := r.Cookie(a.Sessions.Name); cerr == nil && c.Value != "" {
+		err = a.Throttle.Check(r.RemoteAddr, c.Value, func() error {
+			s, _, err = a.Sessions.subject(r)
+			return err
+		})
+		return s, err
 	}
 	return nil, fmt.Errorf("%w: send Authorization: Bearer <token>, or log in to the dashboard", ErrUnauthenticated)
+}
+
+func (a *RequestAuthenticator) bearerSubject(ctx context.Context, token string) (*Subject, error) {
+	if strings.HasPrefix(token, taskTokenPrefix) {
+		s, err := a.Signer.taskSubject(token)
+		if err != nil {
+			return nil, fmt.Errorf("%w: the task token is not valid", ErrUnauthenticated)
+		}
+		if a.Attempts == nil {
+			return nil, fmt.Errorf("%w: task tokens are not accepted yet", ErrUnavailable)
+		}
+		if err := a.Attempts.Current(ctx, *s.Task); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	if s, ok := a.Tokens.Lookup(token); ok {
+		return s, nil
+	}
+	if a.Cluster != nil {
+		return a.Cluster.Review(ctx, token)
+	}
+	return nil, fmt.Errorf("%w: the bearer token is not valid", ErrUnauthenticated)
 }
 
 // bearer returns the token of an "Authorization: Bearer" header.

@@ -49,6 +49,8 @@ type claims struct {
 	ID     string `json:"i,omitempty"`
 	Opened int64  `json:"t,omitempty"`
 	Exp    int64  `json:"e"`
+	// Task is the attempt a task token is for.
+	Task *TaskScope `json:"a,omitempty"`
 }
 
 var b64 = base64.RawURLEncoding
@@ -91,19 +93,25 @@ func (s *Signer) verify(v, kind string) (claims, error) {
 // taskTokenPrefix marks a task token among bearer tokens.
 const taskTokenPrefix = "ta1."
 
-// TaskToken returns a bearer token for a running task: the named subject
-// with grants, valid for ttl. The executor gives one to each process it
-// starts (TASKACTIONS_TOKEN), so the task can call the API without the
-// admin token.
-func (s *Signer) TaskToken(name string, grants []Grant, ttl time.Duration) string {
-	return taskTokenPrefix + s.sign(claims{Kind: kindTask, Sub: name, Grants: grants, Exp: s.now().Add(ttl).Unix()})
+// TaskToken returns a bearer token for one attempt of a task, valid for
+// ttl at most: the executor gives one to each process it starts
+// (TASKACTIONS_TOKEN), so the task can call the API without the admin
+// token. The authenticator checks it against the live action on every
+// request (RequestAuthenticator.Attempts), so it ends with the attempt.
+func (s *Signer) TaskToken(t TaskScope, ttl time.Duration) string {
+	return taskTokenPrefix + s.sign(claims{Kind: kindTask, Sub: t.Name(), Task: &t, Exp: s.now().Add(ttl).Unix()})
 }
 
-// taskSubject checks a task token.
+// taskSubject checks a task token's signature and expiry. A token without
+// a scope (from before tokens named their attempt: every verb for a week)
+// is not accepted.
 func (s *Signer) taskSubject(token string) (*Subject, error) {
 	c, err := s.verify(strings.TrimPrefix(token, taskTokenPrefix), kindTask)
 	if err != nil {
 		return nil, err
 	}
-	return &Subject{Name: c.Sub, Grants: c.Grants}, nil
+	if c.Task == nil {
+		return nil, fmt.Errorf("%w: a task token from an older server", errBadCredential)
+	}
+	return &Subject{Name: c.Task.Name(), Grants: c.Task.grants(), Task: c.Task}, nil
 }

@@ -54,9 +54,10 @@ type Config struct {
 	// <OutputRoot>/<project>/<domain>/<run>/<action>.
 	OutputRoot string
 	// ServerURL is given to tasks, so they can call the API, and TaskToken
-	// makes the token they call it with (nil: none, authentication is off).
+	// makes the token an attempt calls it with, given the action and the
+	// attempt's timeout (nil: none, authentication is off).
 	ServerURL string
-	TaskToken func(project, domain, run, action string) string
+	TaskToken func(ta *v1.TaskAction, timeout time.Duration) string
 	// Resync re-examines every claimed action this often, as a safety net
 	// for a missed wake-up (default 5m).
 	Resync  time.Duration

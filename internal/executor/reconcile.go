@@ -342,7 +342,7 @@ func (c *Controller) taskContext(key string, ta *v1.TaskAction, tmpl plugins.Tem
 		Wake: func() { c.wake(key) },
 	}
 	if c.cfg.TaskToken != nil {
-		tc.Token = c.cfg.TaskToken(s.Project, s.Domain, s.RunName, s.ActionName)
+		tc.Token = c.cfg.TaskToken(ta, timeoutOf(tmpl))
 	}
 	return tc.WithState(ta.Status.PluginStateVersion, ta.Status.PluginState)
 }

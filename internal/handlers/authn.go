@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -36,6 +37,18 @@ func requireSubject(a auth.Authenticator, next http.Handler) http.Handler {
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(auth.WithSubject(r.Context(), s)))
+	})
+}
+
+// notForTasks refuses task tokens: /metrics is for operators, not for
+// what a task needs.
+func notForTasks(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s := auth.SubjectFrom(r.Context()); s != nil && s.Task != nil {
+			writeProblem(w, r, fmt.Errorf("%w: %s may not read the metrics", auth.ErrForbidden, s.Name))
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

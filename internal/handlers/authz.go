@@ -125,6 +125,11 @@ func (a *authorizer) middleware(f StrictHandlerFunc, operationID string) StrictH
 		if s == nil {
 			return nil, auth.ErrUnauthenticated
 		}
+		if s.Task != nil {
+			if err := taskAllows(s.Task, operationID, request); err != nil {
+				return nil, err
+			}
+		}
 		if rl.verb != "" {
 			project, domain, ok := scopeOf(request)
 			if !ok {

@@ -137,13 +137,30 @@ func readerAt(rs io.ReadSeeker) io.ReaderAt {
 	return strings.NewReader("")
 }
 
-// AppendActionLogs appends an outside executor's text to a log.
+// AppendActionLogs appends an outside executor's text to a log: only of
+// an action that no built-in plugin runs (the executor writes those
+// itself), and only to its current attempt, so that no line is forged into
+// an attempt that is over.
 func (s *Server) AppendActionLogs(ctx context.Context, req AppendActionLogsRequestObject) (AppendActionLogsResponseObject, error) {
-	attempt := req.Body.Attempt
-	k, err := s.logOf(ctx, actionID(req.Project, req.Domain, req.Run, req.Action), &attempt, req.Body.Stream)
+	id := actionID(req.Project, req.Domain, req.Run, req.Action)
+	u, err := s.mgr.Action(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	current := max(int(u.Attempts), 1)
+	switch a := req.Body.Attempt; {
+	case s.mgr.RunsBuiltIn(u.TaskType):
+		return nil, fmt.Errorf("action %s (task type %q) is run by this server's executor, which writes its logs: none is appended through the API: %w", id, u.TaskType, taskactions.ErrConflict)
+	case a > current:
+		return nil, notFound(fmt.Sprintf("attempt %d of action %s (its latest is %d)", a, id, current))
+	case a < current:
+		return nil, fmt.Errorf("attempt %d of action %s is over (it is on attempt %d): only the current attempt's log is appended to: %w", a, id, current, taskactions.ErrConflict)
+	}
+	st := logs.Stdout
+	if req.Body.Stream != nil {
+		st = logs.Stream(*req.Body.Stream)
+	}
+	k := logs.Key{Project: id.Project, Domain: id.Domain, Run: id.Run, Action: id.Name, Attempt: current, Stream: st}
 	size, dropped, err := s.logs.Append(k, []byte(req.Body.Text))
 	if err != nil {
 		return nil, err

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -83,6 +85,8 @@ func problemFor(err error) Problem {
 		return problem(http.StatusConflict, err.Error())
 	case errors.Is(err, taskactions.ErrTooLarge):
 		return problem(http.StatusRequestEntityTooLarge, err.Error())
+	case errors.Is(err, auth.ErrThrottled):
+		return problem(http.StatusTooManyRequests, err.Error())
 	case errors.Is(err, auth.ErrUnauthenticated):
 		return problem(http.StatusUnauthorized, err.Error())
 	case errors.Is(err, auth.ErrForbidden), errors.Is(err, errHostNotAllowed), errors.Is(err, errCrossOrigin):
@@ -143,6 +147,10 @@ func writeProblemCtx(ctx context.Context, w http.ResponseWriter, err error) {
 	if id := requestID(ctx); id != "" {
 		instance := "urn:request:" + id
 		p.Instance = &instance
+	}
+	var throttled *auth.Throttled
+	if errors.As(err, &throttled) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(max(throttled.RetryAfter.Round(time.Second), time.Second)/time.Second)))
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")

@@ -53,6 +53,8 @@ type Config struct {
 	// redeem the login link; both nil when authentication is off.
 	Sessions   *auth.Sessions
 	LoginCodes *auth.LoginCodes
+	// Throttle limits failed logins per client address (nil: none).
+	Throttle *auth.Throttle
 	// ExecuteTaskTypes need the execute verb to enqueue (process).
 	ExecuteTaskTypes []string
 	// AllowedHosts are the Host names the server answers to; CORSOrigins
@@ -84,8 +86,8 @@ func NewRouter(cfg Config) (http.Handler, error) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	r.Get("/readyz", readyz(cfg.Ready))
-	r.Handle("/metrics", requireSubject(cfg.Authenticator, cfg.Metrics.Handler()))
-	r.Get("/login", login(cfg.LoginCodes))
+	r.Handle("/metrics", requireSubject(cfg.Authenticator, notForTasks(cfg.Metrics.Handler())))
+	r.Get("/login", login(cfg.LoginCodes, cfg.Throttle))
 	r.Mount(BasePath, apiRouter(cfg, v))
 	if cfg.Web != nil {
 		r.Handle("/*", cfg.Web)
@@ -120,7 +122,7 @@ func apiRouter(cfg Config, v *validator) http.Handler {
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
 	r.Use(gate(cfg.Synced), middleware.GetHead, markHead, keepRequest)
-	srv := &Server{mgr: cfg.Manager, stages: cfg.Stages, promos: cfg.Promotions, runs: cfg.Runs, logs: cfg.Logs, authz: cfg.Authorizer, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, streams: newStreamSlots(cfg.MaxStreams)}
+	srv := &Server{mgr: cfg.Manager, stages: cfg.Stages, promos: cfg.Promotions, runs: cfg.Runs, logs: cfg.Logs, authz: cfg.Authorizer, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, throttle: cfg.Throttle, streams: newStreamSlots(cfg.MaxStreams)}
 	az := &authorizer{authz: cfg.Authorizer, executeTypes: cfg.ExecuteTaskTypes}
 	strict := NewStrictHandlerWithOptions(srv, []StrictMiddlewareFunc{az.middleware}, StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(w, r, badRequest{err}) },

@@ -34,6 +34,7 @@ type Server struct {
 	sse      sse.Config
 	metrics  *Metrics
 	sessions *auth.Sessions
+	throttle *auth.Throttle
 	streams  *streamSlots
 }
 
@@ -49,6 +50,7 @@ func (s *Server) EnqueueAction(ctx context.Context, req EnqueueActionRequestObje
 	if err != nil {
 		return nil, err
 	}
+	er.MayExecute = s.mayExecute(ctx, er.ID.Project, er.ID.Domain)
 	a, created, err := s.mgr.EnqueueView(ctx, er)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -17,11 +18,17 @@ func (s *Server) GetSession(ctx context.Context, _ GetSessionRequestObject) (Get
 
 // CreateSession logs a browser in: it checks the token and sets the
 // session cookie. With authentication off there is nothing to open.
-func (s *Server) CreateSession(_ context.Context, req CreateSessionRequestObject) (CreateSessionResponseObject, error) {
+// A wrong token counts against the client's address (auth.Throttle).
+func (s *Server) CreateSession(ctx context.Context, req CreateSessionRequestObject) (CreateSessionResponseObject, error) {
 	if s.sessions == nil {
 		return CreateSession200JSONResponse{Body: sessionOf(auth.Anonymous())}, nil
 	}
-	cookie, sub, err := s.sessions.Open(req.Body.Token)
+	var cookie *http.Cookie
+	var sub *auth.Subject
+	err := s.throttle.Check(remoteAddr(ctx), req.Body.Token, func() (err error) {
+		cookie, sub, err = s.sessions.Open(req.Body.Token)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -60,21 +67,45 @@ func sessionOf(sub *auth.Subject) Session {
 // login serves the one-time link the server prints at start
 // (/login?code=...): a good code sets the session cookie, and either way
 // the browser goes on to the dashboard, which asks for a token if there is
-// still no session.
-func login(codes *auth.LoginCodes) http.HandlerFunc {
+// still no session. A wrong code counts against the client's address, and
+// a throttled address is 429.
+func login(codes *auth.LoginCodes, throttle *auth.Throttle) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Referrer-Policy", "no-referrer")
-		to := "/"
-		if codes != nil {
-			if cookie, ok := codes.Redeem(r.URL.Query().Get("code")); ok {
-				http.SetCookie(w, cookie)
-			} else {
-				to = "/?login=expired"
-			}
+		if codes == nil {
+			http.Redirect(w, r, "/", http.StatusSeeOther)
+			return
 		}
-		http.Redirect(w, r, to, http.StatusSeeOther)
+		code := r.URL.Query().Get("code")
+		err := auth.ErrUnauthenticated // no code: nothing to check, nothing counted
+		if code != "" {
+			err = throttle.Check(r.RemoteAddr, code, func() error {
+				cookie, ok := codes.Redeem(code)
+				if !ok {
+					return fmt.Errorf("%w: the login link is used or expired", auth.ErrUnauthenticated)
+				}
+				http.SetCookie(w, cookie)
+				return nil
+			})
+		}
+		switch {
+		case err == nil:
+			http.Redirect(w, r, "/", http.StatusSeeOther)
+		case errors.Is(err, auth.ErrThrottled):
+			writeProblem(w, r, err)
+		default:
+			http.Redirect(w, r, "/?login=expired", http.StatusSeeOther)
+		}
 	}
+}
+
+// remoteAddr is the address the request came from, for the throttle.
+func remoteAddr(ctx context.Context) string {
+	if r := requestFrom(ctx); r != nil {
+		return r.RemoteAddr
+	}
+	return ""
 }
 
 // holdSession ties a stream to the session it was opened with, so that a

@@ -1,15 +1,22 @@
 package logs
 
-import "os"
+import (
+	"os"
+	"sync"
+)
 
 // Writer appends to one log within its attempt's bound (the process
-// plugin's stdout or stderr). Close it when the attempt's process is done:
-// once every Writer of an attempt is closed, its followers get the end.
+// plugin's stdout or stderr), with task tokens masked (mask.go). Close it
+// when the attempt's process is done: once every Writer of an attempt is
+// closed, its followers get the end.
 type Writer struct {
 	s *Store
 	k Key
 	a *attempt
 	f *os.File
+
+	mu sync.Mutex
+	m  masker
 }
 
 // Create opens a log for appending: an attempt a server stop interrupted
@@ -31,18 +38,32 @@ func (s *Store) Create(k Key) (*Writer, error) {
 }
 
 // Write never fails for lack of room: what is past the bound is counted
-// and dropped, so that the task does not die of a full log.
+// and dropped, so that the task does not die of a full log. What may be
+// the beginning of a task token is held until the next Write or Close.
 func (w *Writer) Write(p []byte) (int, error) {
-	if _, err := w.s.append(w.a, w.k, w.f, p); err != nil {
-		return 0, err
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if out := w.m.mask(p); len(out) > 0 {
+		if _, err := w.s.append(w.a, w.k, w.f, out); err != nil {
+			return 0, err
+		}
 	}
 	return len(p), nil
 }
 
-// Close closes the file, records what was dropped, and ends the attempt's
-// logs for their followers when it was the last Writer.
+// Close writes what was held back, closes the file, records what was
+// dropped, and ends the attempt's logs for their followers when it was
+// the last Writer.
 func (w *Writer) Close() error {
-	err := w.f.Close()
+	w.mu.Lock()
+	var err error
+	if out := w.m.flush(); len(out) > 0 {
+		_, err = w.s.append(w.a, w.k, w.f, out)
+	}
+	w.mu.Unlock()
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
 	w.a.mu.Lock()
 	if d := w.a.dropped[w.k.Stream]; d > 0 {
 		writeDropped(w.s.Path(w.k), d)

@@ -41,6 +41,10 @@ type EnqueueRequest struct {
 	ShortName    string
 	CacheKey     string
 	RunSpec      *RunSpec
+	// MayExecute records that the enqueuer was allowed execute in the
+	// project and domain (v1.AnnotationMayExecute): its task's token may
+	// then enqueue tasks that run commands. A child never inherits it.
+	MayExecute bool
 }
 
 // Enqueue creates the TaskAction of an action. It is idempotent: the same
@@ -253,6 +257,7 @@ func (m *Manager) build(ns string, req EnqueueRequest, parent *v1.TaskAction) (*
 		delete(labels, v1.LabelTerminalState)
 		maps.Copy(annotations, parent.Annotations)
 		delete(annotations, v1.AnnotationAbortReason)
+		delete(annotations, v1.AnnotationMayExecute)
 		maps.Copy(envs, parent.Spec.EnvVars)
 		if interruptible == nil {
 			interruptible = parent.Spec.Interruptible
@@ -260,6 +265,9 @@ func (m *Manager) build(ns string, req EnqueueRequest, parent *v1.TaskAction) (*
 	}
 	maps.Copy(labels, rs.Labels)
 	maps.Copy(annotations, rs.Annotations)
+	if req.MayExecute {
+		annotations[v1.AnnotationMayExecute] = "true"
+	}
 	maps.Copy(envs, rs.Envs)
 	id := req.ID
 	maps.Copy(labels, map[string]string{

@@ -71,7 +71,11 @@ func TestEnqueueBuildsObjectAndChildInherits(t *testing.T) {
 		Envs:          map[string]string{"A": "1", "B": "2"},
 		Interruptible: &yes,
 	}
+	root.MayExecute = true
 	parent := mustEnqueue(t, m, root)
+	if parent.Annotations[v1.AnnotationMayExecute] != "true" {
+		t.Errorf("root annotations %v: want the enqueuer's execute recorded", parent.Annotations)
+	}
 	if parent.Name != run.Run+"-a0" || parent.Namespace != run.Project+"-dev" {
 		t.Errorf("name %s/%s, want %s-dev/%s-a0", parent.Namespace, parent.Name, run.Project, run.Run)
 	}
@@ -93,6 +97,9 @@ func TestEnqueueBuildsObjectAndChildInherits(t *testing.T) {
 	}
 	if child.Annotations["note"] != "hello" {
 		t.Errorf("child annotations %v, want the parent's", child.Annotations)
+	}
+	if _, ok := child.Annotations[v1.AnnotationMayExecute]; ok {
+		t.Errorf("child annotations %v: execute is its enqueuer's, not inherited", child.Annotations)
 	}
 	if child.Spec.EnvVars["A"] != "1" || child.Spec.EnvVars["B"] != "child" {
 		t.Errorf("child env %v, want A from the parent and B overridden", child.Spec.EnvVars)

@@ -60,6 +60,11 @@ type Config struct {
 	// is created with (the executor's, for the types it claims), so the
 	// executor need not add it with a write of its own.
 	Finalizers func(taskType string) []string
+	// BuiltIn reports whether this server's executor runs actions of a
+	// task type (nil: none). Their attempts are the executor's: a status
+	// report from outside cannot move them, and no log is appended to
+	// them through the API.
+	BuiltIn func(taskType string) bool
 	// Warm, when set, is given each changed action's latest update by a
 	// worker, off the informer's goroutine: the API passes its encoder, so
 	// that the first list of a big run copies encodings instead of making

@@ -121,11 +121,15 @@ type StatusUpdate struct {
 	Error       *v1.ErrorState
 }
 
-// PutStatus records an attempt's status: phase (as conditions, with a
-// phase-history entry when the phase or attempt changes), attempts, cache
-// status and error state. It refuses an attempt below the recorded one and
-// any change out of a terminal phase (ErrConflict); reporting the same
-// terminal phase again is a no-op, so reporters can retry.
+// PutStatus records an attempt's status, as an executor outside the
+// server reports it: phase (as conditions, with a phase-history entry when
+// the phase or attempt changes), attempts, cache status and error state.
+// It refuses (ErrConflict) an attempt below the recorded one, one that
+// skips attempts (the next is the recorded one plus one), any move of the
+// attempt of an action the built-in executor runs (its attempts are its
+// own: a higher one would make it kill and restart the command), and any
+// change out of a terminal phase; reporting the same terminal phase again
+// is a no-op, so reporters can retry.
 func (m *Manager) PutStatus(ctx context.Context, id ActionID, attempt uint32, st StatusUpdate) (*v1.TaskAction, error) {
 	if attempt < 1 {
 		return nil, fmt.Errorf("attempt must be at least 1: %w", ErrInvalid)
@@ -140,8 +144,9 @@ func (m *Manager) PutStatus(ctx context.Context, id ActionID, attempt uint32, st
 			return ErrNoChange
 		case cur.Terminal():
 			return fmt.Errorf("action is %s, a terminal phase: %w", cur, ErrConflict)
-		case attempt < ta.Status.Attempts:
-			return fmt.Errorf("attempt %d is older than the recorded attempt %d: %w", attempt, ta.Status.Attempts, ErrConflict)
+		}
+		if err := m.attemptReported(ta, attempt); err != nil {
+			return err
 		}
 		newAttempt := attempt != ta.Status.Attempts
 		ta.Status.Attempts = attempt
@@ -154,6 +159,30 @@ func (m *Manager) PutStatus(ctx context.Context, id ActionID, attempt uint32, st
 		m.SetPhase(ta, st.Phase, ReasonFor(st.Phase), st.Message, newAttempt)
 		return nil
 	})
+}
+
+// attemptReported checks the attempt of a report from outside against
+// the recorded one.
+func (m *Manager) attemptReported(ta *v1.TaskAction, attempt uint32) error {
+	rec := ta.Status.Attempts
+	switch {
+	case m.RunsBuiltIn(ta.Spec.TaskType) && attempt != rec:
+		if rec == 0 {
+			return fmt.Errorf("actions of task type %q are run by this server's executor, whose attempts are its own: it has not started attempt 1 yet, so attempt %d cannot be reported: %w", ta.Spec.TaskType, attempt, ErrConflict)
+		}
+		return fmt.Errorf("actions of task type %q are run by this server's executor, whose attempts are its own: attempt %d is not its current attempt %d: %w", ta.Spec.TaskType, attempt, rec, ErrConflict)
+	case attempt < rec:
+		return fmt.Errorf("attempt %d is older than the recorded attempt %d: %w", attempt, rec, ErrConflict)
+	case attempt > rec+1:
+		return fmt.Errorf("attempt %d skips attempts: the recorded attempt is %d, so the next is %d: %w", attempt, rec, rec+1, ErrConflict)
+	}
+	return nil
+}
+
+// RunsBuiltIn reports whether this server's executor runs actions of the
+// task type (Config.BuiltIn).
+func (m *Manager) RunsBuiltIn(taskType string) bool {
+	return m.cfg.BuiltIn != nil && m.cfg.BuiltIn(taskType)
 }
 
 // ReasonFor is the default condition reason of a phase.

@@ -16,7 +16,9 @@ import (
 )
 
 func TestPutStatus(t *testing.T) {
-	m := newManager(t, nil)
+	// "builtin" is run by the server's own executor, whose attempts are
+	// its own; "echo" here by one outside.
+	m := newManager(t, nil, func(c *Config) { c.BuiltIn = func(tt string) bool { return tt == "builtin" } })
 	ctx := context.Background()
 	hit := v1.CacheHit
 
@@ -26,12 +28,15 @@ func TestPutStatus(t *testing.T) {
 		want    error
 	}
 	tests := []struct {
-		name      string
-		steps     []step
-		phase     v1.Phase
-		attempts  uint32
-		history   []string
-		cacheStat v1.CatalogCacheStatus
+		name string
+		// builtIn: the action's task type is the executor's; started:
+		// the executor recorded attempt 1, RUNNING, before the steps.
+		builtIn, started bool
+		steps            []step
+		phase            v1.Phase
+		attempts         uint32
+		history          []string
+		cacheStat        v1.CatalogCacheStatus
 	}{
 		{
 			name: "lifecycle",
@@ -48,6 +53,7 @@ func TestPutStatus(t *testing.T) {
 		{
 			name: "stale attempt and leaving a terminal phase are conflicts",
 			steps: []step{
+				{1, StatusUpdate{Phase: v1.PhaseRunning}, nil},
 				{2, StatusUpdate{Phase: v1.PhaseRunning}, nil},
 				{1, StatusUpdate{Phase: v1.PhaseRunning}, ErrConflict},
 				{2, StatusUpdate{Phase: v1.PhaseFailed, Error: &v1.ErrorState{Code: "1", Kind: v1.ErrorKindUser, Message: "exit 1"}}, nil},
@@ -56,7 +62,38 @@ func TestPutStatus(t *testing.T) {
 				{2, StatusUpdate{Phase: v1.PhaseSucceeded}, ErrConflict},
 			},
 			phase: v1.PhaseFailed, attempts: 2,
-			history: []string{v1.ReasonExecuting, v1.ReasonPermanentFailure},
+			history: []string{v1.ReasonExecuting, v1.ReasonExecuting, v1.ReasonPermanentFailure},
+		},
+		{
+			name: "an outside executor's attempt advances by one",
+			steps: []step{
+				{2, StatusUpdate{Phase: v1.PhaseRunning}, ErrConflict},
+				{1, StatusUpdate{Phase: v1.PhaseRunning}, nil},
+				{3, StatusUpdate{Phase: v1.PhaseRunning}, ErrConflict},
+				{1<<31 - 1, StatusUpdate{Phase: v1.PhaseRunning}, ErrConflict},
+				{2, StatusUpdate{Phase: v1.PhaseRunning}, nil},
+			},
+			phase: v1.PhaseRunning, attempts: 2,
+			history: []string{v1.ReasonExecuting, v1.ReasonExecuting},
+		},
+		{
+			name:    "the built-in executor's attempts are its own",
+			builtIn: true, started: true,
+			steps: []step{
+				{2, StatusUpdate{Phase: v1.PhaseRunning}, ErrConflict},
+				{1<<31 - 1, StatusUpdate{Phase: v1.PhaseQueued}, ErrConflict},
+				{1, StatusUpdate{Phase: v1.PhaseRunning, Message: "from outside"}, nil},
+			},
+			phase: v1.PhaseRunning, attempts: 1,
+			history: []string{v1.ReasonExecuting},
+		},
+		{
+			name:    "no attempt of the built-in executor is reported before it starts one",
+			builtIn: true,
+			steps: []step{
+				{1, StatusUpdate{Phase: v1.PhaseRunning}, ErrConflict},
+			},
+			phase: v1.PhaseQueued,
 		},
 		{
 			name: "a new attempt in the same phase is a history entry",
@@ -82,7 +119,20 @@ func TestPutStatus(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			run := newRun()
 			id := run.action("a0")
-			mustEnqueue(t, m, echoRequest(id, ""))
+			req := echoRequest(id, "")
+			if tc.builtIn {
+				req.TaskType = "builtin"
+			}
+			mustEnqueue(t, m, req)
+			if tc.started { // as the executor records a start
+				if _, err := m.UpdateStatus(ctx, id, func(ta *v1.TaskAction) error {
+					ta.Status.Attempts = 1
+					m.SetPhase(ta, v1.PhaseRunning, v1.ReasonExecuting, "", false)
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
 			for i, s := range tc.steps {
 				_, err := m.PutStatus(ctx, id, s.attempt, s.update)
 				if (s.want == nil && err != nil) || (s.want != nil && !errors.Is(err, s.want)) {

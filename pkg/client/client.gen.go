@@ -2522,8 +2522,11 @@ type ClientInterface interface {
 	// For executors outside this server, so that their tasks have logs
 	// here too. The text is appended as it is (send whole lines, ending
 	// in a newline). Past --log-max-bytes for the attempt, the rest is
-	// dropped and counted. The attempt must exist (1 up to the action's
-	// attempts); appending after it ended is allowed, for a last flush.
+	// dropped and counted. Only for actions no built-in plugin runs (the
+	// server writes those logs: 409), and only for the action's current
+	// attempt: an attempt that is over is 409, one the action never had
+	// 404. Appending after the action finished is allowed, for a last
+	// flush.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2535,8 +2538,11 @@ type ClientInterface interface {
 	// For executors outside this server, so that their tasks have logs
 	// here too. The text is appended as it is (send whole lines, ending
 	// in a newline). Past --log-max-bytes for the attempt, the rest is
-	// dropped and counted. The attempt must exist (1 up to the action's
-	// attempts); appending after it ended is allowed, for a last flush.
+	// dropped and counted. Only for actions no built-in plugin runs (the
+	// server writes those logs: 409), and only for the action's current
+	// attempt: an attempt that is over is 409, one the action never had
+	// 404. Appending after the action finished is allowed, for a last
+	// flush.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2558,10 +2564,13 @@ type ClientInterface interface {
 
 	// PutActionStatusWithBody Report the status of an attempt
 	//
-	// For executors outside this server. A stale attempt (lower than the
-	// recorded one) or leaving a terminal phase is 409, as is any report
-	// on an action retired to history; reporting the same terminal phase
-	// again is a no-op.
+	// For executors outside this server. The attempt is the recorded one
+	// or the next; a stale attempt (lower than the recorded one), one
+	// that skips attempts, or leaving a terminal phase is 409, as is any
+	// report on an action retired to history; reporting the same
+	// terminal phase again is a no-op. An action the built-in executor
+	// runs keeps its attempts: a report of another attempt than its
+	// current one is 409.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2570,10 +2579,13 @@ type ClientInterface interface {
 
 	// PutActionStatus Report the status of an attempt
 	//
-	// For executors outside this server. A stale attempt (lower than the
-	// recorded one) or leaving a terminal phase is 409, as is any report
-	// on an action retired to history; reporting the same terminal phase
-	// again is a no-op.
+	// For executors outside this server. The attempt is the recorded one
+	// or the next; a stale attempt (lower than the recorded one), one
+	// that skips attempts, or leaving a terminal phase is 409, as is any
+	// report on an action retired to history; reporting the same
+	// terminal phase again is a no-op. An action the built-in executor
+	// runs keeps its attempts: a report of another attempt than its
+	// current one is 409.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3159,8 +3171,11 @@ func (c *Client) GetActionLogs(ctx context.Context, project ProjectParam, domain
 // For executors outside this server, so that their tasks have logs
 // here too. The text is appended as it is (send whole lines, ending
 // in a newline). Past --log-max-bytes for the attempt, the rest is
-// dropped and counted. The attempt must exist (1 up to the action's
-// attempts); appending after it ended is allowed, for a last flush.
+// dropped and counted. Only for actions no built-in plugin runs (the
+// server writes those logs: 409), and only for the action's current
+// attempt: an attempt that is over is 409, one the action never had
+// 404. Appending after the action finished is allowed, for a last
+// flush.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3182,8 +3197,11 @@ func (c *Client) AppendActionLogsWithBody(ctx context.Context, project ProjectPa
 // For executors outside this server, so that their tasks have logs
 // here too. The text is appended as it is (send whole lines, ending
 // in a newline). Past --log-max-bytes for the attempt, the rest is
-// dropped and counted. The attempt must exist (1 up to the action's
-// attempts); appending after it ended is allowed, for a last flush.
+// dropped and counted. Only for actions no built-in plugin runs (the
+// server writes those logs: 409), and only for the action's current
+// attempt: an attempt that is over is 409, one the action never had
+// 404. Appending after the action finished is allowed, for a last
+// flush.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3225,10 +3243,13 @@ func (c *Client) StreamActionLogs(ctx context.Context, project ProjectParam, dom
 
 // PutActionStatusWithBody Report the status of an attempt
 //
-// For executors outside this server. A stale attempt (lower than the
-// recorded one) or leaving a terminal phase is 409, as is any report
-// on an action retired to history; reporting the same terminal phase
-// again is a no-op.
+// For executors outside this server. The attempt is the recorded one
+// or the next; a stale attempt (lower than the recorded one), one
+// that skips attempts, or leaving a terminal phase is 409, as is any
+// report on an action retired to history; reporting the same
+// terminal phase again is a no-op. An action the built-in executor
+// runs keeps its attempts: a report of another attempt than its
+// current one is 409.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3247,10 +3268,13 @@ func (c *Client) PutActionStatusWithBody(ctx context.Context, project ProjectPar
 
 // PutActionStatus Report the status of an attempt
 //
-// For executors outside this server. A stale attempt (lower than the
-// recorded one) or leaving a terminal phase is 409, as is any report
-// on an action retired to history; reporting the same terminal phase
-// again is a no-op.
+// For executors outside this server. The attempt is the recorded one
+// or the next; a stale attempt (lower than the recorded one), one
+// that skips attempts, or leaving a terminal phase is 409, as is any
+// report on an action retired to history; reporting the same
+// terminal phase again is a no-op. An action the built-in executor
+// runs keeps its attempts: a report of another attempt than its
+// current one is 409.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6655,8 +6679,11 @@ type ClientWithResponsesInterface interface {
 	// For executors outside this server, so that their tasks have logs
 	// here too. The text is appended as it is (send whole lines, ending
 	// in a newline). Past --log-max-bytes for the attempt, the rest is
-	// dropped and counted. The attempt must exist (1 up to the action's
-	// attempts); appending after it ended is allowed, for a last flush.
+	// dropped and counted. Only for actions no built-in plugin runs (the
+	// server writes those logs: 409), and only for the action's current
+	// attempt: an attempt that is over is 409, one the action never had
+	// 404. Appending after the action finished is allowed, for a last
+	// flush.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6668,8 +6695,11 @@ type ClientWithResponsesInterface interface {
 	// For executors outside this server, so that their tasks have logs
 	// here too. The text is appended as it is (send whole lines, ending
 	// in a newline). Past --log-max-bytes for the attempt, the rest is
-	// dropped and counted. The attempt must exist (1 up to the action's
-	// attempts); appending after it ended is allowed, for a last flush.
+	// dropped and counted. Only for actions no built-in plugin runs (the
+	// server writes those logs: 409), and only for the action's current
+	// attempt: an attempt that is over is 409, one the action never had
+	// 404. Appending after the action finished is allowed, for a last
+	// flush.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6693,10 +6723,13 @@ type ClientWithResponsesInterface interface {
 
 	// PutActionStatusWithBodyWithResponse Report the status of an attempt
 	//
-	// For executors outside this server. A stale attempt (lower than the
-	// recorded one) or leaving a terminal phase is 409, as is any report
-	// on an action retired to history; reporting the same terminal phase
-	// again is a no-op.
+	// For executors outside this server. The attempt is the recorded one
+	// or the next; a stale attempt (lower than the recorded one), one
+	// that skips attempts, or leaving a terminal phase is 409, as is any
+	// report on an action retired to history; reporting the same
+	// terminal phase again is a no-op. An action the built-in executor
+	// runs keeps its attempts: a report of another attempt than its
+	// current one is 409.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6705,10 +6738,13 @@ type ClientWithResponsesInterface interface {
 
 	// PutActionStatusWithResponse Report the status of an attempt
 	//
-	// For executors outside this server. A stale attempt (lower than the
-	// recorded one) or leaving a terminal phase is 409, as is any report
-	// on an action retired to history; reporting the same terminal phase
-	// again is a no-op.
+	// For executors outside this server. The attempt is the recorded one
+	// or the next; a stale attempt (lower than the recorded one), one
+	// that skips attempts, or leaving a terminal phase is 409, as is any
+	// report on an action retired to history; reporting the same
+	// terminal phase again is a no-op. An action the built-in executor
+	// runs keeps its attempts: a report of another attempt than its
+	// current one is 409.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9234,8 +9270,11 @@ func (c *ClientWithResponses) GetActionLogsWithResponse(ctx context.Context, pro
 // For executors outside this server, so that their tasks have logs
 // here too. The text is appended as it is (send whole lines, ending
 // in a newline). Past --log-max-bytes for the attempt, the rest is
-// dropped and counted. The attempt must exist (1 up to the action's
-// attempts); appending after it ended is allowed, for a last flush.
+// dropped and counted. Only for actions no built-in plugin runs (the
+// server writes those logs: 409), and only for the action's current
+// attempt: an attempt that is over is 409, one the action never had
+// 404. Appending after the action finished is allowed, for a last
+// flush.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9253,8 +9292,11 @@ func (c *ClientWithResponses) AppendActionLogsWithBodyWithResponse(ctx context.C
 // For executors outside this server, so that their tasks have logs
 // here too. The text is appended as it is (send whole lines, ending
 // in a newline). Past --log-max-bytes for the attempt, the rest is
-// dropped and counted. The attempt must exist (1 up to the action's
-// attempts); appending after it ended is allowed, for a last flush.
+// dropped and counted. Only for actions no built-in plugin runs (the
+// server writes those logs: 409), and only for the action's current
+// attempt: an attempt that is over is 409, one the action never had
+// 404. Appending after the action finished is allowed, for a last
+// flush.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9290,10 +9332,13 @@ func (c *ClientWithResponses) StreamActionLogsWithResponse(ctx context.Context, 
 
 // PutActionStatusWithBodyWithResponse Report the status of an attempt
 //
-// For executors outside this server. A stale attempt (lower than the
-// recorded one) or leaving a terminal phase is 409, as is any report
-// on an action retired to history; reporting the same terminal phase
-// again is a no-op.
+// For executors outside this server. The attempt is the recorded one
+// or the next; a stale attempt (lower than the recorded one), one
+// that skips attempts, or leaving a terminal phase is 409, as is any
+// report on an action retired to history; reporting the same
+// terminal phase again is a no-op. An action the built-in executor
+// runs keeps its attempts: a report of another attempt than its
+// current one is 409.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9308,10 +9353,13 @@ func (c *ClientWithResponses) PutActionStatusWithBodyWithResponse(ctx context.Co
 
 // PutActionStatusWithResponse Report the status of an attempt
 //
-// For executors outside this server. A stale attempt (lower than the
-// recorded one) or leaving a terminal phase is 409, as is any report
-// on an action retired to history; reporting the same terminal phase
-// again is a no-op.
+// For executors outside this server. The attempt is the recorded one
+// or the next; a stale attempt (lower than the recorded one), one
+// that skips attempts, or leaving a terminal phase is 409, as is any
+// report on an action retired to history; reporting the same
+// terminal phase again is a no-op. An action the built-in executor
+// runs keeps its attempts: a report of another attempt than its
+// current one is 409.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -27,6 +27,9 @@ func Config(dataDir, listen string) app.Config {
 	cfg.DataDir = dataDir
 	cfg.ShutdownGracePeriod = 2 * time.Second
 	cfg.ExecutorTaskTypes = "echo,sleep,process,http"
+	// The http step calls the tests' local servers, which nothing allows
+	// by default.
+	cfg.PromotionHTTPAllow = []string{"127.0.0.1"}
 	return cfg
 }
 

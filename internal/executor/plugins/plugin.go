@@ -125,7 +125,7 @@ type TaskContext struct {
 	InputURI  string
 	OutputDir string // a directory of the action's own, created by the executor
 	ServerURL string // this server's API, for tasks that call back
-	Token     string // a bearer token for it, scoped to the action's project and domain
+	Token     string // a bearer token for this attempt, within the action's run
 	// Wake asks the executor for another round now (a process exited).
 	Wake func()
 

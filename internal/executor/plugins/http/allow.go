@@ -20,7 +20,8 @@ import (
 //   - any of the last two with a port: "api.example.com:8443",
 //     "10.1.2.3:80", "[::1]:8080". Without one, any port.
 //
-// The empty list allows loopback only: localhost, 127.0.0.0/8 and ::1.
+// The empty list allows nothing: the step calls only what the operator
+// named (loopback included, where other services of the machine listen).
 //
 // Names are checked before the request and on every redirect, and the
 // addresses they resolve to when connecting (so DNS cannot point an
@@ -42,9 +43,6 @@ type rule struct {
 
 // ParseAllowlist parses the entries of --promotion-http-allow.
 func ParseAllowlist(entries []string) (*Allowlist, error) {
-	if len(entries) == 0 {
-		entries = []string{"localhost", "127.0.0.0/8", "::1"}
-	}
 	al := &Allowlist{}
 	for _, e := range entries {
 		e = strings.TrimSpace(e)
@@ -128,6 +126,9 @@ func (al *Allowlist) admit(host, port string) (target, error) {
 	if al.any {
 		return target{any: true}, nil
 	}
+	if len(al.rules) == 0 {
+		return target{}, &NotAllowedError{What: "host " + host, none: true}
+	}
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	if a, err := netip.ParseAddr(host); err == nil {
 		if a.Zone() != "" {
@@ -193,9 +194,15 @@ func portMatches(want, got string) bool { return want == "" || want == got }
 
 // NotAllowedError is a host, or an address it resolved to, that the
 // allowlist refuses.
-type NotAllowedError struct{ What string }
+type NotAllowedError struct {
+	What string
+	none bool // the allowlist is empty
+}
 
 func (e *NotAllowedError) Error() string {
+	if e.none {
+		return e.What + " is not allowed: the http step may call no host until --promotion-http-allow names some"
+	}
 	return e.What + " is not allowed (see --promotion-http-allow)"
 }
 

@@ -19,6 +19,10 @@ import (
 	"taskactions/internal/executor/plugins"
 )
 
+// loopback is the allowlist of the tests' local servers: nothing is
+// allowed by default.
+var loopback = []string{"localhost", "127.0.0.1", "::1"}
+
 func newPlugin(t *testing.T, allow ...string) *Plugin {
 	t.Helper()
 	p, err := New(allow)
@@ -103,7 +107,7 @@ func hostPort(s *httptest.Server) string { u, _ := url.Parse(s.URL); return u.Ho
 // Without expressions, a 2xx succeeds and anything else fails for good,
 // as in Kargo.
 func TestStatusDecidesWithoutExpressions(t *testing.T) {
-	p := newPlugin(t)
+	p := newPlugin(t, loopback...)
 	for _, tc := range []struct {
 		status int
 		phase  plugins.Phase
@@ -139,7 +143,7 @@ func TestRequestIsSentAsConfigured(t *testing.T) {
 		b, _ := io.ReadAll(r.Body)
 		got = seen{r.Method, r.URL.Path, r.URL.RawQuery, string(b), r.Header.Get("Authorization"), r.Header.Values("X-Multi")}
 	})
-	tr := handle(t, newPlugin(t), map[string]any{
+	tr := handle(t, newPlugin(t, loopback...), map[string]any{
 		"method": "POST",
 		"url":    s.URL + "/api/deploy?fixed=1",
 		"headers": []any{
@@ -161,7 +165,7 @@ func TestRequestIsSentAsConfigured(t *testing.T) {
 // The expressions see Kargo's environment: status, header(), headers and
 // the parsed JSON body.
 func TestExpressionsOverJSONBody(t *testing.T) {
-	p := newPlugin(t)
+	p := newPlugin(t, loopback...)
 	for _, tc := range []struct {
 		name, body, success, failure string
 		phase                        plugins.Phase
@@ -193,7 +197,7 @@ func TestExpressionsOverJSONBody(t *testing.T) {
 // A body that is not JSON is an empty map to the expressions, as in
 // Kargo; one that says it is JSON but is not is an error.
 func TestNonJSONBodies(t *testing.T) {
-	p := newPlugin(t)
+	p := newPlugin(t, loopback...)
 	text := newServer(t, func(w nethttp.ResponseWriter, _ *nethttp.Request) { _, _ = io.WriteString(w, `{"state":"ok"}`) })
 	tr := handle(t, p, map[string]any{"url": text.URL, "successExpression": `len(response.body) == 0`,
 		"outputs": []any{map[string]any{"name": "body", "fromExpression": "response.body"}}})
@@ -209,7 +213,7 @@ func TestNonJSONBodies(t *testing.T) {
 
 func TestOutputsFromJSONBody(t *testing.T) {
 	s := newServer(t, jsonHandler(201, `{"deployment":{"id":"d-7","replicas":3},"tags":["a","b"]}`))
-	tr := handle(t, newPlugin(t), map[string]any{"url": s.URL, "outputs": []any{
+	tr := handle(t, newPlugin(t, loopback...), map[string]any{"url": s.URL, "outputs": []any{
 		map[string]any{"name": "id", "fromExpression": "response.body.deployment.id"},
 		map[string]any{"name": "replicas", "fromExpression": "response.body.deployment.replicas"},
 		map[string]any{"name": "tags", "fromExpression": "response.body.tags"},
@@ -225,7 +229,7 @@ func TestOutputsFromJSONBody(t *testing.T) {
 		t.Errorf("outputs %s, want %s", b, want)
 	}
 	// An output that cannot be written to outputs.json is an error.
-	tr = handle(t, newPlugin(t), map[string]any{"url": s.URL, "outputs": []any{map[string]any{"name": "f", "fromExpression": "response.header"}}})
+	tr = handle(t, newPlugin(t, loopback...), map[string]any{"url": s.URL, "outputs": []any{map[string]any{"name": "f", "fromExpression": "response.header"}}})
 	wantPhase(t, tr, plugins.PhaseRetryableFailure, "OutputError")
 }
 
@@ -238,7 +242,7 @@ func TestPollsUntilDecided(t *testing.T) {
 	s := newServer(t, func(w nethttp.ResponseWriter, r *nethttp.Request) {
 		jsonHandler(200, `{"state":"`+state.Load().(string)+`"}`)(w, r)
 	})
-	p := newPlugin(t)
+	p := newPlugin(t, loopback...)
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	p.Now = func() time.Time { return now }
 	tc := taskContext(map[string]any{"url": s.URL,
@@ -275,7 +279,7 @@ func TestPollsUntilDecided(t *testing.T) {
 // second request; the next attempt sends it again.
 func TestRepeatedRoundDoesNotResend(t *testing.T) {
 	s := newServer(t, func(nethttp.ResponseWriter, *nethttp.Request) {})
-	p := newPlugin(t)
+	p := newPlugin(t, loopback...)
 	tc := taskContext(map[string]any{"method": "POST", "url": s.URL})
 	first, _ := round(t, p, tc)
 	again, _ := round(t, p, tc)
@@ -291,8 +295,9 @@ func TestRepeatedRoundDoesNotResend(t *testing.T) {
 	}
 }
 
-// By default only loopback is called; an allowlist without it refuses a
-// loopback server before any connection.
+// By default nothing is called, loopback included; an allowlist that
+// names loopback calls it, and one without it refuses a loopback server
+// before any connection.
 func TestAllowlist(t *testing.T) {
 	s := newServer(t, func(nethttp.ResponseWriter, *nethttp.Request) {})
 	_, port, _ := strings.Cut(hostPort(s.Server), ":")
@@ -301,9 +306,12 @@ func TestAllowlist(t *testing.T) {
 		url   string
 		ok    bool
 	}{
-		{nil, s.URL, true},
-		{nil, "http://localhost:" + port, true},
-		{nil, "http://LOCALHOST.:" + port, true},
+		{nil, s.URL, false},
+		{nil, "http://localhost:" + port, false},
+		{nil, "http://[::1]:" + port, false},
+		{loopback, s.URL, true},
+		{loopback, "http://localhost:" + port, true},
+		{loopback, "http://LOCALHOST.:" + port, true},
 		{[]string{"example.invalid"}, s.URL, false},
 		{[]string{"example.invalid"}, "http://localhost:" + port, false},
 		{[]string{"127.0.0.1:" + port}, s.URL, true},
@@ -336,7 +344,7 @@ func TestRedirectToHostNotAllowed(t *testing.T) {
 		})
 	}
 	toInvalid := redirectTo("http://example.invalid/x")
-	tr := handle(t, newPlugin(t), map[string]any{"url": toInvalid.URL})
+	tr := handle(t, newPlugin(t, loopback...), map[string]any{"url": toInvalid.URL})
 	wantPhase(t, tr, plugins.PhasePermanentFailure, "HostNotAllowed")
 
 	toOther := redirectTo(other.URL + "/y?token=abc")
@@ -349,7 +357,7 @@ func TestRedirectToHostNotAllowed(t *testing.T) {
 		t.Errorf("message has the query: %s", tr.Error.Message)
 	}
 	// Both allowed: followed.
-	tr = handle(t, newPlugin(t), map[string]any{"url": toOther.URL})
+	tr = handle(t, newPlugin(t, loopback...), map[string]any{"url": toOther.URL})
 	wantPhase(t, tr, plugins.PhaseSuccess, "")
 	if other.hits.Load() != 1 {
 		t.Fatal("the redirect was not followed")
@@ -382,7 +390,8 @@ func TestResolvedAddressesAreChecked(t *testing.T) {
 		{[]string{"*.test"}, "rebind.test", "HostNotAllowed"},
 		{[]string{"rebind.test", "127.0.0.1"}, "rebind.test", ""},
 		{[]string{"meta.test"}, "meta.test", "HostNotAllowed"},
-		{nil, "localhost", "HostNotAllowed"}, // localhost must be loopback
+		{nil, "localhost", "HostNotAllowed"},
+		{[]string{"localhost"}, "localhost", "HostNotAllowed"}, // localhost must be loopback
 		{[]string{"*"}, "rebind.test", ""},
 	} {
 		p := newPlugin(t, tc.allow...)
@@ -403,7 +412,7 @@ func TestResolvedAddressesAreChecked(t *testing.T) {
 // Bodies over 2 MiB are refused, whether announced or not.
 func TestBodyLimit(t *testing.T) {
 	big := strings.Repeat("x", DefaultMaxBody+1)
-	p := newPlugin(t)
+	p := newPlugin(t, loopback...)
 	for _, tc := range []struct {
 		name     string
 		body     string
@@ -434,7 +443,7 @@ func TestBodyLimit(t *testing.T) {
 }
 
 func TestInvalidConfig(t *testing.T) {
-	p := newPlugin(t)
+	p := newPlugin(t, loopback...)
 	for _, cfg := range []map[string]any{
 		{},
 		{"url": ""},
@@ -464,7 +473,7 @@ func TestInvalidConfig(t *testing.T) {
 // A request that cannot be sent is Kargo's "errored": retryable. Header
 // values and the query never show in the message.
 func TestRequestFailures(t *testing.T) {
-	p := newPlugin(t)
+	p := newPlugin(t, loopback...)
 	closed := httptest.NewServer(nethttp.NotFoundHandler())
 	closed.Close()
 	secret := map[string]any{"url": closed.URL + "/?apikey=QUERYSECRET",
@@ -495,7 +504,7 @@ func TestAbortCancelsTheRequest(t *testing.T) {
 		once.Do(func() { close(started) })
 		<-r.Context().Done()
 	})
-	p := newPlugin(t)
+	p := newPlugin(t, loopback...)
 	tc := taskContext(map[string]any{"url": s.URL, "timeout": "30s"})
 	go func() {
 		<-started

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apiserver/pkg/admission"
 
 	kargov1alpha1 "taskactions/api/kargo/v1alpha1"
-	"taskactions/internal/kargo"
+	"taskactions/internal/kargo/rules"
 )
 
 var (
@@ -33,7 +33,7 @@ var (
 //   - Stage, on create and update: defaults the shard label (mutating) and
 //     rejects what Kargo's validating webhook rejects.
 //   - Promotion, on update: the spec is immutable. (Kargo's defaulting of a
-//     new Promotion from its Stage needs the Stage; kargo.BuildPromotion
+//     new Promotion from its Stage needs the Stage; rules.BuildPromotion
 //     builds Promotions whole.)
 //   - Freight: on create the name becomes the Freight's ID (its content
 //     hash) and the alias label follows the alias field (mutating); a
@@ -62,7 +62,7 @@ func (k *kargoAdmission) Admit(_ context.Context, a admission.Attributes, _ admi
 	switch a.GetResource().GroupResource() {
 	case stageResource:
 		u, stage, ok := objectOf[kargov1alpha1.Stage](a.GetObject())
-		if ok && kargo.DefaultStage(stage) {
+		if ok && rules.DefaultStage(stage) {
 			u.SetLabels(stage.Labels)
 		}
 	case freightResource:
@@ -70,7 +70,7 @@ func (k *kargoAdmission) Admit(_ context.Context, a admission.Attributes, _ admi
 		if !ok {
 			return nil
 		}
-		if err := kargo.DefaultFreight(f, a.GetOperation() == admission.Create, nil); err != nil {
+		if err := rules.DefaultFreight(f, a.GetOperation() == admission.Create, nil); err != nil {
 			return apierrors.NewInternalError(err)
 		}
 		u.SetName(f.Name)
@@ -97,7 +97,7 @@ func (k *kargoAdmission) Validate(_ context.Context, a admission.Attributes, _ a
 		if !ok {
 			return nil
 		}
-		if errs := kargo.ValidateStageWebhook(stage); len(errs) > 0 {
+		if errs := rules.ValidateStageWebhook(stage); len(errs) > 0 {
 			return apierrors.NewInvalid(stageGroupKind, stage.Name, errs)
 		}
 	case promotionResource:
@@ -109,7 +109,7 @@ func (k *kargoAdmission) Validate(_ context.Context, a admission.Attributes, _ a
 		if !ok || !oldOK {
 			return nil
 		}
-		if errs := kargo.ValidatePromotionUpdate(old, promo); len(errs) > 0 {
+		if errs := rules.ValidatePromotionUpdate(old, promo); len(errs) > 0 {
 			return apierrors.NewInvalid(promotionGroupKind, promo.Name, errs)
 		}
 	case freightResource:
@@ -120,10 +120,10 @@ func (k *kargoAdmission) Validate(_ context.Context, a admission.Attributes, _ a
 		var errs field.ErrorList
 		if update {
 			if _, old, oldOK := objectOf[kargov1alpha1.Freight](a.GetOldObject()); oldOK {
-				errs = kargo.ValidateFreightUpdate(old, f)
+				errs = rules.ValidateFreightUpdate(old, f)
 			}
 		} else {
-			errs = kargo.ValidateFreight(f)
+			errs = rules.ValidateFreight(f)
 		}
 		if len(errs) > 0 {
 			return apierrors.NewInvalid(freightGroupKind, f.Name, errs)

@@ -18,7 +18,7 @@ import (
 
 	kargov1alpha1 "taskactions/api/kargo/v1alpha1"
 	"taskactions/config/crd"
-	"taskactions/internal/kargo"
+	"taskactions/internal/kargo/rules"
 )
 
 const stageNamespace = "kargo-demo"
@@ -178,7 +178,7 @@ func readFixtures(t *testing.T) []fixture {
 
 // TestStageFixturesAgreeWithAPIServer sends every fixture through the API
 // server (CRD schema, CEL rules and the admission plugin) and through
-// kargo.ValidateStage: both must reject the invalid ones with the expected
+// rules.ValidateStage: both must reject the invalid ones with the expected
 // message on the expected field, and accept the valid ones.
 func TestStageFixturesAgreeWithAPIServer(t *testing.T) {
 	ctx := t.Context()
@@ -190,7 +190,7 @@ func TestStageFixturesAgreeWithAPIServer(t *testing.T) {
 			if err := yaml.Unmarshal(fx.doc, &typed); err != nil {
 				t.Fatalf("decode as Stage: %v", err)
 			}
-			errs := kargo.ValidateStage(&typed)
+			errs := rules.ValidateStage(&typed)
 			_, err := sc.Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 
 			if fx.expect == "" {
@@ -374,7 +374,7 @@ func TestFreightAdmission(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(freightDoc), &typed); err != nil {
 		t.Fatal(err)
 	}
-	id := kargo.GenerateFreightID(&typed)
+	id := rules.GenerateFreightID(&typed)
 
 	created, err := fc.Create(ctx, in, metav1.CreateOptions{})
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 
 	kargo "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/auth"
-	"taskactions/internal/promotions"
+	"taskactions/internal/kargo/promotions"
 	"taskactions/internal/sse"
 )
 

@@ -14,11 +14,11 @@ import (
 
 	"taskactions/api"
 	"taskactions/internal/auth"
+	"taskactions/internal/kargo/promotions"
+	"taskactions/internal/kargo/stages"
 	"taskactions/internal/logs"
-	"taskactions/internal/promotions"
 	"taskactions/internal/runs"
 	"taskactions/internal/sse"
-	"taskactions/internal/stages"
 	"taskactions/internal/taskactions"
 )
 

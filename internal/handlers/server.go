@@ -15,11 +15,11 @@ import (
 	"taskactions/internal/auth"
 	"taskactions/internal/history"
 	"taskactions/internal/journal"
+	"taskactions/internal/kargo/promotions"
+	"taskactions/internal/kargo/stages"
 	"taskactions/internal/logs"
-	"taskactions/internal/promotions"
 	"taskactions/internal/runs"
 	"taskactions/internal/sse"
-	"taskactions/internal/stages"
 	"taskactions/internal/taskactions"
 )
 

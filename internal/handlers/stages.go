@@ -5,8 +5,8 @@ import (
 	"net/http"
 
 	kargo "taskactions/api/kargo/v1alpha1"
+	"taskactions/internal/kargo/stages"
 	"taskactions/internal/sse"
-	"taskactions/internal/stages"
 )
 
 // The Stage operations: each translates HTTP to a call of the Stage

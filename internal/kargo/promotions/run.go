@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kargo "taskactions/api/kargo/v1alpha1"
-	"taskactions/internal/promotion"
+	"taskactions/internal/kargo/engine"
 	"taskactions/internal/taskactions"
 )
 
@@ -49,11 +49,11 @@ func stepAction(i int) string { return fmt.Sprintf("step-%d", i+1) }
 
 // records are the steps decided so far, from the Promotion's status: its
 // step metadata, and the outputs kept in status.state by alias.
-func records(p *kargo.Promotion) []promotion.StepRecord {
+func records(p *kargo.Promotion) []engine.StepRecord {
 	state := p.Status.GetState()
-	out := make([]promotion.StepRecord, len(p.Status.StepExecutionMetadata))
+	out := make([]engine.StepRecord, len(p.Status.StepExecutionMetadata))
 	for i, md := range p.Status.StepExecutionMetadata {
-		out[i] = promotion.StepRecord{
+		out[i] = engine.StepRecord{
 			Alias: md.Alias, Status: md.Status, Message: md.Message, ErrorCount: md.ErrorCount,
 			StartedAt: timeOf(md.StartedAt), FinishedAt: timeOf(md.FinishedAt),
 		}
@@ -73,7 +73,7 @@ func timeOf(t *metav1.Time) *time.Time {
 
 // setRecord writes step i's record into the status (appending when it is
 // the next one), its outputs into status.state.
-func setRecord(st *kargo.PromotionStatus, i int, r promotion.StepRecord, continueOnError bool) {
+func setRecord(st *kargo.PromotionStatus, i int, r engine.StepRecord, continueOnError bool) {
 	md := kargo.StepExecutionMetadata{
 		Alias: r.Alias, Status: r.Status, Message: r.Message, ErrorCount: r.ErrorCount,
 		ContinueOnError: continueOnError,

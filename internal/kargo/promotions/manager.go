@@ -17,9 +17,9 @@ import (
 
 	kargo "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/journal"
+	"taskactions/internal/kargo/stages"
 	"taskactions/internal/kube/clientset/versioned"
 	"taskactions/internal/pipeline"
-	"taskactions/internal/stages"
 )
 
 // rest is what a ListWatch needs of a client.

@@ -15,7 +15,7 @@ import (
 
 	kargo "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/journal"
-	kargorules "taskactions/internal/kargo"
+	"taskactions/internal/kargo/rules"
 	"taskactions/internal/pipeline"
 )
 
@@ -89,9 +89,9 @@ func (m *Manager) freightNamed(ctx context.Context, project, name, alias string)
 	}
 	if len(fs) == 0 {
 		if name != "" {
-			return nil, pipeline.Errorf(pipeline.ErrNotFound, "%s", kargorules.MsgFreightNotFound(name, project))
+			return nil, pipeline.Errorf(pipeline.ErrNotFound, "%s", rules.MsgFreightNotFound(name, project))
 		}
-		return nil, pipeline.Errorf(pipeline.ErrNotFound, "%s", kargorules.MsgFreightAliasNotFound(alias, project))
+		return nil, pipeline.Errorf(pipeline.ErrNotFound, "%s", rules.MsgFreightAliasNotFound(alias, project))
 	}
 	return fs[0], nil
 }
@@ -105,10 +105,10 @@ func (m *Manager) CreateFreight(ctx context.Context, project string, f *kargo.Fr
 			Detail: fmt.Sprintf("Invalid value: %q: must be the project %q (or left out)", f.Namespace, project)}}
 	}
 	f.Namespace, f.ResourceVersion, f.Status = project, "", kargo.FreightStatus{}
-	if err := pipeline.FromFieldErrors(kargorules.ValidateFreight(f)); err != nil {
+	if err := pipeline.FromFieldErrors(rules.ValidateFreight(f)); err != nil {
 		return nil, err
 	}
-	if err := kargorules.DefaultFreight(f, true, m.newAlias(project)); err != nil {
+	if err := rules.DefaultFreight(f, true, m.newAlias(project)); err != nil {
 		return nil, err
 	}
 	out, err := m.client.KargoV1alpha1().Freights(project).Create(ctx, f, metav1.CreateOptions{})
@@ -172,7 +172,7 @@ func (m *Manager) SyncFreight(ctx context.Context, s *kargo.Stage, now time.Time
 		}
 	}
 	verified := map[string]bool{}
-	for _, name := range kargorules.VerifiedFreight(s) {
+	for _, name := range rules.VerifiedFreight(s) {
 		verified[name] = true
 	}
 	all, err := m.freight.ByIndex(pipeline.IndexNamespace, s.Namespace)

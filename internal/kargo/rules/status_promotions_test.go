@@ -1,4 +1,4 @@
-package kargo
+package rules
 
 import (
 	"testing"

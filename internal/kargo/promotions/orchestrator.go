@@ -15,8 +15,8 @@ import (
 
 	kargo "taskactions/api/kargo/v1alpha1"
 	v1 "taskactions/api/v1"
+	"taskactions/internal/kargo/engine"
 	"taskactions/internal/pipeline"
-	"taskactions/internal/promotion"
 	"taskactions/internal/taskactions"
 )
 
@@ -225,9 +225,9 @@ func (o *Orchestrator) advance(ctx context.Context, p *kargo.Promotion) error {
 // decide records in p's status every decision it can take now, and
 // returns the last one: Waiting (a step runs), Finished, or Run (the step
 // to enqueue, recorded Running).
-func (o *Orchestrator) decide(ctx context.Context, p *kargo.Promotion) (promotion.Decision, error) {
+func (o *Orchestrator) decide(ctx context.Context, p *kargo.Promotion) (engine.Decision, error) {
 	for {
-		in := promotion.Input{Steps: p.Spec.Steps, Vars: p.Spec.Vars, Ctx: o.context(p), Done: records(p)}
+		in := engine.Input{Steps: p.Spec.Steps, Vars: p.Spec.Vars, Ctx: o.context(p), Done: records(p)}
 		// The step in flight: record its end, or wait for it.
 		if n := len(in.Done); n > 0 && in.Done[n-1].Status == kargo.PromotionStepStatusRunning {
 			ta, err := o.cfg.Actions.GetTaskAction(ctx, o.stepID(p, n-1))
@@ -235,19 +235,19 @@ func (o *Orchestrator) decide(ctx context.Context, p *kargo.Promotion) (promotio
 			case errors.Is(err, pipeline.ErrNotFound):
 				in.Done = in.Done[:n-1] // decided, not yet enqueued when the server stopped
 			case err != nil:
-				return promotion.Decision{}, err
+				return engine.Decision{}, err
 			default:
 				r, ended := o.ended(p, n-1, in.Done[n-1], ta)
 				if !ended {
-					return promotion.Decision{Waiting: true}, nil
+					return engine.Decision{Waiting: true}, nil
 				}
 				setRecord(&p.Status, n-1, r, p.Spec.Steps[n-1].ContinueOnError)
 				continue
 			}
 		}
-		d := promotion.Decide(in)
+		d := engine.Decide(in)
 		now := time.Now()
-		r := promotion.StepRecord{Alias: d.Alias, StartedAt: &now, FinishedAt: &now}
+		r := engine.StepRecord{Alias: d.Alias, StartedAt: &now, FinishedAt: &now}
 		switch {
 		case d.Skip:
 			r.Status, r.Message = kargo.PromotionStepStatusSkipped, d.SkipReason
@@ -267,7 +267,7 @@ func (o *Orchestrator) decide(ctx context.Context, p *kargo.Promotion) (promotio
 }
 
 // enqueueStep enqueues the action of a step decided to run (idempotent).
-func (o *Orchestrator) enqueueStep(ctx context.Context, p *kargo.Promotion, d promotion.Decision) error {
+func (o *Orchestrator) enqueueStep(ctx context.Context, p *kargo.Promotion, d engine.Decision) error {
 	meta := map[string]any{"retries": d.Retries}
 	if d.Timeout > 0 {
 		meta["timeout"] = d.Timeout.String()
@@ -285,7 +285,7 @@ func (o *Orchestrator) enqueueStep(ctx context.Context, p *kargo.Promotion, d pr
 	case unrunnable(err):
 		now := time.Now()
 		return o.updateStatus(ctx, p, func(s *kargo.PromotionStatus) {
-			setRecord(s, d.Index, promotion.StepRecord{Alias: d.Alias, Status: kargo.PromotionStepStatusErrored,
+			setRecord(s, d.Index, engine.StepRecord{Alias: d.Alias, Status: kargo.PromotionStepStatusErrored,
 				Message: fmt.Sprintf("cannot run step %q: %v", d.Alias, err), StartedAt: &now, FinishedAt: &now},
 				p.Spec.Steps[d.Index].ContinueOnError)
 		})
@@ -304,7 +304,7 @@ func unrunnable(err error) bool {
 func shortName(s string) string { return s[:min(len(s), 63)] }
 
 // ended reports whether a step's action is terminal, and its record if so.
-func (o *Orchestrator) ended(p *kargo.Promotion, i int, r promotion.StepRecord, ta *v1.TaskAction) (promotion.StepRecord, bool) {
+func (o *Orchestrator) ended(p *kargo.Promotion, i int, r engine.StepRecord, ta *v1.TaskAction) (engine.StepRecord, bool) {
 	phase := v1.PhaseOf(ta.Status.Conditions)
 	if !phase.Terminal() {
 		return r, false
@@ -316,7 +316,7 @@ func (o *Orchestrator) ended(p *kargo.Promotion, i int, r promotion.StepRecord, 
 	if phase == v1.PhaseAborted {
 		msg = ta.Annotations[v1.AnnotationAbortReason]
 	}
-	r.Status, r.Message = promotion.StepStatusOf(string(phase), ta.Status.Attempts, p.Spec.Steps[i], r.Alias, msg)
+	r.Status, r.Message = engine.StepStatusOf(string(phase), ta.Status.Attempts, p.Spec.Steps[i], r.Alias, msg)
 	// Kargo's errorCount: the consecutive failed attempts (each attempt
 	// after the first follows a failure; a success resets it).
 	r.ErrorCount = ta.Status.Attempts
@@ -379,8 +379,8 @@ func (o *Orchestrator) abort(ctx context.Context, p *kargo.Promotion) error {
 	return o.advance(ctx, p)
 }
 
-func (o *Orchestrator) context(p *kargo.Promotion) promotion.Context {
-	c := promotion.Context{Project: p.Namespace, Promotion: p.Name, Stage: p.Spec.Stage,
+func (o *Orchestrator) context(p *kargo.Promotion) engine.Context {
+	c := engine.Context{Project: p.Namespace, Promotion: p.Name, Stage: p.Spec.Stage,
 		Actor: p.Annotations[kargo.AnnotationKeyCreateActor]}
 	c.TargetFreight.Name = p.Spec.Freight
 	if f := p.Status.Freight; f != nil {

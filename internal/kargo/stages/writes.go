@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kargo "taskactions/api/kargo/v1alpha1"
-	kargorules "taskactions/internal/kargo"
+	"taskactions/internal/kargo/rules"
 	"taskactions/internal/pipeline"
 )
 
@@ -162,8 +162,8 @@ func (m *Manager) prepare(project, name string, s *kargo.Stage) error {
 	if len(errs) > 0 {
 		return errs
 	}
-	kargorules.DefaultStage(s)
-	return pipeline.FromFieldErrors(kargorules.ValidateStage(s))
+	rules.DefaultStage(s)
+	return pipeline.FromFieldErrors(rules.ValidateStage(s))
 }
 
 func writeError(project, name string, err error) error {

@@ -1,4 +1,4 @@
-package kargo
+package rules
 
 import (
 	"crypto/sha1" // nolint:gosec // Kargo's Freight IDs are SHA-1 hex digests.

@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	kargo "taskactions/api/kargo/v1alpha1"
-	kargorules "taskactions/internal/kargo"
+	"taskactions/internal/kargo/rules"
 	"taskactions/internal/pipeline"
 )
 
@@ -90,7 +90,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 	if c.promotions != nil {
 		promos = c.promotions.ForStage(ns, name)
 	}
-	status, changed := kargorules.ReconcileWithPromotions(s, promos, now)
+	status, changed := rules.ReconcileWithPromotions(s, promos, now)
 	if !changed {
 		return c.syncFreight(ctx, s)
 	}

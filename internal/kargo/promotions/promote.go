@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kargo "taskactions/api/kargo/v1alpha1"
-	kargorules "taskactions/internal/kargo"
+	"taskactions/internal/kargo/rules"
 	"taskactions/internal/pipeline"
 )
 
@@ -41,7 +41,7 @@ func (m *Manager) Promote(ctx context.Context, project, stage string, ref Freigh
 		return nil, err
 	}
 	if !st.IsFreightAvailable(f) {
-		return nil, pipeline.Errorf(pipeline.ErrInvalid, "%s", kargorules.MsgFreightNotAvailable(f.Name, stage))
+		return nil, pipeline.Errorf(pipeline.ErrInvalid, "%s", rules.MsgFreightNotAvailable(f.Name, stage))
 	}
 	return m.create(ctx, st, f.Name, actor)
 }
@@ -71,11 +71,11 @@ func (m *Manager) PromoteDownstream(ctx context.Context, project, stage string, 
 		}
 	}
 	if len(downstream) == 0 {
-		return nil, pipeline.Errorf(pipeline.ErrNotFound, "%s", kargorules.MsgNoDownstreamStages(stage))
+		return nil, pipeline.Errorf(pipeline.ErrNotFound, "%s", rules.MsgNoDownstreamStages(stage))
 	}
 	for _, d := range downstream {
 		if !d.IsFreightAvailable(f) {
-			return nil, pipeline.Errorf(pipeline.ErrInvalid, "%s", kargorules.MsgFreightNotAvailableDownstream(f.Name, d.Name))
+			return nil, pipeline.Errorf(pipeline.ErrInvalid, "%s", rules.MsgFreightNotAvailableDownstream(f.Name, d.Name))
 		}
 	}
 	var out []*View
@@ -118,9 +118,9 @@ func (m *Manager) stage(ctx context.Context, project, name string) (*kargo.Stage
 
 // create builds and stores a Promotion.
 func (m *Manager) create(ctx context.Context, st *kargo.Stage, freight, actor string) (*View, error) {
-	p, err := kargorules.BuildPromotion(st, freight, actor, m.now(), rand.Reader)
+	p, err := rules.BuildPromotion(st, freight, actor, m.now(), rand.Reader)
 	switch {
-	case errors.Is(err, kargorules.ErrPromotionTaskUnsupported):
+	case errors.Is(err, rules.ErrPromotionTaskUnsupported):
 		return nil, pipeline.Errorf(pipeline.ErrUnsupported, "%w", err)
 	case err != nil:
 		return nil, pipeline.Errorf(pipeline.ErrInvalid, "%w", err)

@@ -1,4 +1,4 @@
-package kargo
+package rules
 
 import (
 	"bufio"
@@ -338,7 +338,7 @@ func TestValidateProjectName(t *testing.T) {
 // an error on its "# field:" containing its "# expect:", the valid ones none.
 // (internal/controlplane checks the API server agrees.)
 func TestValidateStageFixtures(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "test", "e2e", "testdata", "stages", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "..", "test", "e2e", "testdata", "stages", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no fixtures: %v", err)
 	}

@@ -11,7 +11,7 @@
 // worst-status phase rule, outputs.<alias>, vars and ${{ }} config
 // templating. How Kargo's retry/timeout maps onto TaskAction attempts is in
 // attempts.go.
-package promotion
+package engine
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package kargo
+package rules
 
 import "taskactions/api/kargo/v1alpha1"
 

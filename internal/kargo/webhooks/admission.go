@@ -1,4 +1,6 @@
-package controlplane
+// Package webhooks runs Kargo's webhooks in process, as an admission plugin
+// of the embedded API server.
+package webhooks
 
 import (
 	"context"
@@ -23,7 +25,7 @@ var (
 	freightGroupKind   = schema.GroupKind{Group: kargov1alpha1.GroupName, Kind: "Freight"}
 )
 
-// kargoAdmission does in process what Kargo's Stage, Promotion and Freight
+// Admission does in process what Kargo's Stage, Promotion and Freight
 // webhooks do in a cluster, which the embedded control plane (no Services,
 // so no admission webhooks) cannot call. The schema rules are the CRDs',
 // enforced by the API server between the two phases. Writes of the status
@@ -41,21 +43,22 @@ var (
 //     label follows the field and origin and artifacts are immutable. No
 //     alias is generated: that, and rejecting an alias another Freight
 //     has, needs a Freight lister.
-type kargoAdmission struct {
+type Admission struct {
 	*admission.Handler
 }
 
 var (
-	_ admission.MutationInterface   = (*kargoAdmission)(nil)
-	_ admission.ValidationInterface = (*kargoAdmission)(nil)
+	_ admission.MutationInterface   = (*Admission)(nil)
+	_ admission.ValidationInterface = (*Admission)(nil)
 )
 
-func newKargoAdmission() *kargoAdmission {
-	return &kargoAdmission{Handler: admission.NewHandler(admission.Create, admission.Update)}
+// NewAdmission returns the plugin, for the API server's admission chain.
+func NewAdmission() *Admission {
+	return &Admission{Handler: admission.NewHandler(admission.Create, admission.Update)}
 }
 
 // Admit defaults the Stage or Freight in the request.
-func (k *kargoAdmission) Admit(_ context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+func (k *Admission) Admit(_ context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
 	if a.GetSubresource() != "" {
 		return nil
 	}
@@ -86,7 +89,7 @@ func (k *kargoAdmission) Admit(_ context.Context, a admission.Attributes, _ admi
 
 // Validate rejects a Stage, Promotion or Freight write Kargo's validating
 // webhooks would reject.
-func (k *kargoAdmission) Validate(_ context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+func (k *Admission) Validate(_ context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
 	if a.GetSubresource() != "" {
 		return nil
 	}

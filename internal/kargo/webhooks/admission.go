@@ -1,5 +1,9 @@
-// Package webhooks runs Kargo's webhooks in process, as an admission plugin
-// of the embedded API server.
+// Package webhooks does in process what Kargo's Stage, Promotion and
+// Freight webhooks (v1.6) do in a cluster, as an admission plugin of the
+// embedded API server: that server has no Services, so it cannot call
+// admission webhooks. The rules themselves are package rules'; this package
+// reads them off admission requests and answers as the webhooks would. The
+// control plane only chains the plugin into its API server.
 package webhooks
 
 import (
@@ -12,25 +16,23 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/admission"
 
-	kargov1alpha1 "taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/kargo/rules"
 )
 
 var (
-	stageResource      = kargov1alpha1.Resource(kargov1alpha1.StagePlural)
-	stageGroupKind     = schema.GroupKind{Group: kargov1alpha1.GroupName, Kind: "Stage"}
-	promotionResource  = kargov1alpha1.Resource(kargov1alpha1.PromotionPlural)
-	promotionGroupKind = schema.GroupKind{Group: kargov1alpha1.GroupName, Kind: "Promotion"}
-	freightResource    = kargov1alpha1.Resource(kargov1alpha1.FreightPlural)
-	freightGroupKind   = schema.GroupKind{Group: kargov1alpha1.GroupName, Kind: "Freight"}
+	stageResource      = kargoapi.Resource(kargoapi.StagePlural)
+	stageGroupKind     = schema.GroupKind{Group: kargoapi.GroupName, Kind: "Stage"}
+	promotionResource  = kargoapi.Resource(kargoapi.PromotionPlural)
+	promotionGroupKind = schema.GroupKind{Group: kargoapi.GroupName, Kind: "Promotion"}
+	freightResource    = kargoapi.Resource(kargoapi.FreightPlural)
+	freightGroupKind   = schema.GroupKind{Group: kargoapi.GroupName, Kind: "Freight"}
 )
 
-// Admission does in process what Kargo's Stage, Promotion and Freight
-// webhooks do in a cluster, which the embedded control plane (no Services,
-// so no admission webhooks) cannot call. The schema rules are the CRDs',
-// enforced by the API server between the two phases. Writes of the status
-// subresource are not admitted here. It rejects with 422 Invalid and
-// Kargo's field errors.
+// Admission is Kargo's webhooks as one admission plugin. The schema rules
+// are the CRDs', enforced by the API server between its two phases. Writes
+// of the status subresource are not admitted here. It rejects with 422
+// Invalid and Kargo's field errors.
 //
 //   - Stage, on create and update: defaults the shard label (mutating) and
 //     rejects what Kargo's validating webhook rejects.
@@ -64,25 +66,9 @@ func (k *Admission) Admit(_ context.Context, a admission.Attributes, _ admission
 	}
 	switch a.GetResource().GroupResource() {
 	case stageResource:
-		u, stage, ok := objectOf[kargov1alpha1.Stage](a.GetObject())
-		if ok && rules.DefaultStage(stage) {
-			u.SetLabels(stage.Labels)
-		}
+		admitStage(a)
 	case freightResource:
-		u, f, ok := objectOf[kargov1alpha1.Freight](a.GetObject())
-		if !ok {
-			return nil
-		}
-		if err := rules.DefaultFreight(f, a.GetOperation() == admission.Create, nil); err != nil {
-			return apierrors.NewInternalError(err)
-		}
-		u.SetName(f.Name)
-		u.SetLabels(f.Labels)
-		if f.Alias != "" {
-			u.Object["alias"] = f.Alias
-		} else {
-			delete(u.Object, "alias")
-		}
+		return admitFreight(a)
 	}
 	return nil
 }
@@ -93,44 +79,86 @@ func (k *Admission) Validate(_ context.Context, a admission.Attributes, _ admiss
 	if a.GetSubresource() != "" {
 		return nil
 	}
-	update := a.GetOperation() == admission.Update
 	switch a.GetResource().GroupResource() {
 	case stageResource:
-		_, stage, ok := objectOf[kargov1alpha1.Stage](a.GetObject())
-		if !ok {
-			return nil
-		}
-		if errs := rules.ValidateStageWebhook(stage); len(errs) > 0 {
-			return apierrors.NewInvalid(stageGroupKind, stage.Name, errs)
-		}
+		return validateStage(a)
 	case promotionResource:
-		if !update {
-			return nil
-		}
-		_, promo, ok := objectOf[kargov1alpha1.Promotion](a.GetObject())
-		_, old, oldOK := objectOf[kargov1alpha1.Promotion](a.GetOldObject())
-		if !ok || !oldOK {
-			return nil
-		}
-		if errs := rules.ValidatePromotionUpdate(old, promo); len(errs) > 0 {
-			return apierrors.NewInvalid(promotionGroupKind, promo.Name, errs)
-		}
+		return validatePromotion(a)
 	case freightResource:
-		_, f, ok := objectOf[kargov1alpha1.Freight](a.GetObject())
-		if !ok {
-			return nil
+		return validateFreight(a)
+	}
+	return nil
+}
+
+// admitStage is Kargo's Stage defaulting webhook: the shard label.
+func admitStage(a admission.Attributes) {
+	u, stage, ok := objectOf[kargoapi.Stage](a.GetObject())
+	if ok && rules.DefaultStage(stage) {
+		u.SetLabels(stage.Labels)
+	}
+}
+
+// admitFreight is Kargo's Freight defaulting webhook: the name and the
+// alias label, written back into the request's object.
+func admitFreight(a admission.Attributes) error {
+	u, f, ok := objectOf[kargoapi.Freight](a.GetObject())
+	if !ok {
+		return nil
+	}
+	if err := rules.DefaultFreight(f, a.GetOperation() == admission.Create, nil); err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	u.SetName(f.Name)
+	u.SetLabels(f.Labels)
+	if f.Alias != "" {
+		u.Object["alias"] = f.Alias
+	} else {
+		delete(u.Object, "alias")
+	}
+	return nil
+}
+
+func validateStage(a admission.Attributes) error {
+	_, stage, ok := objectOf[kargoapi.Stage](a.GetObject())
+	if !ok {
+		return nil
+	}
+	if errs := rules.ValidateStageWebhook(stage); len(errs) > 0 {
+		return apierrors.NewInvalid(stageGroupKind, stage.Name, errs)
+	}
+	return nil
+}
+
+func validatePromotion(a admission.Attributes) error {
+	if a.GetOperation() != admission.Update {
+		return nil
+	}
+	_, promo, ok := objectOf[kargoapi.Promotion](a.GetObject())
+	_, old, oldOK := objectOf[kargoapi.Promotion](a.GetOldObject())
+	if !ok || !oldOK {
+		return nil
+	}
+	if errs := rules.ValidatePromotionUpdate(old, promo); len(errs) > 0 {
+		return apierrors.NewInvalid(promotionGroupKind, promo.Name, errs)
+	}
+	return nil
+}
+
+func validateFreight(a admission.Attributes) error {
+	_, f, ok := objectOf[kargoapi.Freight](a.GetObject())
+	if !ok {
+		return nil
+	}
+	var errs field.ErrorList
+	if a.GetOperation() == admission.Update {
+		if _, old, oldOK := objectOf[kargoapi.Freight](a.GetOldObject()); oldOK {
+			errs = rules.ValidateFreightUpdate(old, f)
 		}
-		var errs field.ErrorList
-		if update {
-			if _, old, oldOK := objectOf[kargov1alpha1.Freight](a.GetOldObject()); oldOK {
-				errs = rules.ValidateFreightUpdate(old, f)
-			}
-		} else {
-			errs = rules.ValidateFreight(f)
-		}
-		if len(errs) > 0 {
-			return apierrors.NewInvalid(freightGroupKind, f.Name, errs)
-		}
+	} else {
+		errs = rules.ValidateFreight(f)
+	}
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(freightGroupKind, f.Name, errs)
 	}
 	return nil
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	kargo "taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/auth"
 	"taskactions/internal/kargo/promotions"
 	"taskactions/internal/sse"
@@ -126,7 +126,7 @@ func (s *Server) promotionStream(ctx context.Context, project, stage, lastID str
 		Open: func(ctx context.Context, after *uint64) (*promotions.Subscription, promotions.Start, []*promotions.View) {
 			return s.promos.Subscribe(ctx, project, stage, after)
 		},
-		Encode:  objectEvent[*kargo.Promotion],
+		Encode:  objectEvent[*kargoapi.Promotion],
 		Cursors: s.promos.Journal(),
 	}
 	return &stream[*promotions.View]{ctx: ctx, kind: "promotions", lastID: lastID, src: src, s: s}
@@ -152,8 +152,8 @@ func actor(ctx context.Context) string {
 }
 
 var (
-	freightJSON   = objectJSON[*kargo.Freight]
-	promotionJSON = objectJSON[*kargo.Promotion]
+	freightJSON   = objectJSON[*kargoapi.Freight]
+	promotionJSON = objectJSON[*kargoapi.Promotion]
 )
 
 type freightList []*promotions.FreightView

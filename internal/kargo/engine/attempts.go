@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 )
 
 // Kargo's retry model and TaskAction attempts
@@ -36,19 +36,19 @@ const DefaultErrorThreshold uint32 = 1
 
 // ErrorThreshold is the step's retry.errorThreshold, DefaultErrorThreshold
 // when unset or 0.
-func ErrorThreshold(step v1alpha1.PromotionStep) uint32 {
+func ErrorThreshold(step kargoapi.PromotionStep) uint32 {
 	return step.Retry.GetErrorThreshold(DefaultErrorThreshold)
 }
 
 // Retries is how many times the step's child action may be retried:
 // ErrorThreshold-1 (the default threshold 1 gives 0 retries).
-func Retries(step v1alpha1.PromotionStep) int {
+func Retries(step kargoapi.PromotionStep) int {
 	return int(ErrorThreshold(step)) - 1
 }
 
 // Timeout is the step's retry.timeout, used as the child action's
 // per-attempt timeout; 0 (unset, zero or negative) means none.
-func Timeout(step v1alpha1.PromotionStep) time.Duration {
+func Timeout(step kargoapi.PromotionStep) time.Duration {
 	d := step.Retry.GetTimeout(nil)
 	if d == nil || *d < 0 {
 		return 0
@@ -93,7 +93,7 @@ const (
 func StepStatusOf(
 	actionPhase string,
 	attempts uint32,
-	step v1alpha1.PromotionStep,
+	step kargoapi.PromotionStep,
 	alias string,
 	errMessage string,
 ) (StepStatus, string) {

@@ -6,28 +6,28 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 )
 
 func TestRetriesAndTimeout(t *testing.T) {
 	d := func(x time.Duration) *metav1.Duration { return &metav1.Duration{Duration: x} }
 	tests := []struct {
 		name    string
-		retry   *v1alpha1.PromotionStepRetry
+		retry   *kargoapi.PromotionStepRetry
 		retries int
 		timeout time.Duration
 	}{
 		{"no retry", nil, 0, 0},
-		{"zero threshold is the default 1", &v1alpha1.PromotionStepRetry{}, 0, 0},
-		{"threshold 1", &v1alpha1.PromotionStepRetry{ErrorThreshold: 1}, 0, 0},
-		{"threshold 4", &v1alpha1.PromotionStepRetry{ErrorThreshold: 4}, 3, 0},
-		{"timeout", &v1alpha1.PromotionStepRetry{Timeout: d(90 * time.Second)}, 0, 90 * time.Second},
-		{"zero timeout is none", &v1alpha1.PromotionStepRetry{Timeout: d(0)}, 0, 0},
-		{"negative timeout is none", &v1alpha1.PromotionStepRetry{Timeout: d(-time.Second)}, 0, 0},
+		{"zero threshold is the default 1", &kargoapi.PromotionStepRetry{}, 0, 0},
+		{"threshold 1", &kargoapi.PromotionStepRetry{ErrorThreshold: 1}, 0, 0},
+		{"threshold 4", &kargoapi.PromotionStepRetry{ErrorThreshold: 4}, 3, 0},
+		{"timeout", &kargoapi.PromotionStepRetry{Timeout: d(90 * time.Second)}, 0, 90 * time.Second},
+		{"zero timeout is none", &kargoapi.PromotionStepRetry{Timeout: d(0)}, 0, 0},
+		{"negative timeout is none", &kargoapi.PromotionStepRetry{Timeout: d(-time.Second)}, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := v1alpha1.PromotionStep{Retry: tt.retry}
+			s := kargoapi.PromotionStep{Retry: tt.retry}
 			if got := Retries(s); got != tt.retries {
 				t.Errorf("Retries = %d, want %d", got, tt.retries)
 			}
@@ -39,14 +39,14 @@ func TestRetriesAndTimeout(t *testing.T) {
 }
 
 func TestStepStatusOf(t *testing.T) {
-	plain := v1alpha1.PromotionStep{}
-	th3 := v1alpha1.PromotionStep{Retry: &v1alpha1.PromotionStepRetry{ErrorThreshold: 3}}
-	timed := v1alpha1.PromotionStep{Retry: &v1alpha1.PromotionStepRetry{Timeout: &metav1.Duration{Duration: 5 * time.Minute}}}
+	plain := kargoapi.PromotionStep{}
+	th3 := kargoapi.PromotionStep{Retry: &kargoapi.PromotionStepRetry{ErrorThreshold: 3}}
+	timed := kargoapi.PromotionStep{Retry: &kargoapi.PromotionStepRetry{Timeout: &metav1.Duration{Duration: 5 * time.Minute}}}
 	tests := []struct {
 		name     string
 		phase    string
 		attempts uint32
-		step     v1alpha1.PromotionStep
+		step     kargoapi.PromotionStep
 		err      string
 		status   StepStatus
 		msg      string

@@ -17,20 +17,20 @@ import (
 	"fmt"
 	"time"
 
-	"taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 )
 
 // StepStatus is a step's outcome, Kargo's PromotionStepStatus.
-type StepStatus = v1alpha1.PromotionStepStatus
+type StepStatus = kargoapi.PromotionStepStatus
 
 // Step statuses, in increasing severity.
 const (
-	StepSucceeded = v1alpha1.PromotionStepStatusSucceeded
-	StepSkipped   = v1alpha1.PromotionStepStatusSkipped
-	StepRunning   = v1alpha1.PromotionStepStatusRunning
-	StepAborted   = v1alpha1.PromotionStepStatusAborted
-	StepFailed    = v1alpha1.PromotionStepStatusFailed
-	StepErrored   = v1alpha1.PromotionStepStatusErrored
+	StepSucceeded = kargoapi.PromotionStepStatusSucceeded
+	StepSkipped   = kargoapi.PromotionStepStatusSkipped
+	StepRunning   = kargoapi.PromotionStepStatusRunning
+	StepAborted   = kargoapi.PromotionStepStatusAborted
+	StepFailed    = kargoapi.PromotionStepStatusFailed
+	StepErrored   = kargoapi.PromotionStepStatusErrored
 )
 
 // severity orders step statuses as Kargo does. An unknown status ranks above
@@ -57,7 +57,7 @@ func severity(s StepStatus) int {
 // FreightRef names the Freight being promoted.
 type FreightRef struct {
 	Name   string
-	Origin v1alpha1.FreightOrigin
+	Origin kargoapi.FreightOrigin
 }
 
 // Context is what expressions see as `ctx`.
@@ -88,9 +88,9 @@ type Input struct {
 	// Steps are the Promotion's steps, tasks already inflated. A step's
 	// alias is its As, or step-<n>/task-<n> when As is empty
 	// (PromotionStep.GetAlias).
-	Steps []v1alpha1.PromotionStep
+	Steps []kargoapi.PromotionStep
 	// Vars are the Promotion's vars (spec.vars).
-	Vars []v1alpha1.ExpressionVariable
+	Vars []kargoapi.ExpressionVariable
 	Ctx  Context
 	// Done has one record per step decided so far, in step order: Done[i]
 	// is Steps[i].
@@ -103,7 +103,7 @@ type Decision struct {
 	// Finished: the promotion is over with Phase (Succeeded, Failed,
 	// Errored or Aborted) and Message.
 	Finished bool
-	Phase    v1alpha1.PromotionPhase
+	Phase    kargoapi.PromotionPhase
 	Message  string
 
 	// Index and Alias name the step the decision is about (unless
@@ -161,12 +161,12 @@ type Decision struct {
 func Decide(in Input) Decision {
 	for i, r := range in.Done {
 		if i >= len(in.Steps) {
-			return finished(v1alpha1.PromotionPhaseErrored,
+			return finished(kargoapi.PromotionPhaseErrored,
 				fmt.Sprintf("%d step records for %d steps", len(in.Done), len(in.Steps)))
 		}
 		alias := in.Steps[i].GetAlias(i)
 		if r.Alias != "" && r.Alias != alias {
-			return finished(v1alpha1.PromotionPhaseErrored,
+			return finished(kargoapi.PromotionPhaseErrored,
 				fmt.Sprintf("step record %d is for step %q, but step %d is %q", i, r.Alias, i, alias))
 		}
 		switch r.Status {
@@ -176,11 +176,11 @@ func Decide(in Input) Decision {
 			if msg == "" {
 				msg = fmt.Sprintf("step %q was aborted", alias)
 			}
-			return finished(v1alpha1.PromotionPhaseAborted, msg)
+			return finished(kargoapi.PromotionPhaseAborted, msg)
 		case StepRunning:
 			return Decision{Waiting: true, Index: i, Alias: alias}
 		default:
-			return finished(v1alpha1.PromotionPhaseErrored,
+			return finished(kargoapi.PromotionPhaseErrored,
 				fmt.Sprintf("step %q has an unknown status %q", alias, r.Status))
 		}
 	}
@@ -275,12 +275,12 @@ func Decide(in Input) Decision {
 	return d
 }
 
-func finished(phase v1alpha1.PromotionPhase, msg string) Decision {
+func finished(phase kargoapi.PromotionPhase, msg string) Decision {
 	return Decision{Finished: true, Phase: phase, Message: msg}
 }
 
 // normalize fills in records' empty aliases.
-func normalize(steps []v1alpha1.PromotionStep, done []StepRecord) []StepRecord {
+func normalize(steps []kargoapi.PromotionStep, done []StepRecord) []StepRecord {
 	out := make([]StepRecord, len(done))
 	for i, r := range done {
 		if r.Alias == "" {
@@ -294,7 +294,7 @@ func normalize(steps []v1alpha1.PromotionStep, done []StepRecord) []StepRecord {
 // HasFailures reports whether a step that is not continueOnError Failed or
 // Errored (Kargo's StepExecutionMetadataList.HasFailures). done[i] is
 // steps[i].
-func HasFailures(steps []v1alpha1.PromotionStep, done []StepRecord) bool {
+func HasFailures(steps []kargoapi.PromotionStep, done []StepRecord) bool {
 	for i, r := range done {
 		if i < len(steps) && steps[i].ContinueOnError {
 			continue
@@ -312,7 +312,7 @@ func HasFailures(steps []v1alpha1.PromotionStep, done []StepRecord) bool {
 // continueOnError; Succeeded or Skipped ⇒ Succeeded, Aborted ⇒ Aborted,
 // Failed ⇒ Failed, anything else ⇒ Errored. The message is the worst step's
 // message ("" when Succeeded).
-func FinalPhase(steps []v1alpha1.PromotionStep, done []StepRecord) (v1alpha1.PromotionPhase, string) {
+func FinalPhase(steps []kargoapi.PromotionStep, done []StepRecord) (kargoapi.PromotionPhase, string) {
 	worst, msg := StepSucceeded, ""
 	for i, r := range done {
 		if i < len(steps) && steps[i].ContinueOnError {
@@ -324,12 +324,12 @@ func FinalPhase(steps []v1alpha1.PromotionStep, done []StepRecord) (v1alpha1.Pro
 	}
 	switch worst {
 	case StepSucceeded, StepSkipped:
-		return v1alpha1.PromotionPhaseSucceeded, ""
+		return kargoapi.PromotionPhaseSucceeded, ""
 	case StepAborted:
-		return v1alpha1.PromotionPhaseAborted, msg
+		return kargoapi.PromotionPhaseAborted, msg
 	case StepFailed:
-		return v1alpha1.PromotionPhaseFailed, msg
+		return kargoapi.PromotionPhaseFailed, msg
 	default:
-		return v1alpha1.PromotionPhaseErrored, msg
+		return kargoapi.PromotionPhaseErrored, msg
 	}
 }

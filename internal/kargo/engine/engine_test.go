@@ -9,10 +9,10 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 )
 
-type ps = v1alpha1.PromotionStep
+type ps = kargoapi.PromotionStep
 
 // step builds a step with alias as and uses "task".
 func step(as string, opts ...func(*ps)) ps {
@@ -30,7 +30,7 @@ func cfg(json string) func(*ps) {
 }
 func svars(vs ...ev) func(*ps)                      { return func(s *ps) { s.Vars = vs } }
 func uses(u string) func(*ps)                       { return func(s *ps) { s.Uses = u } }
-func retry(r v1alpha1.PromotionStepRetry) func(*ps) { return func(s *ps) { s.Retry = &r } }
+func retry(r kargoapi.PromotionStepRetry) func(*ps) { return func(s *ps) { s.Retry = &r } }
 
 // outcome is how a run step ends in a simulation.
 type outcome struct {
@@ -99,7 +99,7 @@ func TestDecideScenarios(t *testing.T) {
 		steps     []ps
 		outcomes  map[string]outcome
 		trace     string
-		phase     v1alpha1.PromotionPhase
+		phase     kargoapi.PromotionPhase
 		message   string
 		recordMsg map[string]string // alias -> message recorded
 	}{
@@ -288,7 +288,7 @@ func TestDecideConfigTemplating(t *testing.T) {
 				"buildStatus": "${{ status('build') }}",
 				"when": "${{ stepMetas.build.Status }}"
 			}`),
-			retry(v1alpha1.PromotionStepRetry{ErrorThreshold: 3, Timeout: &metav1.Duration{Duration: 5 * time.Minute}}),
+			retry(kargoapi.PromotionStepRetry{ErrorThreshold: 3, Timeout: &metav1.Duration{Duration: 5 * time.Minute}}),
 		),
 	}
 	outcomes := map[string]outcome{"build": {status: StepSucceeded, outputs: map[string]any{
@@ -299,7 +299,7 @@ func TestDecideConfigTemplating(t *testing.T) {
 		Vars:  []ev{{Name: "repo", Value: "ghcr.io/acme/web"}, {Name: "env", Value: "${{ ctx.stage }}"}},
 		Ctx:   testCtx,
 	}, outcomes)
-	if r.final.Phase != v1alpha1.PromotionPhaseSucceeded {
+	if r.final.Phase != kargoapi.PromotionPhaseSucceeded {
 		t.Fatalf("phase %q: %q", r.final.Phase, r.final.Message)
 	}
 	want := map[string]any{
@@ -402,7 +402,7 @@ func TestFinalPhase(t *testing.T) {
 		name  string
 		steps []ps
 		done  []StepRecord
-		phase v1alpha1.PromotionPhase
+		phase kargoapi.PromotionPhase
 		msg   string
 	}{
 		{"empty", nil, nil, "Succeeded", ""},

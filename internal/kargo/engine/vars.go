@@ -8,12 +8,12 @@ import (
 	"github.com/expr-lang/expr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 )
 
 // aliasSeparator separates a task's alias from one of its steps' aliases in
 // the alias of a step inflated from a PromotionTask ("<task>::<step>"); the
-// same as v1alpha1.PromotionAliasSeparator (kept here so this package does
+// same as kargoapi.PromotionAliasSeparator (kept here so this package does
 // not depend on that newer constant).
 const aliasSeparator = "::"
 
@@ -21,7 +21,7 @@ const aliasSeparator = "::"
 // template (see EvaluateTemplate) evaluated with the env {ctx, vars}: vars
 // holds the vars evaluated before it (vars.<name>); outputs are not
 // visible. A later var with the same name overrides an earlier one.
-func PromotionVars(vars []v1alpha1.ExpressionVariable, c Context) (map[string]any, error) {
+func PromotionVars(vars []kargoapi.ExpressionVariable, c Context) (map[string]any, error) {
 	out := make(map[string]any, len(vars))
 	env := map[string]any{"ctx": c.env(), "vars": out}
 	for _, v := range vars {
@@ -41,8 +41,8 @@ func PromotionVars(vars []v1alpha1.ExpressionVariable, c Context) (map[string]an
 // Step vars override promotion vars of the same name. done is what is known
 // of the steps before this one.
 func StepVars(
-	promoVars []v1alpha1.ExpressionVariable,
-	step v1alpha1.PromotionStep,
+	promoVars []kargoapi.ExpressionVariable,
+	step kargoapi.PromotionStep,
 	alias string,
 	c Context,
 	done []StepRecord,
@@ -78,7 +78,7 @@ func StepVars(
 //	           ("<task>::<step>"): the outputs of the task's other steps by
 //	           their short alias
 //	stepMetas: earlier steps' records by alias, as
-//	           v1alpha1.StepExecutionMetadata (fields Status, Message,
+//	           kargoapi.StepExecutionMetadata (fields Status, Message,
 //	           StartedAt, FinishedAt, ErrorCount, ...)
 func StepEnv(c Context, alias string, vars map[string]any, done []StepRecord) map[string]any {
 	outputs := Outputs(done)
@@ -137,14 +137,14 @@ func (c Context) env() map[string]any {
 }
 
 // metadata is the record as Kargo's StepExecutionMetadata (stepMetas).
-func (r StepRecord) metadata() v1alpha1.StepExecutionMetadata {
+func (r StepRecord) metadata() kargoapi.StepExecutionMetadata {
 	toMeta := func(t *time.Time) *metav1.Time {
 		if t == nil {
 			return nil
 		}
 		return &metav1.Time{Time: *t}
 	}
-	return v1alpha1.StepExecutionMetadata{
+	return kargoapi.StepExecutionMetadata{
 		Alias:      r.Alias,
 		StartedAt:  toMeta(r.StartedAt),
 		FinishedAt: toMeta(r.FinishedAt),
@@ -169,7 +169,7 @@ func aliasNamespace(alias string) string {
 // or Errored; success() is its negation; status('x') is the status of the
 // earlier step x ("Succeeded", "Failed", ...; "" if x has not run), where
 // inside a task x is the short alias of a step of the same task.
-func statusFunctions(alias string, steps []v1alpha1.PromotionStep, done []StepRecord) []expr.Option {
+func statusFunctions(alias string, steps []kargoapi.PromotionStep, done []StepRecord) []expr.Option {
 	failed := HasFailures(steps, done)
 	ns := aliasNamespace(alias)
 	return []expr.Option{

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 )
 
-type ev = v1alpha1.ExpressionVariable
+type ev = kargoapi.ExpressionVariable
 
 var testCtx = Context{
 	Project:   "proj",
@@ -17,7 +17,7 @@ var testCtx = Context{
 	Actor:     "alice",
 	TargetFreight: FreightRef{
 		Name:   "1234567abcdef",
-		Origin: v1alpha1.FreightOrigin{Kind: v1alpha1.FreightOriginKindWarehouse, Name: "wh"},
+		Origin: kargoapi.FreightOrigin{Kind: kargoapi.FreightOriginKindWarehouse, Name: "wh"},
 	},
 }
 
@@ -70,7 +70,7 @@ func TestPromotionVars(t *testing.T) {
 func TestStepVars(t *testing.T) {
 	done := []StepRecord{{Alias: "build", Status: StepSucceeded, Outputs: map[string]any{"tag": "v2"}}}
 	promoVars := []ev{{Name: "tag", Value: "v1"}, {Name: "repo", Value: "ghcr.io/x"}}
-	step := v1alpha1.PromotionStep{Vars: []ev{
+	step := kargoapi.PromotionStep{Vars: []ev{
 		{Name: "tag", Value: "${{ outputs.build.tag }}"},           // overrides, uses outputs
 		{Name: "image", Value: "${{ vars.repo }}:${{ vars.tag }}"}, // sees promotion vars and earlier step vars
 		{Name: "state", Value: "${{ stepMetas.build.Status }}"},
@@ -85,7 +85,7 @@ func TestStepVars(t *testing.T) {
 	}
 
 	// Promotion vars never see outputs, even when a step's do.
-	_, err = StepVars([]ev{{Name: "o", Value: "${{ outputs.build.tag }}"}}, v1alpha1.PromotionStep{}, "deploy", testCtx, done)
+	_, err = StepVars([]ev{{Name: "o", Value: "${{ outputs.build.tag }}"}}, kargoapi.PromotionStep{}, "deploy", testCtx, done)
 	if err == nil || !strings.Contains(err.Error(), "cannot fetch build from <nil>") {
 		t.Fatalf("promotion var saw outputs: %v", err)
 	}
@@ -97,7 +97,7 @@ func TestVarsErrors(t *testing.T) {
 		!strings.Contains(err.Error(), `"1 +"`) {
 		t.Fatalf("err = %v", err)
 	}
-	_, err = StepVars(nil, v1alpha1.PromotionStep{Vars: []ev{{Name: "s", Value: "${{ outputs.x.y }}"}}}, "a", testCtx, nil)
+	_, err = StepVars(nil, kargoapi.PromotionStep{Vars: []ev{{Name: "s", Value: "${{ outputs.x.y }}"}}}, "a", testCtx, nil)
 	if err == nil || !strings.Contains(err.Error(), `variable "s"`) {
 		t.Fatalf("err = %v", err)
 	}

@@ -13,33 +13,33 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
-	kargo "taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/journal"
 	"taskactions/internal/kargo/rules"
 	"taskactions/internal/pipeline"
 )
 
 // FreightView is a piece of Freight as clients see it.
-type FreightView = pipeline.ObjectView[*kargo.Freight]
+type FreightView = pipeline.ObjectView[*kargoapi.Freight]
 
 const indexAlias = "alias"
 
 // freightKind: by project, newest first (Kargo's Freight timeline), with
 // an index on the alias.
-func freightKind(client rest, j journal.Config) pipeline.Kind[*kargo.Freight, *FreightView] {
-	return pipeline.ByNamespace(pipeline.Kind[*kargo.Freight, *FreightView]{
+func freightKind(client rest, j journal.Config) pipeline.Kind[*kargoapi.Freight, *FreightView] {
+	return pipeline.ByNamespace(pipeline.Kind[*kargoapi.Freight, *FreightView]{
 		Name:      "Freight",
 		ListWatch: cache.NewListWatchFromClient(client, "freights", metav1.NamespaceAll, fields.Everything()),
-		Example:   &kargo.Freight{},
+		Example:   &kargoapi.Freight{},
 		Indexers: cache.Indexers{indexAlias: func(obj any) ([]string, error) {
-			f := obj.(*kargo.Freight)
+			f := obj.(*kargoapi.Freight)
 			return []string{f.Namespace + "/" + f.Alias}, nil
 		}},
-		Compare: func(a, b *kargo.Freight) int {
+		Compare: func(a, b *kargoapi.Freight) int {
 			return cmp.Or(b.CreationTimestamp.Compare(a.CreationTimestamp.Time), cmp.Compare(a.Name, b.Name))
 		},
-		View:    pipeline.ObjectViews[kargo.Freight](kargo.GroupVersion.WithKind("Freight")),
-		Same:    pipeline.SameObject[*kargo.Freight],
+		View:    pipeline.ObjectViews[kargoapi.Freight](kargoapi.GroupVersion.WithKind("Freight")),
+		Same:    pipeline.SameObject[*kargoapi.Freight],
 		Journal: j,
 	})
 }
@@ -75,7 +75,7 @@ func (m *Manager) GetFreight(ctx context.Context, project, nameOrAlias string) (
 }
 
 // freightNamed finds Freight by name, or by alias when name is empty.
-func (m *Manager) freightNamed(ctx context.Context, project, name, alias string) (*kargo.Freight, error) {
+func (m *Manager) freightNamed(ctx context.Context, project, name, alias string) (*kargoapi.Freight, error) {
 	m.freight.CatchUp(ctx)
 	if name != "" {
 		if f, err := m.freight.Get(project, name); err != nil || f != nil {
@@ -99,12 +99,12 @@ func (m *Manager) freightNamed(ctx context.Context, project, name, alias string)
 // CreateFreight stores Freight as a Warehouse would have discovered it:
 // its name is the hash of its artifacts (Kargo's), its alias the given
 // one or a generated one.
-func (m *Manager) CreateFreight(ctx context.Context, project string, f *kargo.Freight) (*FreightView, error) {
+func (m *Manager) CreateFreight(ctx context.Context, project string, f *kargoapi.Freight) (*FreightView, error) {
 	if f.Namespace != "" && f.Namespace != project {
 		return nil, pipeline.FieldErrors{{Path: []string{"metadata", "namespace"},
 			Detail: fmt.Sprintf("Invalid value: %q: must be the project %q (or left out)", f.Namespace, project)}}
 	}
-	f.Namespace, f.ResourceVersion, f.Status = project, "", kargo.FreightStatus{}
+	f.Namespace, f.ResourceVersion, f.Status = project, "", kargoapi.FreightStatus{}
 	if err := pipeline.FromFieldErrors(rules.ValidateFreight(f)); err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func (m *Manager) ApproveFreight(ctx context.Context, project, nameOrAlias, stag
 	}
 	// A merge patch of the status: it adds one key, so it cannot conflict
 	// with the Stage controller's writes to the same status.
-	approved := kargo.ApprovedStage{ApprovedAt: &metav1.Time{Time: m.now()}}
+	approved := kargoapi.ApprovedStage{ApprovedAt: &metav1.Time{Time: m.now()}}
 	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"approvedFor": map[string]any{stage: approved}}})
 	out, err := m.client.KargoV1alpha1().Freights(project).Patch(ctx, f.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
 	if err != nil {
@@ -164,7 +164,7 @@ func (m *Manager) ApproveFreight(ctx context.Context, project, nameOrAlias, stag
 // current collection is currentlyIn the Stage (since now, if it was not),
 // Freight that left it is not (its soak is kept as the longest completed
 // one), and the Freight the Stage has verified is verifiedIn it.
-func (m *Manager) SyncFreight(ctx context.Context, s *kargo.Stage, now time.Time) error {
+func (m *Manager) SyncFreight(ctx context.Context, s *kargoapi.Stage, now time.Time) error {
 	current := map[string]bool{}
 	if cur := s.Status.FreightHistory.Current(); cur != nil {
 		for _, ref := range cur.References() {

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/tools/cache"
 
-	kargo "taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/journal"
 	"taskactions/internal/kargo/stages"
 	"taskactions/internal/kube/clientset/versioned"
@@ -39,8 +39,8 @@ type Manager struct {
 	cfg        Config
 	client     versioned.Interface
 	stages     *stages.Manager
-	freight    *pipeline.Cache[*kargo.Freight, *FreightView]
-	promotions *pipeline.Cache[*kargo.Promotion, *View]
+	freight    *pipeline.Cache[*kargoapi.Freight, *FreightView]
+	promotions *pipeline.Cache[*kargoapi.Promotion, *View]
 	now        func() time.Time
 }
 
@@ -58,7 +58,7 @@ func New(cfg Config) *Manager {
 }
 
 // View is a Promotion as clients see it.
-type View = pipeline.ObjectView[*kargo.Promotion]
+type View = pipeline.ObjectView[*kargoapi.Promotion]
 
 const (
 	indexStage = "stage" // namespace/spec.stage
@@ -68,28 +68,28 @@ const (
 // promotionKind: by project, and by Stage, each list in Kargo's queue
 // order's tie-break (names hold a ULID: oldest first); the Stage's
 // promotions stream as a topic of their own.
-func promotionKind(client rest, j journal.Config) pipeline.Kind[*kargo.Promotion, *View] {
-	return pipeline.ByNamespace(pipeline.Kind[*kargo.Promotion, *View]{
+func promotionKind(client rest, j journal.Config) pipeline.Kind[*kargoapi.Promotion, *View] {
+	return pipeline.ByNamespace(pipeline.Kind[*kargoapi.Promotion, *View]{
 		Name:      "Promotion",
 		ListWatch: cache.NewListWatchFromClient(client, "promotions", metav1.NamespaceAll, fields.Everything()),
-		Example:   &kargo.Promotion{},
+		Example:   &kargoapi.Promotion{},
 		Indexers: cache.Indexers{
 			indexStage: func(obj any) ([]string, error) {
-				p := obj.(*kargo.Promotion)
+				p := obj.(*kargoapi.Promotion)
 				return []string{p.Namespace + "/" + p.Spec.Stage}, nil
 			},
 			indexRun: func(obj any) ([]string, error) {
-				p := obj.(*kargo.Promotion)
+				p := obj.(*kargoapi.Promotion)
 				return []string{p.Namespace + "/" + runName(p.Name)}, nil
 			},
 		},
-		Lists: func(p *kargo.Promotion) []string {
+		Lists: func(p *kargoapi.Promotion) []string {
 			return []string{pipeline.ListKey(indexStage, p.Namespace+"/"+p.Spec.Stage)}
 		},
-		Compare: func(a, b *kargo.Promotion) int { return strings.Compare(a.Name, b.Name) },
-		View:    pipeline.ObjectViews[kargo.Promotion](kargo.GroupVersion.WithKind("Promotion")),
-		Same:    pipeline.SameObject[*kargo.Promotion],
-		Topics: func(p *kargo.Promotion, _ *View) []string {
+		Compare: func(a, b *kargoapi.Promotion) int { return strings.Compare(a.Name, b.Name) },
+		View:    pipeline.ObjectViews[kargoapi.Promotion](kargoapi.GroupVersion.WithKind("Promotion")),
+		Same:    pipeline.SameObject[*kargoapi.Promotion],
+		Topics: func(p *kargoapi.Promotion, _ *View) []string {
 			return []string{stageTopic(p.Namespace, p.Spec.Stage)}
 		},
 		Journal: j,
@@ -157,7 +157,7 @@ func (m *Manager) PromotionInformer() cache.SharedIndexInformer { return m.promo
 // of controllers. It reads the informer's index, not the sorted list that
 // the pipeline's own handler patches: a controller woken by an event may
 // run before that handler has.
-func (m *Manager) ForStage(project, stage string) []*kargo.Promotion {
+func (m *Manager) ForStage(project, stage string) []*kargoapi.Promotion {
 	ps, _ := m.promotions.ByIndex(indexStage, project+"/"+stage)
 	return ps
 }
@@ -174,7 +174,7 @@ func (m *Manager) Subscribe(ctx context.Context, project, stage string, after *u
 	if stage == "" {
 		return m.promotions.SubscribeNamespace(ctx, project, "", after)
 	}
-	return m.promotions.Subscribe(ctx, stageTopic(project, stage), after, func() []*kargo.Promotion {
+	return m.promotions.Subscribe(ctx, stageTopic(project, stage), after, func() []*kargoapi.Promotion {
 		ps, _ := m.promotions.List(indexStage, project+"/"+stage)
 		return ps
 	})

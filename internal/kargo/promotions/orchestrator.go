@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
-	kargo "taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 	v1 "taskactions/api/v1"
 	"taskactions/internal/kargo/engine"
 	"taskactions/internal/pipeline"
@@ -68,7 +68,7 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 	stages := o.m.stages.Cache().Informer()
 	sreg, err := stages.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(_, obj any) {
-			s := obj.(*kargo.Stage)
+			s := obj.(*kargoapi.Stage)
 			for _, p := range o.m.ForStage(s.Namespace, s.Name) {
 				if !p.Status.Phase.IsTerminal() {
 					k.Add(p)
@@ -98,7 +98,7 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 }
 
 // promotionOf is the Promotion whose run an action belongs to, if any.
-func (o *Orchestrator) promotionOf(ta *v1.TaskAction) *kargo.Promotion {
+func (o *Orchestrator) promotionOf(ta *v1.TaskAction) *kargoapi.Promotion {
 	if ta.Spec.Domain != Domain {
 		return nil
 	}
@@ -123,12 +123,12 @@ func (o *Orchestrator) reconcile(ctx context.Context, key string) error {
 		return err
 	}
 	if st == nil {
-		return o.finish(ctx, p, kargo.PromotionPhaseErrored, fmt.Sprintf("Stage %q not found", p.Spec.Stage))
+		return o.finish(ctx, p, kargoapi.PromotionPhaseErrored, fmt.Sprintf("Stage %q not found", p.Spec.Stage))
 	}
 	if p.Status.Phase == "" {
 		return o.accept(ctx, p, st) // Pending, with its Freight
 	}
-	if _, abort := p.Annotations[kargo.AnnotationKeyAbort]; abort {
+	if _, abort := p.Annotations[kargoapi.AnnotationKeyAbort]; abort {
 		return o.abort(ctx, p)
 	}
 	if cur := st.Status.CurrentPromotion; cur == nil || cur.Name != p.Name {
@@ -142,15 +142,15 @@ func (o *Orchestrator) reconcile(ctx context.Context, key string) error {
 
 // accept marks a new Promotion Pending, with the Freight and the Freight
 // collection it will leave the Stage with.
-func (o *Orchestrator) accept(ctx context.Context, p *kargo.Promotion, st *kargo.Stage) error {
+func (o *Orchestrator) accept(ctx context.Context, p *kargoapi.Promotion, st *kargoapi.Stage) error {
 	f, err := o.m.freightNamed(ctx, p.Namespace, p.Spec.Freight, "")
 	if err != nil {
-		return o.finish(ctx, p, kargo.PromotionPhaseErrored, err.Error())
+		return o.finish(ctx, p, kargoapi.PromotionPhaseErrored, err.Error())
 	}
-	return o.updateStatus(ctx, p, func(s *kargo.PromotionStatus) {
+	return o.updateStatus(ctx, p, func(s *kargoapi.PromotionStatus) {
 		ref := f.Reference()
-		s.Phase, s.Freight = kargo.PromotionPhasePending, &ref
-		fc := &kargo.FreightCollection{}
+		s.Phase, s.Freight = kargoapi.PromotionPhasePending, &ref
+		fc := &kargoapi.FreightCollection{}
 		if cur := st.Status.FreightHistory.Current(); cur != nil {
 			fc.UpdateOrPush(cur.References()...)
 		}
@@ -161,14 +161,14 @@ func (o *Orchestrator) accept(ctx context.Context, p *kargo.Promotion, st *kargo
 
 // startRun enqueues the run's root action (idempotent) and marks both
 // running.
-func (o *Orchestrator) startRun(ctx context.Context, p *kargo.Promotion) error {
+func (o *Orchestrator) startRun(ctx context.Context, p *kargoapi.Promotion) error {
 	root := o.rootID(p)
 	tmpl, _ := json.Marshal(map[string]any{"type": RootTaskType, "custom": map[string]any{"promotion": p.Name, "stage": p.Spec.Stage}})
 	ta, _, err := o.cfg.Actions.Enqueue(ctx, taskactions.EnqueueRequest{
 		ID: root, TaskType: RootTaskType, TaskTemplate: tmpl, ShortName: shortName(p.Name), Group: p.Spec.Stage,
 	})
 	if unrunnable(err) {
-		return o.finish(ctx, p, kargo.PromotionPhaseErrored, fmt.Sprintf("cannot start the run: %v", err))
+		return o.finish(ctx, p, kargoapi.PromotionPhaseErrored, fmt.Sprintf("cannot start the run: %v", err))
 	}
 	if err != nil {
 		return fmt.Errorf("enqueue the run of Promotion %s: %w", p.Name, err)
@@ -178,18 +178,18 @@ func (o *Orchestrator) startRun(ctx context.Context, p *kargo.Promotion) error {
 			return err
 		}
 	}
-	if p.Status.Phase == kargo.PromotionPhasePending {
-		return o.updateStatus(ctx, p, func(s *kargo.PromotionStatus) { s.Phase = kargo.PromotionPhaseRunning })
+	if p.Status.Phase == kargoapi.PromotionPhasePending {
+		return o.updateStatus(ctx, p, func(s *kargoapi.PromotionStatus) { s.Phase = kargoapi.PromotionPhaseRunning })
 	}
 	return nil
 }
 
-func (o *Orchestrator) rootID(p *kargo.Promotion) taskactions.ActionID {
+func (o *Orchestrator) rootID(p *kargoapi.Promotion) taskactions.ActionID {
 	r := RunOf(p)
 	return taskactions.ActionID{Project: r.Project, Domain: r.Domain, Run: r.Run, Name: RootAction}
 }
 
-func (o *Orchestrator) stepID(p *kargo.Promotion, i int) taskactions.ActionID {
+func (o *Orchestrator) stepID(p *kargoapi.Promotion, i int) taskactions.ActionID {
 	id := o.rootID(p)
 	id.Name = stepAction(i)
 	return id
@@ -198,7 +198,7 @@ func (o *Orchestrator) stepID(p *kargo.Promotion, i int) taskactions.ActionID {
 // advance takes every decision that needs no waiting and writes them in
 // one status update, before it enqueues the step to run next (so that a
 // restart finds it decided); a finished Promotion ends its run first.
-func (o *Orchestrator) advance(ctx context.Context, p *kargo.Promotion) error {
+func (o *Orchestrator) advance(ctx context.Context, p *kargoapi.Promotion) error {
 	next := p.DeepCopy()
 	d, err := o.decide(ctx, next)
 	if err != nil {
@@ -225,11 +225,11 @@ func (o *Orchestrator) advance(ctx context.Context, p *kargo.Promotion) error {
 // decide records in p's status every decision it can take now, and
 // returns the last one: Waiting (a step runs), Finished, or Run (the step
 // to enqueue, recorded Running).
-func (o *Orchestrator) decide(ctx context.Context, p *kargo.Promotion) (engine.Decision, error) {
+func (o *Orchestrator) decide(ctx context.Context, p *kargoapi.Promotion) (engine.Decision, error) {
 	for {
 		in := engine.Input{Steps: p.Spec.Steps, Vars: p.Spec.Vars, Ctx: o.context(p), Done: records(p)}
 		// The step in flight: record its end, or wait for it.
-		if n := len(in.Done); n > 0 && in.Done[n-1].Status == kargo.PromotionStepStatusRunning {
+		if n := len(in.Done); n > 0 && in.Done[n-1].Status == kargoapi.PromotionStepStatusRunning {
 			ta, err := o.cfg.Actions.GetTaskAction(ctx, o.stepID(p, n-1))
 			switch {
 			case errors.Is(err, pipeline.ErrNotFound):
@@ -250,13 +250,13 @@ func (o *Orchestrator) decide(ctx context.Context, p *kargo.Promotion) (engine.D
 		r := engine.StepRecord{Alias: d.Alias, StartedAt: &now, FinishedAt: &now}
 		switch {
 		case d.Skip:
-			r.Status, r.Message = kargo.PromotionStepStatusSkipped, d.SkipReason
+			r.Status, r.Message = kargoapi.PromotionStepStatusSkipped, d.SkipReason
 		case d.Errored:
-			r.Status, r.Message = kargo.PromotionStepStatusErrored, d.Error
+			r.Status, r.Message = kargoapi.PromotionStepStatusErrored, d.Error
 		case d.Run && o.cfg.Runnable != nil && !o.cfg.Runnable(d.Uses):
-			r.Status, r.Message = kargo.PromotionStepStatusErrored, fmt.Sprintf("no promotion step runner found for kind %q", d.Uses)
+			r.Status, r.Message = kargoapi.PromotionStepStatusErrored, fmt.Sprintf("no promotion step runner found for kind %q", d.Uses)
 		case d.Run:
-			r.Status, r.FinishedAt = kargo.PromotionStepStatusRunning, nil
+			r.Status, r.FinishedAt = kargoapi.PromotionStepStatusRunning, nil
 			setRecord(&p.Status, d.Index, r, p.Spec.Steps[d.Index].ContinueOnError)
 			return d, nil
 		default: // Waiting or Finished
@@ -267,7 +267,7 @@ func (o *Orchestrator) decide(ctx context.Context, p *kargo.Promotion) (engine.D
 }
 
 // enqueueStep enqueues the action of a step decided to run (idempotent).
-func (o *Orchestrator) enqueueStep(ctx context.Context, p *kargo.Promotion, d engine.Decision) error {
+func (o *Orchestrator) enqueueStep(ctx context.Context, p *kargoapi.Promotion, d engine.Decision) error {
 	meta := map[string]any{"retries": d.Retries}
 	if d.Timeout > 0 {
 		meta["timeout"] = d.Timeout.String()
@@ -284,8 +284,8 @@ func (o *Orchestrator) enqueueStep(ctx context.Context, p *kargo.Promotion, d en
 		return nil // enqueued before a restart, with a config evaluated then: keep that one
 	case unrunnable(err):
 		now := time.Now()
-		return o.updateStatus(ctx, p, func(s *kargo.PromotionStatus) {
-			setRecord(s, d.Index, engine.StepRecord{Alias: d.Alias, Status: kargo.PromotionStepStatusErrored,
+		return o.updateStatus(ctx, p, func(s *kargoapi.PromotionStatus) {
+			setRecord(s, d.Index, engine.StepRecord{Alias: d.Alias, Status: kargoapi.PromotionStepStatusErrored,
 				Message: fmt.Sprintf("cannot run step %q: %v", d.Alias, err), StartedAt: &now, FinishedAt: &now},
 				p.Spec.Steps[d.Index].ContinueOnError)
 		})
@@ -304,7 +304,7 @@ func unrunnable(err error) bool {
 func shortName(s string) string { return s[:min(len(s), 63)] }
 
 // ended reports whether a step's action is terminal, and its record if so.
-func (o *Orchestrator) ended(p *kargo.Promotion, i int, r engine.StepRecord, ta *v1.TaskAction) (engine.StepRecord, bool) {
+func (o *Orchestrator) ended(p *kargoapi.Promotion, i int, r engine.StepRecord, ta *v1.TaskAction) (engine.StepRecord, bool) {
 	phase := v1.PhaseOf(ta.Status.Conditions)
 	if !phase.Terminal() {
 		return r, false
@@ -325,7 +325,7 @@ func (o *Orchestrator) ended(p *kargo.Promotion, i int, r engine.StepRecord, ta 
 		id := o.stepID(p, i)
 		out, err := readOutputs(filepath.Join(o.cfg.OutputRoot, id.Project, id.Domain, id.Run, id.Name))
 		if err != nil {
-			r.Status, r.Message = kargo.PromotionStepStatusErrored, fmt.Sprintf("read the outputs of step %q: %v", r.Alias, err)
+			r.Status, r.Message = kargoapi.PromotionStepStatusErrored, fmt.Sprintf("read the outputs of step %q: %v", r.Alias, err)
 		}
 		r.Outputs = out
 	}
@@ -335,11 +335,11 @@ func (o *Orchestrator) ended(p *kargo.Promotion, i int, r engine.StepRecord, ta 
 }
 
 // finish ends the Promotion and its run's root action.
-func (o *Orchestrator) finish(ctx context.Context, p *kargo.Promotion, phase kargo.PromotionPhase, msg string) error {
+func (o *Orchestrator) finish(ctx context.Context, p *kargoapi.Promotion, phase kargoapi.PromotionPhase, msg string) error {
 	if err := o.finishRun(ctx, p, phase, msg); err != nil {
 		return err
 	}
-	return o.updateStatus(ctx, p, func(s *kargo.PromotionStatus) {
+	return o.updateStatus(ctx, p, func(s *kargoapi.PromotionStatus) {
 		s.Phase, s.Message = phase, msg
 		s.FinishedAt = &metav1.Time{Time: time.Now()}
 	})
@@ -348,11 +348,11 @@ func (o *Orchestrator) finish(ctx context.Context, p *kargo.Promotion, phase kar
 // finishRun reports the end of a Promotion on its run's root action (an
 // aborted one was ended by the abort). It is written before the
 // Promotion's phase: a restart in between ends the run again, as a no-op.
-func (o *Orchestrator) finishRun(ctx context.Context, p *kargo.Promotion, phase kargo.PromotionPhase, msg string) error {
+func (o *Orchestrator) finishRun(ctx context.Context, p *kargoapi.Promotion, phase kargoapi.PromotionPhase, msg string) error {
 	update := taskactions.StatusUpdate{Phase: v1.PhaseSucceeded}
 	switch phase {
-	case kargo.PromotionPhaseSucceeded:
-	case kargo.PromotionPhaseAborted:
+	case kargoapi.PromotionPhaseSucceeded:
+	case kargoapi.PromotionPhaseAborted:
 		return nil
 	default:
 		update = taskactions.StatusUpdate{Phase: v1.PhaseFailed, Error: &v1.ErrorState{Kind: v1.ErrorKindUser, Message: msg}}
@@ -367,11 +367,11 @@ func (o *Orchestrator) finishRun(ctx context.Context, p *kargo.Promotion, phase 
 // abort ends a Promotion that was asked to stop: a running one through its
 // run (the running step ends Aborted, and the Promotion with it), a
 // waiting one at once.
-func (o *Orchestrator) abort(ctx context.Context, p *kargo.Promotion) error {
+func (o *Orchestrator) abort(ctx context.Context, p *kargoapi.Promotion) error {
 	n := len(p.Status.StepExecutionMetadata)
-	if n == 0 || p.Status.StepExecutionMetadata[n-1].Status != kargo.PromotionStepStatusRunning {
+	if n == 0 || p.Status.StepExecutionMetadata[n-1].Status != kargoapi.PromotionStepStatusRunning {
 		_ = o.cfg.Actions.AbortAction(ctx, o.rootID(p), "Promotion aborted")
-		return o.finish(ctx, p, kargo.PromotionPhaseAborted, "Promotion aborted")
+		return o.finish(ctx, p, kargoapi.PromotionPhaseAborted, "Promotion aborted")
 	}
 	if err := o.cfg.Actions.AbortAction(ctx, o.rootID(p), "Promotion aborted"); err != nil && !errors.Is(err, pipeline.ErrNotFound) {
 		return err
@@ -379,9 +379,9 @@ func (o *Orchestrator) abort(ctx context.Context, p *kargo.Promotion) error {
 	return o.advance(ctx, p)
 }
 
-func (o *Orchestrator) context(p *kargo.Promotion) engine.Context {
+func (o *Orchestrator) context(p *kargoapi.Promotion) engine.Context {
 	c := engine.Context{Project: p.Namespace, Promotion: p.Name, Stage: p.Spec.Stage,
-		Actor: p.Annotations[kargo.AnnotationKeyCreateActor]}
+		Actor: p.Annotations[kargoapi.AnnotationKeyCreateActor]}
 	c.TargetFreight.Name = p.Spec.Freight
 	if f := p.Status.Freight; f != nil {
 		c.TargetFreight.Origin = f.Origin
@@ -390,7 +390,7 @@ func (o *Orchestrator) context(p *kargo.Promotion) engine.Context {
 }
 
 // updateStatus writes a Promotion's status from the cached object.
-func (o *Orchestrator) updateStatus(ctx context.Context, p *kargo.Promotion, mutate func(*kargo.PromotionStatus)) error {
+func (o *Orchestrator) updateStatus(ctx context.Context, p *kargoapi.Promotion, mutate func(*kargoapi.PromotionStatus)) error {
 	next := p.DeepCopy()
 	mutate(&next.Status)
 	_, err := o.writeStatus(ctx, next)
@@ -400,7 +400,7 @@ func (o *Orchestrator) updateStatus(ctx context.Context, p *kargo.Promotion, mut
 // writeStatus writes a Promotion's status. A conflict means a newer
 // version is on its way, whose event brings the Promotion back: nothing
 // is written, and nothing more is done this round.
-func (o *Orchestrator) writeStatus(ctx context.Context, next *kargo.Promotion) (written bool, err error) {
+func (o *Orchestrator) writeStatus(ctx context.Context, next *kargoapi.Promotion) (written bool, err error) {
 	out, err := o.m.client.KargoV1alpha1().Promotions(next.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
 	if err != nil {
 		err = writeError("Promotion", next.Namespace, next.Name, err)

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	kargo "taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/kargo/rules"
 	"taskactions/internal/pipeline"
 )
@@ -64,7 +64,7 @@ func (m *Manager) PromoteDownstream(ctx context.Context, project, stage string, 
 	if err != nil {
 		return nil, err
 	}
-	var downstream []*kargo.Stage
+	var downstream []*kargoapi.Stage
 	for _, u := range all {
 		if takesFrom(u.Object, f.Origin, stage) {
 			downstream = append(downstream, u.Object)
@@ -95,7 +95,7 @@ func (m *Manager) PromoteDownstream(ctx context.Context, project, stage string, 
 }
 
 // takesFrom: s requests Freight of origin from upstream.
-func takesFrom(s *kargo.Stage, origin kargo.FreightOrigin, upstream string) bool {
+func takesFrom(s *kargoapi.Stage, origin kargoapi.FreightOrigin, upstream string) bool {
 	for _, r := range s.Spec.RequestedFreight {
 		if r.Origin.Equals(&origin) {
 			for _, u := range r.Sources.Stages {
@@ -108,7 +108,7 @@ func takesFrom(s *kargo.Stage, origin kargo.FreightOrigin, upstream string) bool
 	return false
 }
 
-func (m *Manager) stage(ctx context.Context, project, name string) (*kargo.Stage, error) {
+func (m *Manager) stage(ctx context.Context, project, name string) (*kargoapi.Stage, error) {
 	u, err := m.stages.Get(ctx, project, name)
 	if err != nil {
 		return nil, err
@@ -117,7 +117,7 @@ func (m *Manager) stage(ctx context.Context, project, name string) (*kargo.Stage
 }
 
 // create builds and stores a Promotion.
-func (m *Manager) create(ctx context.Context, st *kargo.Stage, freight, actor string) (*View, error) {
+func (m *Manager) create(ctx context.Context, st *kargoapi.Stage, freight, actor string) (*View, error) {
 	p, err := rules.BuildPromotion(st, freight, actor, m.now(), rand.Reader)
 	switch {
 	case errors.Is(err, rules.ErrPromotionTaskUnsupported):
@@ -144,8 +144,8 @@ func (m *Manager) Abort(ctx context.Context, project, name, actor string) (*View
 	if v.Object.Status.Phase.IsTerminal() {
 		return v, nil
 	}
-	req := kargo.AbortPromotionRequest{Action: kargo.AbortActionTerminate, Actor: actor}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{kargo.AnnotationKeyAbort: req.String()}}})
+	req := kargoapi.AbortPromotionRequest{Action: kargoapi.AbortActionTerminate, Actor: actor}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{kargoapi.AnnotationKeyAbort: req.String()}}})
 	out, err := m.client.KargoV1alpha1().Promotions(project).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	if err != nil {
 		return nil, writeError("Promotion", project, name, err)

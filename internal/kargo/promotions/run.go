@@ -13,7 +13,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	kargo "taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/kargo/engine"
 	"taskactions/internal/taskactions"
 )
@@ -29,7 +29,7 @@ const (
 )
 
 // RunOf is the run of a Promotion.
-func RunOf(p *kargo.Promotion) taskactions.RunID {
+func RunOf(p *kargoapi.Promotion) taskactions.RunID {
 	return taskactions.RunID{Project: p.Namespace, Domain: Domain, Run: runName(p.Name)}
 }
 
@@ -49,7 +49,7 @@ func stepAction(i int) string { return fmt.Sprintf("step-%d", i+1) }
 
 // records are the steps decided so far, from the Promotion's status: its
 // step metadata, and the outputs kept in status.state by alias.
-func records(p *kargo.Promotion) []engine.StepRecord {
+func records(p *kargoapi.Promotion) []engine.StepRecord {
 	state := p.Status.GetState()
 	out := make([]engine.StepRecord, len(p.Status.StepExecutionMetadata))
 	for i, md := range p.Status.StepExecutionMetadata {
@@ -73,8 +73,8 @@ func timeOf(t *metav1.Time) *time.Time {
 
 // setRecord writes step i's record into the status (appending when it is
 // the next one), its outputs into status.state.
-func setRecord(st *kargo.PromotionStatus, i int, r engine.StepRecord, continueOnError bool) {
-	md := kargo.StepExecutionMetadata{
+func setRecord(st *kargoapi.PromotionStatus, i int, r engine.StepRecord, continueOnError bool) {
+	md := kargoapi.StepExecutionMetadata{
 		Alias: r.Alias, Status: r.Status, Message: r.Message, ErrorCount: r.ErrorCount,
 		ContinueOnError: continueOnError,
 	}

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 )
 
 const (
@@ -49,7 +49,7 @@ var ErrPromotionTaskUnsupported = errors.New("promotion steps referencing a Prom
 //
 // A step that references a task is not inflated: the error wraps
 // ErrPromotionTaskUnsupported and names the step.
-func BuildPromotion(stage *v1alpha1.Stage, freight string, actor string, now time.Time, entropy io.Reader) (*v1alpha1.Promotion, error) {
+func BuildPromotion(stage *kargoapi.Stage, freight string, actor string, now time.Time, entropy io.Reader) (*kargoapi.Promotion, error) {
 	if stage == nil || stage.Name == "" {
 		return nil, errors.New("stage is required")
 	}
@@ -64,7 +64,7 @@ func BuildPromotion(stage *v1alpha1.Stage, freight string, actor string, now tim
 		return nil, errors.New(MsgNoPromotionSteps(stage.Name, stage.Namespace))
 	}
 
-	steps := make([]v1alpha1.PromotionStep, 0, len(tmpl.Steps))
+	steps := make([]kargoapi.PromotionStep, 0, len(tmpl.Steps))
 	for i := range tmpl.Steps {
 		step := tmpl.Steps[i].DeepCopy()
 		alias := step.GetAlias(i)
@@ -80,7 +80,7 @@ func BuildPromotion(stage *v1alpha1.Stage, freight string, actor string, now tim
 		steps = append(steps, *step)
 	}
 
-	vars := make([]v1alpha1.ExpressionVariable, 0, len(stage.Spec.Vars)+len(tmpl.Vars))
+	vars := make([]kargoapi.ExpressionVariable, 0, len(stage.Spec.Vars)+len(tmpl.Vars))
 	vars = append(vars, stage.Spec.Vars...)
 	vars = append(vars, tmpl.Vars...)
 
@@ -88,13 +88,13 @@ func BuildPromotion(stage *v1alpha1.Stage, freight string, actor string, now tim
 	if err != nil {
 		return nil, err
 	}
-	promo := &v1alpha1.Promotion{
-		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "Promotion"},
+	promo := &kargoapi.Promotion{
+		TypeMeta: metav1.TypeMeta{APIVersion: kargoapi.SchemeGroupVersion.String(), Kind: "Promotion"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      name,
 			Namespace: stage.Namespace,
 		},
-		Spec: v1alpha1.PromotionSpec{
+		Spec: kargoapi.PromotionSpec{
 			Stage:   stage.Name,
 			Freight: freight,
 			Vars:    vars,
@@ -102,14 +102,14 @@ func BuildPromotion(stage *v1alpha1.Stage, freight string, actor string, now tim
 		},
 	}
 	if actor != "" {
-		promo.Annotations = map[string]string{v1alpha1.AnnotationKeyCreateActor: actor}
+		promo.Annotations = map[string]string{kargoapi.AnnotationKeyCreateActor: actor}
 	}
 	if stage.Spec.Shard != "" {
-		promo.Labels = map[string]string{v1alpha1.LabelKeyShard: stage.Spec.Shard}
+		promo.Labels = map[string]string{kargoapi.LabelKeyShard: stage.Spec.Shard}
 	}
 	if stage.UID != "" {
 		promo.OwnerReferences = []metav1.OwnerReference{
-			*metav1.NewControllerRef(stage, v1alpha1.SchemeGroupVersion.WithKind("Stage")),
+			*metav1.NewControllerRef(stage, kargoapi.SchemeGroupVersion.WithKind("Stage")),
 		}
 	}
 	return promo, nil
@@ -182,7 +182,7 @@ func MsgFreightAliasNotFound(alias, namespace string) string {
 // ValidatePromotionUpdate is the Promotion validating webhook's update rule
 // (Kargo v1.6.4): a Promotion's spec is immutable. The error is
 // "spec: Invalid value: ...: spec is immutable".
-func ValidatePromotionUpdate(oldPromo, newPromo *v1alpha1.Promotion) field.ErrorList {
+func ValidatePromotionUpdate(oldPromo, newPromo *kargoapi.Promotion) field.ErrorList {
 	if reflect.DeepEqual(newPromo.Spec, oldPromo.Spec) {
 		return nil
 	}

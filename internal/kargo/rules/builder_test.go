@@ -12,16 +12,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 )
 
-func promoStage(name string, steps ...v1alpha1.PromotionStep) *v1alpha1.Stage {
-	return &v1alpha1.Stage{
+func promoStage(name string, steps ...kargoapi.PromotionStep) *kargoapi.Stage {
+	return &kargoapi.Stage{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kargo-demo"},
-		Spec: v1alpha1.StageSpec{
-			Vars: []v1alpha1.ExpressionVariable{{Name: "a", Value: "stage"}},
-			PromotionTemplate: &v1alpha1.PromotionTemplate{Spec: v1alpha1.PromotionTemplateSpec{
-				Vars:  []v1alpha1.ExpressionVariable{{Name: "a", Value: "template"}, {Name: "b", Value: "2"}},
+		Spec: kargoapi.StageSpec{
+			Vars: []kargoapi.ExpressionVariable{{Name: "a", Value: "stage"}},
+			PromotionTemplate: &kargoapi.PromotionTemplate{Spec: kargoapi.PromotionTemplateSpec{
+				Vars:  []kargoapi.ExpressionVariable{{Name: "a", Value: "template"}, {Name: "b", Value: "2"}},
 				Steps: steps,
 			}},
 		},
@@ -36,9 +36,9 @@ func TestBuildPromotion(t *testing.T) {
 
 	t.Run("from the Stage's template", func(t *testing.T) {
 		s := promoStage("Test",
-			v1alpha1.PromotionStep{Uses: "git-clone"},
-			v1alpha1.PromotionStep{Uses: "git-commit", As: "commit"},
-			v1alpha1.PromotionStep{Uses: "git-push"},
+			kargoapi.PromotionStep{Uses: "git-clone"},
+			kargoapi.PromotionStep{Uses: "git-commit", As: "commit"},
+			kargoapi.PromotionStep{Uses: "git-push"},
 		)
 		s.Spec.Shard = "east"
 		s.UID = types.UID("uid-1")
@@ -52,14 +52,14 @@ func TestBuildPromotion(t *testing.T) {
 		if p.Namespace != "kargo-demo" || p.Spec.Stage != "Test" || p.Spec.Freight != freight {
 			t.Errorf("meta/spec: %+v %+v", p.ObjectMeta, p.Spec)
 		}
-		if p.Annotations[v1alpha1.AnnotationKeyCreateActor] != "admin" || p.Labels[v1alpha1.LabelKeyShard] != "east" {
+		if p.Annotations[kargoapi.AnnotationKeyCreateActor] != "admin" || p.Labels[kargoapi.LabelKeyShard] != "east" {
 			t.Errorf("annotations %v labels %v", p.Annotations, p.Labels)
 		}
 		if len(p.OwnerReferences) != 1 || p.OwnerReferences[0].UID != "uid-1" || p.OwnerReferences[0].Kind != "Stage" ||
 			p.OwnerReferences[0].Controller == nil || !*p.OwnerReferences[0].Controller {
 			t.Errorf("owner: %+v", p.OwnerReferences)
 		}
-		wantVars := []v1alpha1.ExpressionVariable{{Name: "a", Value: "stage"}, {Name: "a", Value: "template"}, {Name: "b", Value: "2"}}
+		wantVars := []kargoapi.ExpressionVariable{{Name: "a", Value: "stage"}, {Name: "a", Value: "template"}, {Name: "b", Value: "2"}}
 		if !equality.Semantic.DeepEqual(p.Spec.Vars, wantVars) {
 			t.Errorf("vars %v", p.Spec.Vars)
 		}
@@ -76,7 +76,7 @@ func TestBuildPromotion(t *testing.T) {
 	})
 
 	t.Run("no actor, shard or UID", func(t *testing.T) {
-		p, err := BuildPromotion(promoStage("s", v1alpha1.PromotionStep{Uses: "x"}), "f1", "", now, nil)
+		p, err := BuildPromotion(promoStage("s", kargoapi.PromotionStep{Uses: "x"}), "f1", "", now, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +87,7 @@ func TestBuildPromotion(t *testing.T) {
 
 	t.Run("long Stage name is truncated to fit 253", func(t *testing.T) {
 		long := strings.Repeat("a", 253)
-		p, err := BuildPromotion(promoStage(long, v1alpha1.PromotionStep{Uses: "x"}), freight, "", now, entropy())
+		p, err := BuildPromotion(promoStage(long, kargoapi.PromotionStep{Uses: "x"}), freight, "", now, entropy())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func TestBuildPromotion(t *testing.T) {
 	})
 
 	t.Run("names order by creation", func(t *testing.T) {
-		s := promoStage("s", v1alpha1.PromotionStep{Uses: "x"})
+		s := promoStage("s", kargoapi.PromotionStep{Uses: "x"})
 		a, _ := BuildPromotion(s, "f", "", now, nil)
 		b, _ := BuildPromotion(s, "f", "", now.Add(time.Millisecond), nil)
 		if a.Name >= b.Name {
@@ -107,19 +107,19 @@ func TestBuildPromotion(t *testing.T) {
 
 	errCases := []struct {
 		name    string
-		stage   *v1alpha1.Stage
+		stage   *kargoapi.Stage
 		freight string
 		want    string
 		task    bool
 	}{
 		{"nil stage", nil, "f", "stage is required", false},
-		{"no template", &v1alpha1.Stage{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, "f", `Stage "s" in namespace "" defines no promotion steps`, false},
-		{"no freight", promoStage("s", v1alpha1.PromotionStep{Uses: "x"}), "", "freight is required", false},
+		{"no template", &kargoapi.Stage{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, "f", `Stage "s" in namespace "" defines no promotion steps`, false},
+		{"no freight", promoStage("s", kargoapi.PromotionStep{Uses: "x"}), "", "freight is required", false},
 		{"no steps", promoStage("s"), "f", `Stage "s" in namespace "kargo-demo" defines no promotion steps`, false},
-		{"task step", promoStage("s", v1alpha1.PromotionStep{Uses: "x"},
-			v1alpha1.PromotionStep{Task: &v1alpha1.PromotionTaskReference{Name: "deploy"}}), "f",
+		{"task step", promoStage("s", kargoapi.PromotionStep{Uses: "x"},
+			kargoapi.PromotionStep{Task: &kargoapi.PromotionTaskReference{Name: "deploy"}}), "f",
 			`step "task-2" references PromotionTask "deploy"`, true},
-		{"cluster task step", promoStage("s", v1alpha1.PromotionStep{As: "t", Task: &v1alpha1.PromotionTaskReference{Name: "d", Kind: "ClusterPromotionTask"}}), "f",
+		{"cluster task step", promoStage("s", kargoapi.PromotionStep{As: "t", Task: &kargoapi.PromotionTaskReference{Name: "d", Kind: "ClusterPromotionTask"}}), "f",
 			`step "t" references ClusterPromotionTask "d"`, true},
 	}
 	for _, tc := range errCases {
@@ -153,19 +153,19 @@ func TestPromotionMessages(t *testing.T) {
 }
 
 func TestValidatePromotionUpdate(t *testing.T) {
-	base := &v1alpha1.Promotion{Spec: v1alpha1.PromotionSpec{Stage: "s", Freight: "f", Steps: []v1alpha1.PromotionStep{{Uses: "x"}}}}
+	base := &kargoapi.Promotion{Spec: kargoapi.PromotionSpec{Stage: "s", Freight: "f", Steps: []kargoapi.PromotionStep{{Uses: "x"}}}}
 	cases := []struct {
 		name   string
-		mutate func(p *v1alpha1.Promotion)
+		mutate func(p *kargoapi.Promotion)
 		want   string
 	}{
-		{"unchanged", func(*v1alpha1.Promotion) {}, ""},
-		{"status and metadata change", func(p *v1alpha1.Promotion) {
-			p.Status.Phase = v1alpha1.PromotionPhaseRunning
-			p.Annotations = map[string]string{v1alpha1.AnnotationKeyAbort: "terminate"}
+		{"unchanged", func(*kargoapi.Promotion) {}, ""},
+		{"status and metadata change", func(p *kargoapi.Promotion) {
+			p.Status.Phase = kargoapi.PromotionPhaseRunning
+			p.Annotations = map[string]string{kargoapi.AnnotationKeyAbort: "terminate"}
 		}, ""},
-		{"freight changes", func(p *v1alpha1.Promotion) { p.Spec.Freight = "g" }, "spec: Invalid value: "},
-		{"step added", func(p *v1alpha1.Promotion) { p.Spec.Steps = append(p.Spec.Steps, v1alpha1.PromotionStep{Uses: "y"}) }, "spec is immutable"},
+		{"freight changes", func(p *kargoapi.Promotion) { p.Spec.Freight = "g" }, "spec: Invalid value: "},
+		{"step added", func(p *kargoapi.Promotion) { p.Spec.Steps = append(p.Spec.Steps, kargoapi.PromotionStep{Uses: "y"}) }, "spec is immutable"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 )
 
 func TestDefaultStage(t *testing.T) {
@@ -17,16 +17,16 @@ func TestDefaultStage(t *testing.T) {
 		want        map[string]string
 		wantChanged bool
 	}{
-		{name: "shard sets the label", shard: "east", want: map[string]string{v1alpha1.LabelKeyShard: "east"}, wantChanged: true},
+		{name: "shard sets the label", shard: "east", want: map[string]string{kargoapi.LabelKeyShard: "east"}, wantChanged: true},
 		{
 			name: "shard overwrites a different label, keeps others", shard: "east",
-			labels:      map[string]string{v1alpha1.LabelKeyShard: "west", "team": "blue"},
-			want:        map[string]string{v1alpha1.LabelKeyShard: "east", "team": "blue"},
+			labels:      map[string]string{kargoapi.LabelKeyShard: "west", "team": "blue"},
+			want:        map[string]string{kargoapi.LabelKeyShard: "east", "team": "blue"},
 			wantChanged: true,
 		},
-		{name: "label already right", shard: "east", labels: map[string]string{v1alpha1.LabelKeyShard: "east"}, want: map[string]string{v1alpha1.LabelKeyShard: "east"}},
+		{name: "label already right", shard: "east", labels: map[string]string{kargoapi.LabelKeyShard: "east"}, want: map[string]string{kargoapi.LabelKeyShard: "east"}},
 		{
-			name: "no shard removes the label", labels: map[string]string{v1alpha1.LabelKeyShard: "west", "team": "blue"},
+			name: "no shard removes the label", labels: map[string]string{kargoapi.LabelKeyShard: "west", "team": "blue"},
 			want: map[string]string{"team": "blue"}, wantChanged: true,
 		},
 		{name: "no shard, no label", labels: map[string]string{"team": "blue"}, want: map[string]string{"team": "blue"}},
@@ -34,7 +34,7 @@ func TestDefaultStage(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &v1alpha1.Stage{ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(tc.labels)}, Spec: v1alpha1.StageSpec{Shard: tc.shard}}
+			s := &kargoapi.Stage{ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(tc.labels)}, Spec: kargoapi.StageSpec{Shard: tc.shard}}
 			if changed := DefaultStage(s); changed != tc.wantChanged {
 				t.Errorf("changed = %v, want %v", changed, tc.wantChanged)
 			}

@@ -12,7 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 )
 
 // GenerateFreightID is Kargo's Freight ID (v1.6.4 internal/api/freight.go
@@ -26,7 +26,7 @@ import (
 //
 // Two pieces of Freight with the same origin and artifacts have the same ID,
 // which the defaulting webhook makes the Freight's name.
-func GenerateFreightID(f *v1alpha1.Freight) string {
+func GenerateFreightID(f *kargoapi.Freight) string {
 	artifacts := make([]string, 0, len(f.Commits)+len(f.Images)+len(f.Charts))
 	for _, commit := range f.Commits {
 		if commit.Tag != "" {
@@ -142,7 +142,7 @@ func isSpace(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }
 //     "adjective-animal" name) for both. With newAlias nil a create adopts
 //     the label's value as the alias when there is one (as the field's
 //     documentation says) and otherwise leaves both empty.
-func DefaultFreight(f *v1alpha1.Freight, create bool, newAlias func() (string, error)) error {
+func DefaultFreight(f *kargoapi.Freight, create bool, newAlias func() (string, error)) error {
 	if create {
 		f.Name = GenerateFreightID(f)
 	}
@@ -151,18 +151,18 @@ func DefaultFreight(f *v1alpha1.Freight, create bool, newAlias func() (string, e
 	}
 	switch {
 	case f.Alias != "":
-		f.Labels[v1alpha1.LabelKeyAlias] = f.Alias
+		f.Labels[kargoapi.LabelKeyAlias] = f.Alias
 	case create && newAlias != nil:
 		alias, err := newAlias()
 		if err != nil {
 			return fmt.Errorf("get available freight alias: %w", err)
 		}
 		f.Alias = alias
-		f.Labels[v1alpha1.LabelKeyAlias] = alias
-	case create && f.Labels[v1alpha1.LabelKeyAlias] != "":
-		f.Alias = f.Labels[v1alpha1.LabelKeyAlias]
+		f.Labels[kargoapi.LabelKeyAlias] = alias
+	case create && f.Labels[kargoapi.LabelKeyAlias] != "":
+		f.Alias = f.Labels[kargoapi.LabelKeyAlias]
 	default:
-		delete(f.Labels, v1alpha1.LabelKeyAlias)
+		delete(f.Labels, kargoapi.LabelKeyAlias)
 	}
 	if len(f.Labels) == 0 {
 		f.Labels = nil
@@ -183,12 +183,12 @@ func DefaultFreight(f *v1alpha1.Freight, create bool, newAlias func() (string, e
 // another Freight's ("alias already used by another piece of Freight in
 // namespace %q"), that the Warehouse exists and subscribes to exactly the
 // Freight's artifacts, and that the namespace is a project.
-func ValidateFreight(f *v1alpha1.Freight) field.ErrorList {
+func ValidateFreight(f *kargoapi.Freight) field.ErrorList {
 	var errs field.ErrorList
 	origin := field.NewPath("origin")
-	if f.Origin.Kind != v1alpha1.FreightOriginKindWarehouse {
+	if f.Origin.Kind != kargoapi.FreightOriginKindWarehouse {
 		errs = append(errs, field.NotSupported(origin.Child("kind"), f.Origin.Kind,
-			[]string{string(v1alpha1.FreightOriginKindWarehouse)}))
+			[]string{string(kargoapi.FreightOriginKindWarehouse)}))
 	}
 	if f.Origin.Name == "" {
 		errs = append(errs, field.Required(origin.Child("name"), ""))
@@ -207,7 +207,7 @@ const MsgFreightImmutable = "Freight is immutable"
 // commits, images and charts are immutable. The error is on the first
 // field that differs ("Freight is immutable"). Status and metadata may
 // change.
-func ValidateFreightUpdate(oldFreight, newFreight *v1alpha1.Freight) field.ErrorList {
+func ValidateFreightUpdate(oldFreight, newFreight *kargoapi.Freight) field.ErrorList {
 	if p, v, ok := compareFreight(oldFreight, newFreight); !ok {
 		return field.ErrorList{field.Invalid(p, v, MsgFreightImmutable)}
 	}
@@ -216,7 +216,7 @@ func ValidateFreightUpdate(oldFreight, newFreight *v1alpha1.Freight) field.Error
 
 // compareFreight returns the first field path that differs between two
 // Freight, its new value, and whether they are equal.
-func compareFreight(existing, updated *v1alpha1.Freight) (*field.Path, any, bool) {
+func compareFreight(existing, updated *kargoapi.Freight) (*field.Path, any, bool) {
 	if !existing.Origin.Equals(&updated.Origin) {
 		return field.NewPath("origin"), updated.Origin, false
 	}

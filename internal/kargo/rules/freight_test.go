@@ -10,10 +10,10 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 )
 
-var warehouseW = v1alpha1.FreightOrigin{Kind: v1alpha1.FreightOriginKindWarehouse, Name: "w"}
+var warehouseW = kargoapi.FreightOrigin{Kind: kargoapi.FreightOriginKindWarehouse, Name: "w"}
 
 func TestNormalizeGitURL(t *testing.T) {
 	for in, want := range map[string]string{
@@ -42,16 +42,16 @@ func TestGenerateFreightID(t *testing.T) {
 	hash := func(s string) string { return fmt.Sprintf("%x", sha1.Sum([]byte(s))) } // nolint:gosec
 	cases := []struct {
 		name string
-		f    v1alpha1.Freight
+		f    kargoapi.Freight
 		want string
 	}{
 		{
 			"commits, images and charts, sorted",
-			v1alpha1.Freight{
+			kargoapi.Freight{
 				Origin:  warehouseW,
-				Commits: []v1alpha1.GitCommit{{RepoURL: "https://github.com/a/b.git", ID: "abc", Tag: "v1"}, {RepoURL: "git@github.com:a/c", ID: "def"}},
-				Images:  []v1alpha1.Image{{RepoURL: "nginx", Tag: "1.27", Digest: "sha256:1"}},
-				Charts:  []v1alpha1.Chart{{RepoURL: "OCI://ghcr.io/a/chart", Version: "1.0.0"}, {RepoURL: "https://charts.example", Name: "x", Version: "2"}},
+				Commits: []kargoapi.GitCommit{{RepoURL: "https://github.com/a/b.git", ID: "abc", Tag: "v1"}, {RepoURL: "git@github.com:a/c", ID: "def"}},
+				Images:  []kargoapi.Image{{RepoURL: "nginx", Tag: "1.27", Digest: "sha256:1"}},
+				Charts:  []kargoapi.Chart{{RepoURL: "OCI://ghcr.io/a/chart", Version: "1.0.0"}, {RepoURL: "https://charts.example", Name: "x", Version: "2"}},
 			},
 			hash("Warehouse/w:" + strings.Join(sorted(
 				"ghcr.io/a/chart:1.0.0",
@@ -63,7 +63,7 @@ func TestGenerateFreightID(t *testing.T) {
 		},
 		{
 			"an image only",
-			v1alpha1.Freight{Origin: warehouseW, Images: []v1alpha1.Image{{RepoURL: "r", Tag: "t"}}},
+			kargoapi.Freight{Origin: warehouseW, Images: []kargoapi.Image{{RepoURL: "r", Tag: "t"}}},
 			hash("Warehouse/w:r:t@"),
 		},
 	}
@@ -78,7 +78,7 @@ func TestGenerateFreightID(t *testing.T) {
 	a := cases[0].f.DeepCopy()
 	a.Name, a.Alias = "x", "y"
 	a.Commits[0], a.Commits[1] = a.Commits[1], a.Commits[0]
-	a.Status.ApprovedFor = map[string]v1alpha1.ApprovedStage{"s": {}}
+	a.Status.ApprovedFor = map[string]kargoapi.ApprovedStage{"s": {}}
 	if GenerateFreightID(a) != cases[0].want {
 		t.Error("ID depends on more than origin and artifacts")
 	}
@@ -89,18 +89,18 @@ func TestGenerateFreightID(t *testing.T) {
 }
 
 func TestDefaultFreight(t *testing.T) {
-	newFreight := func(alias string, labels map[string]string) *v1alpha1.Freight {
-		return &v1alpha1.Freight{
+	newFreight := func(alias string, labels map[string]string) *kargoapi.Freight {
+		return &kargoapi.Freight{
 			ObjectMeta: metav1.ObjectMeta{Name: "user-chosen", Labels: labels},
 			Alias:      alias,
 			Origin:     warehouseW,
-			Images:     []v1alpha1.Image{{RepoURL: "r", Tag: "t"}},
+			Images:     []kargoapi.Image{{RepoURL: "r", Tag: "t"}},
 		}
 	}
 	gen := func() (string, error) { return "frosty-fox", nil }
 	cases := []struct {
 		name       string
-		f          *v1alpha1.Freight
+		f          *kargoapi.Freight
 		create     bool
 		newAlias   func() (string, error)
 		wantName   string // "" = the ID
@@ -109,20 +109,20 @@ func TestDefaultFreight(t *testing.T) {
 		wantErr    bool
 	}{
 		{"create: name is the ID, alias copied to the label", newFreight("a1", map[string]string{"team": "x"}), true, gen,
-			"", "a1", map[string]string{"team": "x", v1alpha1.LabelKeyAlias: "a1"}, false},
+			"", "a1", map[string]string{"team": "x", kargoapi.LabelKeyAlias: "a1"}, false},
 		{"create: alias generated", newFreight("", nil), true, gen,
-			"", "frosty-fox", map[string]string{v1alpha1.LabelKeyAlias: "frosty-fox"}, false},
-		{"create: alias field overrides a stale label", newFreight("a1", map[string]string{v1alpha1.LabelKeyAlias: "old"}), true, nil,
-			"", "a1", map[string]string{v1alpha1.LabelKeyAlias: "a1"}, false},
-		{"create without a generator: alias from the label", newFreight("", map[string]string{v1alpha1.LabelKeyAlias: "lbl"}), true, nil,
-			"", "lbl", map[string]string{v1alpha1.LabelKeyAlias: "lbl"}, false},
+			"", "frosty-fox", map[string]string{kargoapi.LabelKeyAlias: "frosty-fox"}, false},
+		{"create: alias field overrides a stale label", newFreight("a1", map[string]string{kargoapi.LabelKeyAlias: "old"}), true, nil,
+			"", "a1", map[string]string{kargoapi.LabelKeyAlias: "a1"}, false},
+		{"create without a generator: alias from the label", newFreight("", map[string]string{kargoapi.LabelKeyAlias: "lbl"}), true, nil,
+			"", "lbl", map[string]string{kargoapi.LabelKeyAlias: "lbl"}, false},
 		{"create without a generator or label: no alias", newFreight("", nil), true, nil,
 			"", "", nil, false},
 		{"create: generator fails", newFreight("", nil), true, func() (string, error) { return "", errors.New("boom") },
 			"", "", nil, true},
-		{"update: name kept, label follows the field", newFreight("a2", map[string]string{v1alpha1.LabelKeyAlias: "a1"}), false, gen,
-			"user-chosen", "a2", map[string]string{v1alpha1.LabelKeyAlias: "a2"}, false},
-		{"update without alias: label removed", newFreight("", map[string]string{v1alpha1.LabelKeyAlias: "a1", "team": "x"}), false, gen,
+		{"update: name kept, label follows the field", newFreight("a2", map[string]string{kargoapi.LabelKeyAlias: "a1"}), false, gen,
+			"user-chosen", "a2", map[string]string{kargoapi.LabelKeyAlias: "a2"}, false},
+		{"update without alias: label removed", newFreight("", map[string]string{kargoapi.LabelKeyAlias: "a1", "team": "x"}), false, gen,
 			"user-chosen", "", map[string]string{"team": "x"}, false},
 	}
 	for _, tc := range cases {
@@ -148,15 +148,15 @@ func TestDefaultFreight(t *testing.T) {
 func TestValidateFreight(t *testing.T) {
 	cases := []struct {
 		name string
-		f    v1alpha1.Freight
+		f    kargoapi.Freight
 		want []string
 	}{
-		{"valid", v1alpha1.Freight{Origin: warehouseW, Commits: []v1alpha1.GitCommit{{RepoURL: "r", ID: "1"}}}, nil},
-		{"no artifacts", v1alpha1.Freight{Origin: warehouseW},
+		{"valid", kargoapi.Freight{Origin: warehouseW, Commits: []kargoapi.GitCommit{{RepoURL: "r", ID: "1"}}}, nil},
+		{"no artifacts", kargoapi.Freight{Origin: warehouseW},
 			[]string{"freight must contain at least one commit, image, or chart"}},
-		{"no origin", v1alpha1.Freight{Charts: []v1alpha1.Chart{{RepoURL: "r", Version: "1"}}},
+		{"no origin", kargoapi.Freight{Charts: []kargoapi.Chart{{RepoURL: "r", Version: "1"}}},
 			[]string{`origin.kind: Unsupported value: ""`, "origin.name: Required value"}},
-		{"unknown origin kind", v1alpha1.Freight{Origin: v1alpha1.FreightOrigin{Kind: "Bucket", Name: "b"}, Images: []v1alpha1.Image{{RepoURL: "r"}}},
+		{"unknown origin kind", kargoapi.Freight{Origin: kargoapi.FreightOrigin{Kind: "Bucket", Name: "b"}, Images: []kargoapi.Image{{RepoURL: "r"}}},
 			[]string{`origin.kind: Unsupported value: "Bucket": supported values: "Warehouse"`}},
 	}
 	for _, tc := range cases {
@@ -175,28 +175,28 @@ func TestValidateFreight(t *testing.T) {
 }
 
 func TestValidateFreightUpdate(t *testing.T) {
-	base := &v1alpha1.Freight{
+	base := &kargoapi.Freight{
 		Origin:  warehouseW,
-		Commits: []v1alpha1.GitCommit{{RepoURL: "r", ID: "1"}},
-		Images:  []v1alpha1.Image{{RepoURL: "i", Tag: "1"}},
-		Charts:  []v1alpha1.Chart{{RepoURL: "c", Version: "1"}},
+		Commits: []kargoapi.GitCommit{{RepoURL: "r", ID: "1"}},
+		Images:  []kargoapi.Image{{RepoURL: "i", Tag: "1"}},
+		Charts:  []kargoapi.Chart{{RepoURL: "c", Version: "1"}},
 	}
 	cases := []struct {
 		name      string
-		mutate    func(f *v1alpha1.Freight)
+		mutate    func(f *kargoapi.Freight)
 		wantField string
 	}{
-		{"status, alias and labels may change", func(f *v1alpha1.Freight) {
+		{"status, alias and labels may change", func(f *kargoapi.Freight) {
 			f.Alias = "x"
 			f.Labels = map[string]string{"a": "b"}
-			f.Status.VerifiedIn = map[string]v1alpha1.VerifiedStage{"s": {}}
+			f.Status.VerifiedIn = map[string]kargoapi.VerifiedStage{"s": {}}
 		}, ""},
-		{"origin", func(f *v1alpha1.Freight) { f.Origin.Name = "v" }, "origin"},
-		{"commit added", func(f *v1alpha1.Freight) { f.Commits = append(f.Commits, v1alpha1.GitCommit{}) }, "commits"},
-		{"commit message", func(f *v1alpha1.Freight) { f.Commits[0].Message = "m" }, "commits[0]"},
-		{"image tag", func(f *v1alpha1.Freight) { f.Images[0].Tag = "2" }, "images[0]"},
-		{"images removed", func(f *v1alpha1.Freight) { f.Images = nil }, "images"},
-		{"chart version", func(f *v1alpha1.Freight) { f.Charts[0].Version = "2" }, "charts[0]"},
+		{"origin", func(f *kargoapi.Freight) { f.Origin.Name = "v" }, "origin"},
+		{"commit added", func(f *kargoapi.Freight) { f.Commits = append(f.Commits, kargoapi.GitCommit{}) }, "commits"},
+		{"commit message", func(f *kargoapi.Freight) { f.Commits[0].Message = "m" }, "commits[0]"},
+		{"image tag", func(f *kargoapi.Freight) { f.Images[0].Tag = "2" }, "images[0]"},
+		{"images removed", func(f *kargoapi.Freight) { f.Images = nil }, "images"},
+		{"chart version", func(f *kargoapi.Freight) { f.Charts[0].Version = "2" }, "charts[0]"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

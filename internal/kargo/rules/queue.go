@@ -3,7 +3,7 @@ package rules
 import (
 	"strings"
 
-	"taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 )
 
 // ComparePromotionPhase orders Promotion phases as Kargo's queue does
@@ -11,8 +11,8 @@ import (
 // non-terminal phases (Pending, or none yet), then the terminal ones. It
 // returns a negative value when a comes first, a positive one when b
 // does, and 0 when they rank equally.
-func ComparePromotionPhase(a, b v1alpha1.PromotionPhase) int {
-	aRunning, bRunning := a == v1alpha1.PromotionPhaseRunning, b == v1alpha1.PromotionPhaseRunning
+func ComparePromotionPhase(a, b kargoapi.PromotionPhase) int {
+	aRunning, bRunning := a == kargoapi.PromotionPhaseRunning, b == kargoapi.PromotionPhaseRunning
 	aTerminal, bTerminal := a.IsTerminal(), b.IsTerminal()
 	switch {
 	case aRunning && !bRunning:
@@ -33,7 +33,7 @@ func ComparePromotionPhase(a, b v1alpha1.PromotionPhase) int {
 // non-terminal ones by name ascending (the ULID in a generated name orders
 // them by creation, so the one enqueued first leads), then the terminal
 // ones by name descending (most recent first).
-func ComparePromotionByPhaseAndCreationTime(a, b *v1alpha1.Promotion) int {
+func ComparePromotionByPhaseAndCreationTime(a, b *kargoapi.Promotion) int {
 	if c := ComparePromotionPhase(a.Status.Phase, b.Status.Phase); c != 0 {
 		return c
 	}
@@ -50,8 +50,8 @@ func ComparePromotionByPhaseAndCreationTime(a, b *v1alpha1.Promotion) int {
 // phase), else nil. It does not hold the queue for a verification: the
 // Stage's status.currentPromotion, which ReconcileWithPromotions sets, is
 // what a Promotion runner should follow.
-func NextPromotion(promos []*v1alpha1.Promotion) *v1alpha1.Promotion {
-	var next *v1alpha1.Promotion
+func NextPromotion(promos []*kargoapi.Promotion) *kargoapi.Promotion {
+	var next *kargoapi.Promotion
 	for _, p := range promos {
 		if p == nil || p.Status.Phase.IsTerminal() {
 			continue

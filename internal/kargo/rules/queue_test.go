@@ -7,18 +7,18 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 )
 
-func promo(name string, phase v1alpha1.PromotionPhase) *v1alpha1.Promotion {
-	return &v1alpha1.Promotion{
+func promo(name string, phase kargoapi.PromotionPhase) *kargoapi.Promotion {
+	return &kargoapi.Promotion{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kargo-demo"},
-		Spec:       v1alpha1.PromotionSpec{Stage: "test", Freight: "f-" + name},
-		Status:     v1alpha1.PromotionStatus{Phase: phase},
+		Spec:       kargoapi.PromotionSpec{Stage: "test", Freight: "f-" + name},
+		Status:     kargoapi.PromotionStatus{Phase: phase},
 	}
 }
 
-func names(ps []*v1alpha1.Promotion) string {
+func names(ps []*kargoapi.Promotion) string {
 	var out []string
 	for _, p := range ps {
 		out = append(out, p.Name)
@@ -28,17 +28,17 @@ func names(ps []*v1alpha1.Promotion) string {
 
 func TestComparePromotionPhase(t *testing.T) {
 	cases := []struct {
-		a, b v1alpha1.PromotionPhase
+		a, b kargoapi.PromotionPhase
 		want int
 	}{
-		{v1alpha1.PromotionPhaseRunning, v1alpha1.PromotionPhaseRunning, 0},
-		{v1alpha1.PromotionPhaseRunning, v1alpha1.PromotionPhasePending, -1},
-		{v1alpha1.PromotionPhasePending, v1alpha1.PromotionPhaseRunning, 1},
-		{"", v1alpha1.PromotionPhasePending, 0},
-		{v1alpha1.PromotionPhasePending, v1alpha1.PromotionPhaseSucceeded, -1},
-		{v1alpha1.PromotionPhaseAborted, "", 1},
-		{v1alpha1.PromotionPhaseFailed, v1alpha1.PromotionPhaseSucceeded, 0},
-		{v1alpha1.PromotionPhaseErrored, v1alpha1.PromotionPhaseRunning, 1},
+		{kargoapi.PromotionPhaseRunning, kargoapi.PromotionPhaseRunning, 0},
+		{kargoapi.PromotionPhaseRunning, kargoapi.PromotionPhasePending, -1},
+		{kargoapi.PromotionPhasePending, kargoapi.PromotionPhaseRunning, 1},
+		{"", kargoapi.PromotionPhasePending, 0},
+		{kargoapi.PromotionPhasePending, kargoapi.PromotionPhaseSucceeded, -1},
+		{kargoapi.PromotionPhaseAborted, "", 1},
+		{kargoapi.PromotionPhaseFailed, kargoapi.PromotionPhaseSucceeded, 0},
+		{kargoapi.PromotionPhaseErrored, kargoapi.PromotionPhaseRunning, 1},
 	}
 	for _, tc := range cases {
 		if got := ComparePromotionPhase(tc.a, tc.b); got != tc.want {
@@ -50,35 +50,35 @@ func TestComparePromotionPhase(t *testing.T) {
 func TestPromotionQueue(t *testing.T) {
 	cases := []struct {
 		name       string
-		promos     []*v1alpha1.Promotion
+		promos     []*kargoapi.Promotion
 		wantSorted string
 		wantNext   string
 	}{
 		{"empty", nil, "", ""},
 		{
 			"running first, pending ascending, terminal descending",
-			[]*v1alpha1.Promotion{
-				promo("s.01", v1alpha1.PromotionPhaseSucceeded),
-				promo("s.05", v1alpha1.PromotionPhasePending),
-				promo("s.03", v1alpha1.PromotionPhaseFailed),
-				promo("s.04", v1alpha1.PromotionPhaseRunning),
+			[]*kargoapi.Promotion{
+				promo("s.01", kargoapi.PromotionPhaseSucceeded),
+				promo("s.05", kargoapi.PromotionPhasePending),
+				promo("s.03", kargoapi.PromotionPhaseFailed),
+				promo("s.04", kargoapi.PromotionPhaseRunning),
 				promo("s.06", ""),
-				promo("s.02", v1alpha1.PromotionPhaseAborted),
+				promo("s.02", kargoapi.PromotionPhaseAborted),
 			},
 			"s.04,s.05,s.06,s.03,s.02,s.01", "s.04",
 		},
 		{
 			"no running: the oldest pending",
-			[]*v1alpha1.Promotion{
-				promo("s.09", v1alpha1.PromotionPhasePending),
+			[]*kargoapi.Promotion{
+				promo("s.09", kargoapi.PromotionPhasePending),
 				promo("s.07", ""),
-				promo("s.08", v1alpha1.PromotionPhaseSucceeded),
+				promo("s.08", kargoapi.PromotionPhaseSucceeded),
 			},
 			"s.07,s.09,s.08", "s.07",
 		},
 		{
 			"only terminal",
-			[]*v1alpha1.Promotion{promo("s.01", v1alpha1.PromotionPhaseErrored), promo("s.02", v1alpha1.PromotionPhaseSucceeded)},
+			[]*kargoapi.Promotion{promo("s.01", kargoapi.PromotionPhaseErrored), promo("s.02", kargoapi.PromotionPhaseSucceeded)},
 			"s.02,s.01", "",
 		},
 	}

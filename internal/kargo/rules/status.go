@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 
-	"taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 )
 
 // Reasons and messages of the Stage controller (Kargo v1.6.3
@@ -53,7 +53,7 @@ var newVerificationID = func() string { return string(uuid.NewUUID()) }
 //
 // The refresh annotation's value is recorded in status.lastHandledRefresh.
 // lastTransitionTime changes only when a condition's status does.
-func Reconcile(s *v1alpha1.Stage, now metav1.Time) (v1alpha1.StageStatus, bool) {
+func Reconcile(s *kargoapi.Stage, now metav1.Time) (kargoapi.StageStatus, bool) {
 	return ReconcileWithPromotions(s, nil, now)
 }
 
@@ -81,14 +81,14 @@ func Reconcile(s *v1alpha1.Stage, now metav1.Time) (v1alpha1.StageStatus, bool) 
 //
 // While a Promotion is not terminal the Reconciling condition stays (Kargo
 // requeues at once).
-func ReconcileWithPromotions(s *v1alpha1.Stage, promos []*v1alpha1.Promotion, now metav1.Time) (v1alpha1.StageStatus, bool) {
-	var st v1alpha1.StageStatus
+func ReconcileWithPromotions(s *kargoapi.Stage, promos []*kargoapi.Promotion, now metav1.Time) (kargoapi.StageStatus, bool) {
+	var st kargoapi.StageStatus
 	if s.IsControlFlow() {
 		st = reconcileControlFlow(s, now)
 	} else {
 		st = reconcileRegular(s, stageInputs{promotions: promotionsOf(s, promos)}, now)
 	}
-	if token, ok := s.Annotations[v1alpha1.AnnotationKeyRefresh]; ok {
+	if token, ok := s.Annotations[kargoapi.AnnotationKeyRefresh]; ok {
 		st.LastHandledRefresh = token
 	}
 	return st, !equality.Semantic.DeepEqual(s.Status, st)
@@ -100,13 +100,13 @@ func ReconcileWithPromotions(s *v1alpha1.Stage, promos []*v1alpha1.Promotion, no
 type stageInputs struct {
 	// promotions are the Stage's Promotions, sorted by
 	// ComparePromotionByPhaseAndCreationTime.
-	promotions []*v1alpha1.Promotion
+	promotions []*kargoapi.Promotion
 }
 
 // promotionsOf returns the Promotions of s among promos, sorted as Kargo's
 // syncPromotions sorts them.
-func promotionsOf(s *v1alpha1.Stage, promos []*v1alpha1.Promotion) []*v1alpha1.Promotion {
-	var out []*v1alpha1.Promotion
+func promotionsOf(s *kargoapi.Stage, promos []*kargoapi.Promotion) []*kargoapi.Promotion {
+	var out []*kargoapi.Promotion
 	for _, p := range promos {
 		if p != nil && p.Spec.Stage == s.Name && (p.Namespace == "" || p.Namespace == s.Namespace) {
 			out = append(out, p)
@@ -119,13 +119,13 @@ func promotionsOf(s *v1alpha1.Stage, promos []*v1alpha1.Promotion) []*v1alpha1.P
 // reconcileControlFlow is Kargo's ControlFlowStageReconciler: initializeStatus,
 // then Ready. Marking available Freight verified is the caller's (it writes
 // Freight objects).
-func reconcileControlFlow(s *v1alpha1.Stage, now metav1.Time) v1alpha1.StageStatus {
+func reconcileControlFlow(s *kargoapi.Stage, now metav1.Time) kargoapi.StageStatus {
 	st := *s.Status.DeepCopy()
 	if s.Generation > st.ObservedGeneration {
 		st.ObservedGeneration = s.Generation
 	}
 	var keep []metav1.Condition
-	for _, t := range []string{v1alpha1.ConditionTypeReady, v1alpha1.ConditionTypeReconciling} {
+	for _, t := range []string{kargoapi.ConditionTypeReady, kargoapi.ConditionTypeReconciling} {
 		if c := meta.FindStatusCondition(st.Conditions, t); c != nil {
 			keep = append(keep, *c)
 		}
@@ -140,20 +140,20 @@ func reconcileControlFlow(s *v1alpha1.Stage, now metav1.Time) v1alpha1.StageStat
 	// Kargo sets these without an observed generation (the condition
 	// setter is the status, not the Stage).
 	setCondition(&st, metav1.Condition{
-		Type: v1alpha1.ConditionTypeReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ConditionTypeReady,
+		Type: kargoapi.ConditionTypeReady, Status: metav1.ConditionTrue, Reason: kargoapi.ConditionTypeReady,
 	}, now)
-	meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionTypeReconciling)
+	meta.RemoveStatusCondition(&st.Conditions, kargoapi.ConditionTypeReconciling)
 	return st
 }
 
 // reconcileRegular is Kargo's RegularStageReconciler.reconcile.
-func reconcileRegular(s *v1alpha1.Stage, in stageInputs, now metav1.Time) v1alpha1.StageStatus {
+func reconcileRegular(s *kargoapi.Stage, in stageInputs, now metav1.Time) kargoapi.StageStatus {
 	st := *s.Status.DeepCopy()
 	setCondition(&st, metav1.Condition{
-		Type: v1alpha1.ConditionTypeReconciling, Status: metav1.ConditionTrue,
+		Type: kargoapi.ConditionTypeReconciling, Status: metav1.ConditionTrue,
 		Reason: ReasonReconciling, ObservedGeneration: s.Generation,
 	}, now)
-	subReconcilers := []func(*v1alpha1.Stage, stageInputs, v1alpha1.StageStatus, metav1.Time) v1alpha1.StageStatus{
+	subReconcilers := []func(*kargoapi.Stage, stageInputs, kargoapi.StageStatus, metav1.Time) kargoapi.StageStatus{
 		syncPromotions,
 		assessHealth,
 		verifyStageFreight,
@@ -167,12 +167,12 @@ func reconcileRegular(s *v1alpha1.Stage, in stageInputs, now metav1.Time) v1alph
 	// Kargo requests an immediate requeue (and keeps Reconciling) while any
 	// of the Stage's Promotions is not terminal.
 	if !hasNonTerminalPromotion(in.promotions) {
-		meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionTypeReconciling)
+		meta.RemoveStatusCondition(&st.Conditions, kargoapi.ConditionTypeReconciling)
 	}
 	return st
 }
 
-func hasNonTerminalPromotion(promos []*v1alpha1.Promotion) bool {
+func hasNonTerminalPromotion(promos []*kargoapi.Promotion) bool {
 	for _, p := range promos {
 		if !p.Status.Phase.IsTerminal() {
 			return true
@@ -195,11 +195,11 @@ const (
 // syncPromotions is Kargo's RegularStageReconciler.syncPromotions (v1.6.4)
 // over in.promotions (sorted). st is the Stage's status at the start of
 // the reconciliation (syncPromotions runs first).
-func syncPromotions(s *v1alpha1.Stage, in stageInputs, st v1alpha1.StageStatus, now metav1.Time) v1alpha1.StageStatus {
+func syncPromotions(s *kargoapi.Stage, in stageInputs, st kargoapi.StageStatus, now metav1.Time) kargoapi.StageStatus {
 	promos := in.promotions
 	// No Promotions: not promoting.
 	if len(promos) == 0 {
-		meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionTypePromoting)
+		meta.RemoveStatusCondition(&st.Conditions, kargoapi.ConditionTypePromoting)
 		st.CurrentPromotion = nil
 		return st
 	}
@@ -211,18 +211,18 @@ func syncPromotions(s *v1alpha1.Stage, in stageInputs, st v1alpha1.StageStatus, 
 	// The current Promotion is no longer the highest-priority one, or that
 	// one is terminal: the current Promotion has finished.
 	if currentPromo != nil && (currentPromo.Name != highest.Name || highest.Status.Phase.IsTerminal()) {
-		meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionTypePromoting)
+		meta.RemoveStatusCondition(&st.Conditions, kargoapi.ConditionTypePromoting)
 		st.CurrentPromotion = nil
 
 		// Promotions terminated since the last one recorded. Names embed a
 		// ULID, so they order by creation; terminal ones come newest first.
-		var newPromotions []v1alpha1.PromotionReference
+		var newPromotions []kargoapi.PromotionReference
 		for _, p := range promos {
 			if lastPromo != nil && strings.Compare(p.Name, lastPromo.Name) <= 0 {
 				break
 			}
 			if p.Status.Phase.IsTerminal() {
-				info := v1alpha1.PromotionReference{
+				info := kargoapi.PromotionReference{
 					Name:       p.Name,
 					Status:     p.Status.DeepCopy(),
 					FinishedAt: p.Status.FinishedAt.DeepCopy(),
@@ -234,21 +234,21 @@ func syncPromotions(s *v1alpha1.Stage, in stageInputs, st v1alpha1.StageStatus, 
 			}
 		}
 		// Oldest first, so that the Freight history keeps the newest.
-		slices.SortFunc(newPromotions, func(a, b v1alpha1.PromotionReference) int {
+		slices.SortFunc(newPromotions, func(a, b kargoapi.PromotionReference) int {
 			return strings.Compare(a.Name, b.Name)
 		})
 		for i := range newPromotions {
 			p := newPromotions[i]
 			st.LastPromotion = &p
-			if p.Status.Phase == v1alpha1.PromotionPhaseSucceeded {
+			if p.Status.Phase == kargoapi.PromotionPhaseSucceeded {
 				st.FreightHistory.Record(p.Status.FreightCollection)
 				st.Health = nil
 				setCondition(&st, metav1.Condition{
-					Type: v1alpha1.ConditionTypeHealthy, Status: metav1.ConditionUnknown,
+					Type: kargoapi.ConditionTypeHealthy, Status: metav1.ConditionUnknown,
 					Reason: ReasonWaitingForHealthCheck, Message: MsgWaitingForHealthCheck, ObservedGeneration: s.Generation,
 				}, now)
 				setCondition(&st, metav1.Condition{
-					Type: v1alpha1.ConditionTypeVerified, Status: metav1.ConditionUnknown,
+					Type: kargoapi.ConditionTypeVerified, Status: metav1.ConditionUnknown,
 					Reason: ReasonWaitingForVerification, Message: MsgWaitingForVerification, ObservedGeneration: s.Generation,
 				}, now)
 			}
@@ -262,12 +262,12 @@ func syncPromotions(s *v1alpha1.Stage, in stageInputs, st v1alpha1.StageStatus, 
 	// Promotion start, since it may fix the Stage.
 	if cur := st.FreightHistory.Current(); cur != nil {
 		if cur.HasNonTerminalVerification() {
-			meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionTypePromoting)
+			meta.RemoveStatusCondition(&st.Conditions, kargoapi.ConditionTypePromoting)
 			return st
 		}
-		if st.Health == nil || st.Health.Status == v1alpha1.HealthStateHealthy {
+		if st.Health == nil || st.Health.Status == kargoapi.HealthStateHealthy {
 			if vi := cur.VerificationHistory.Current(); vi == nil || !vi.Phase.IsTerminal() {
-				meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionTypePromoting)
+				meta.RemoveStatusCondition(&st.Conditions, kargoapi.ConditionTypePromoting)
 				return st
 			}
 		}
@@ -275,60 +275,60 @@ func syncPromotions(s *v1alpha1.Stage, in stageInputs, st v1alpha1.StageStatus, 
 
 	if !highest.Status.Phase.IsTerminal() {
 		setCondition(&st, metav1.Condition{
-			Type: v1alpha1.ConditionTypePromoting, Status: metav1.ConditionTrue, Reason: ReasonActivePromotion,
+			Type: kargoapi.ConditionTypePromoting, Status: metav1.ConditionTrue, Reason: ReasonActivePromotion,
 			Message:            fmt.Sprintf(MsgActivePromotionFmt, highest.Name, highest.Status.Phase),
 			ObservedGeneration: s.Generation,
 		}, now)
-		st.CurrentPromotion = &v1alpha1.PromotionReference{Name: highest.Name}
+		st.CurrentPromotion = &kargoapi.PromotionReference{Name: highest.Name}
 		if f := highest.Status.Freight; f != nil {
 			st.CurrentPromotion.Freight = f.DeepCopy()
 		}
 		return st
 	}
 
-	meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionTypePromoting)
+	meta.RemoveStatusCondition(&st.Conditions, kargoapi.ConditionTypePromoting)
 	return st
 }
 
 // assessHealth runs the health checks the last Promotion recorded. No
 // health checker is registered here, so each check is Unknown with Kargo's
 // issue for an unknown kind; zero checks are Healthy.
-func assessHealth(s *v1alpha1.Stage, _ stageInputs, st v1alpha1.StageStatus, now metav1.Time) v1alpha1.StageStatus {
+func assessHealth(s *kargoapi.Stage, _ stageInputs, st kargoapi.StageStatus, now metav1.Time) kargoapi.StageStatus {
 	last := st.LastPromotion
 	if last == nil {
 		setCondition(&st, metav1.Condition{
-			Type: v1alpha1.ConditionTypeHealthy, Status: metav1.ConditionUnknown,
+			Type: kargoapi.ConditionTypeHealthy, Status: metav1.ConditionUnknown,
 			Reason: ReasonNoFreight, Message: MsgNoFreight, ObservedGeneration: s.Generation,
 		}, now)
 		st.Health = nil
 		return st
 	}
-	var phase v1alpha1.PromotionPhase
+	var phase kargoapi.PromotionPhase
 	if last.Status != nil {
 		phase = last.Status.Phase
 	}
-	if phase != v1alpha1.PromotionPhaseSucceeded {
+	if phase != kargoapi.PromotionPhaseSucceeded {
 		setCondition(&st, metav1.Condition{
-			Type: v1alpha1.ConditionTypeHealthy, Status: metav1.ConditionUnknown,
+			Type: kargoapi.ConditionTypeHealthy, Status: metav1.ConditionUnknown,
 			Reason: "LastPromotion" + string(phase), Message: MsgLastPromotionFailed, ObservedGeneration: s.Generation,
 		}, now)
-		st.Health = &v1alpha1.Health{Status: v1alpha1.HealthStateUnknown, Issues: []string{MsgLastPromotionFailed}}
+		st.Health = &kargoapi.Health{Status: kargoapi.HealthStateUnknown, Issues: []string{MsgLastPromotionFailed}}
 		return st
 	}
 
 	checks := last.GetHealthChecks()
-	health := v1alpha1.Health{Status: v1alpha1.HealthStateHealthy}
+	health := kargoapi.Health{Status: kargoapi.HealthStateHealthy}
 	for _, c := range checks {
-		health.Status = health.Status.Merge(v1alpha1.HealthStateUnknown)
+		health.Status = health.Status.Merge(kargoapi.HealthStateUnknown)
 		health.Issues = append(health.Issues, fmt.Sprintf(msgNoHealthCheckerFmt, c.Uses))
 	}
 	st.Health = &health
-	cond := metav1.Condition{Type: v1alpha1.ConditionTypeHealthy, Reason: string(health.Status), ObservedGeneration: s.Generation}
+	cond := metav1.Condition{Type: kargoapi.ConditionTypeHealthy, Reason: string(health.Status), ObservedGeneration: s.Generation}
 	switch health.Status {
-	case v1alpha1.HealthStateHealthy:
+	case kargoapi.HealthStateHealthy:
 		cond.Status = metav1.ConditionTrue
 		cond.Message = fmt.Sprintf("Stage is healthy (performed %d health checks)", len(checks))
-	case v1alpha1.HealthStateUnhealthy:
+	case kargoapi.HealthStateUnhealthy:
 		cond.Status = metav1.ConditionFalse
 		cond.Message = fmt.Sprintf("Stage is unhealthy (%d issues in %d health checks)", len(health.Issues), len(checks))
 	default:
@@ -343,11 +343,11 @@ func assessHealth(s *v1alpha1.Stage, _ stageInputs, st v1alpha1.StageStatus, now
 // controller does not integrate, so the verification errors as Kargo's does
 // when the integration is disabled. A non-terminal verification (an
 // AnalysisRun) cannot exist here and is left as it is.
-func verifyStageFreight(s *v1alpha1.Stage, _ stageInputs, st v1alpha1.StageStatus, now metav1.Time) (out v1alpha1.StageStatus) {
+func verifyStageFreight(s *kargoapi.Stage, _ stageInputs, st kargoapi.StageStatus, now metav1.Time) (out kargoapi.StageStatus) {
 	cur := st.FreightHistory.Current()
 	if cur == nil {
 		setCondition(&st, metav1.Condition{
-			Type: v1alpha1.ConditionTypeVerified, Status: metav1.ConditionUnknown,
+			Type: kargoapi.ConditionTypeVerified, Status: metav1.ConditionUnknown,
 			Reason: ReasonNoFreight, Message: MsgNoFreightToVerify, ObservedGeneration: s.Generation,
 		}, now)
 		return st
@@ -357,25 +357,25 @@ func verifyStageFreight(s *v1alpha1.Stage, _ stageInputs, st v1alpha1.StageStatu
 	}
 	defer func() { setVerifiedCondition(s, &out, now) }()
 
-	reverify := verificationRequest(s.Annotations[v1alpha1.AnnotationKeyReverify])
+	reverify := verificationRequest(s.Annotations[kargoapi.AnnotationKeyReverify])
 	last := cur.VerificationHistory.Current()
 	if last != nil {
 		if !last.Phase.IsTerminal() || !reverify.forID(last.ID) {
 			return st
 		}
 	}
-	if st.Health == nil || st.Health.Status != v1alpha1.HealthStateHealthy {
+	if st.Health == nil || st.Health.Status != kargoapi.HealthStateHealthy {
 		return st
 	}
-	vi := v1alpha1.VerificationInfo{StartTime: now.DeepCopy(), FinishTime: now.DeepCopy()}
+	vi := kargoapi.VerificationInfo{StartTime: now.DeepCopy(), FinishTime: now.DeepCopy()}
 	if s.Spec.Verification == nil {
-		vi.Phase = v1alpha1.VerificationPhaseSuccessful
+		vi.Phase = kargoapi.VerificationPhaseSuccessful
 	} else {
 		vi.ID = newVerificationID()
 		if last != nil && reverify.forID(last.ID) {
 			vi.Actor = reverify.Actor
 		}
-		vi.Phase = v1alpha1.VerificationPhaseError
+		vi.Phase = kargoapi.VerificationPhaseError
 		vi.Message = MsgRolloutsDisabled
 	}
 	st.FreightHistory.Current().VerificationHistory.UpdateOrPush(vi)
@@ -384,14 +384,14 @@ func verifyStageFreight(s *v1alpha1.Stage, _ stageInputs, st v1alpha1.StageStatu
 
 // setVerifiedCondition derives Verified from the current Freight's
 // verification history (the deferred part of Kargo's verifyStageFreight).
-func setVerifiedCondition(s *v1alpha1.Stage, st *v1alpha1.StageStatus, now metav1.Time) {
+func setVerifiedCondition(s *kargoapi.Stage, st *kargoapi.StageStatus, now metav1.Time) {
 	cur := st.FreightHistory.Current()
 	if cur == nil || len(cur.VerificationHistory) == 0 {
 		return
 	}
-	cond := metav1.Condition{Type: v1alpha1.ConditionTypeVerified, ObservedGeneration: s.Generation}
+	cond := metav1.Condition{Type: kargoapi.ConditionTypeVerified, ObservedGeneration: s.Generation}
 	for _, vi := range cur.VerificationHistory {
-		if vi.Phase == v1alpha1.VerificationPhaseSuccessful {
+		if vi.Phase == kargoapi.VerificationPhaseSuccessful {
 			cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, ReasonVerified, MsgFreightVerified
 			setCondition(st, cond, now)
 			return
@@ -399,15 +399,15 @@ func setVerifiedCondition(s *v1alpha1.Stage, st *v1alpha1.StageStatus, now metav
 	}
 	last := cur.VerificationHistory.Current()
 	switch last.Phase {
-	case v1alpha1.VerificationPhasePending:
+	case kargoapi.VerificationPhasePending:
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionUnknown, "VerificationPending", "Freight is pending verification"
-	case v1alpha1.VerificationPhaseRunning:
+	case kargoapi.VerificationPhaseRunning:
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionUnknown, "VerificationRunning", "Freight is currently being verified"
-	case v1alpha1.VerificationPhaseFailed, v1alpha1.VerificationPhaseError:
+	case kargoapi.VerificationPhaseFailed, kargoapi.VerificationPhaseError:
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "Verification"+string(last.Phase), last.Message
-	case v1alpha1.VerificationPhaseAborted:
+	case kargoapi.VerificationPhaseAborted:
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "VerificationAborted", last.Message
-	case v1alpha1.VerificationPhaseInconclusive:
+	case kargoapi.VerificationPhaseInconclusive:
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionUnknown, "VerificationInconclusive", last.Message
 	default:
 		cond.Status, cond.Reason = metav1.ConditionUnknown, "UnknownVerificationPhase"
@@ -420,22 +420,22 @@ func setVerifiedCondition(s *v1alpha1.Stage, st *v1alpha1.StageStatus, now metav
 // summarizeConditions sets Ready from Promoting, the last Promotion,
 // Healthy and Verified, and the freight summary; it reports whether the
 // Stage is Ready (then Reconciling is removed).
-func summarizeConditions(s *v1alpha1.Stage, st *v1alpha1.StageStatus, now metav1.Time) bool {
+func summarizeConditions(s *kargoapi.Stage, st *kargoapi.StageStatus, now metav1.Time) bool {
 	st.FreightSummary = freightSummary(len(s.Spec.RequestedFreight), st.FreightHistory.Current())
-	ready := metav1.Condition{Type: v1alpha1.ConditionTypeReady, Status: metav1.ConditionFalse, ObservedGeneration: s.Generation}
+	ready := metav1.Condition{Type: kargoapi.ConditionTypeReady, Status: metav1.ConditionFalse, ObservedGeneration: s.Generation}
 
-	if promo := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionTypePromoting); promo != nil {
+	if promo := meta.FindStatusCondition(st.Conditions, kargoapi.ConditionTypePromoting); promo != nil {
 		ready.Reason, ready.Message = promo.Reason, promo.Message
 		setCondition(st, ready, now)
 		return false
 	}
 	if last := st.LastPromotion; last != nil && last.Status != nil &&
-		last.Status.Phase.IsTerminal() && last.Status.Phase != v1alpha1.PromotionPhaseSucceeded {
+		last.Status.Phase.IsTerminal() && last.Status.Phase != kargoapi.PromotionPhaseSucceeded {
 		ready.Reason, ready.Message = "LastPromotion"+string(last.Status.Phase), last.Status.Message
 		setCondition(st, ready, now)
 		return false
 	}
-	if h := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionTypeHealthy); h == nil || h.Status != metav1.ConditionTrue {
+	if h := meta.FindStatusCondition(st.Conditions, kargoapi.ConditionTypeHealthy); h == nil || h.Status != metav1.ConditionTrue {
 		ready.Reason, ready.Message = ReasonUnhealthy, MsgNotHealthy
 		if h != nil {
 			ready.Reason, ready.Message = h.Reason, h.Message
@@ -443,7 +443,7 @@ func summarizeConditions(s *v1alpha1.Stage, st *v1alpha1.StageStatus, now metav1
 		setCondition(st, ready, now)
 		return false
 	}
-	v := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionTypeVerified)
+	v := meta.FindStatusCondition(st.Conditions, kargoapi.ConditionTypeVerified)
 	if v == nil || v.Status != metav1.ConditionTrue {
 		ready.Reason, ready.Message = ReasonPendingVerification, MsgNotVerified
 		if v != nil {
@@ -454,13 +454,13 @@ func summarizeConditions(s *v1alpha1.Stage, st *v1alpha1.StageStatus, now metav1
 	}
 	ready.Status, ready.Reason, ready.Message = metav1.ConditionTrue, v.Reason, v.Message
 	setCondition(st, ready, now)
-	meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionTypeReconciling)
+	meta.RemoveStatusCondition(&st.Conditions, kargoapi.ConditionTypeReconciling)
 	return true
 }
 
 // freightSummary is the Freight name when one Freight is requested and
 // there, else "<have>/<requested> Fulfilled".
-func freightSummary(requested int, cur *v1alpha1.FreightCollection) string {
+func freightSummary(requested int, cur *kargoapi.FreightCollection) string {
 	if cur == nil {
 		return fmt.Sprintf("0/%d Fulfilled", requested)
 	}
@@ -473,7 +473,7 @@ func freightSummary(requested int, cur *v1alpha1.FreightCollection) string {
 }
 
 // setCondition sets c, keeping lastTransitionTime unless the status changes.
-func setCondition(st *v1alpha1.StageStatus, c metav1.Condition, now metav1.Time) {
+func setCondition(st *kargoapi.StageStatus, c metav1.Condition, now metav1.Time) {
 	c.LastTransitionTime = now
 	meta.SetStatusCondition(&st.Conditions, c)
 }
@@ -509,7 +509,7 @@ func (r *verificationReq) forID(id string) bool { return r != nil && id != "" &&
 // Healthy and the collection's latest verification is Successful with none
 // still running. Nil otherwise, and for control-flow Stages (which mark the
 // Freight available to them, not their current Freight).
-func VerifiedFreight(s *v1alpha1.Stage) (freightNames []string) {
+func VerifiedFreight(s *kargoapi.Stage) (freightNames []string) {
 	if verifiedCollection(s) == nil {
 		return nil
 	}
@@ -521,17 +521,17 @@ func VerifiedFreight(s *v1alpha1.Stage) (freightNames []string) {
 
 // verifiedCollection returns s's current Freight collection when
 // markFreightVerifiedForStage would mark its Freight verified, else nil.
-func verifiedCollection(s *v1alpha1.Stage) *v1alpha1.FreightCollection {
+func verifiedCollection(s *kargoapi.Stage) *kargoapi.FreightCollection {
 	if s.IsControlFlow() {
 		return nil
 	}
 	st := &s.Status
-	if st.Health == nil || st.Health.Status != v1alpha1.HealthStateHealthy {
+	if st.Health == nil || st.Health.Status != kargoapi.HealthStateHealthy {
 		return nil
 	}
 	cur := st.FreightHistory.Current()
 	if cur == nil || len(cur.VerificationHistory) == 0 || cur.HasNonTerminalVerification() ||
-		cur.VerificationHistory.Current().Phase != v1alpha1.VerificationPhaseSuccessful {
+		cur.VerificationHistory.Current().Phase != kargoapi.VerificationPhaseSuccessful {
 		return nil
 	}
 	return cur
@@ -541,15 +541,15 @@ func verifiedCollection(s *v1alpha1.Stage) *v1alpha1.FreightCollection {
 // Kargo's markFreightVerifiedForStage does: when f is in VerifiedFreight(s)
 // and not yet verifiedIn s, it sets status.verifiedIn[s.name].verifiedAt to
 // the finish time of the verification. It reports whether f changed.
-func MarkFreightVerified(f *v1alpha1.Freight, s *v1alpha1.Stage) bool {
+func MarkFreightVerified(f *kargoapi.Freight, s *kargoapi.Stage) bool {
 	cur := verifiedCollection(s)
 	if cur == nil || !cur.Includes(f.Name) || f.IsVerifiedIn(s.Name) {
 		return false
 	}
 	if f.Status.VerifiedIn == nil {
-		f.Status.VerifiedIn = make(map[string]v1alpha1.VerifiedStage)
+		f.Status.VerifiedIn = make(map[string]kargoapi.VerifiedStage)
 	}
-	f.Status.VerifiedIn[s.Name] = v1alpha1.VerifiedStage{
+	f.Status.VerifiedIn[s.Name] = kargoapi.VerifiedStage{
 		VerifiedAt: cur.VerificationHistory.Current().FinishTime.DeepCopy(),
 	}
 	return true

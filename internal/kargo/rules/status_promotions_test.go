@@ -6,26 +6,26 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 )
 
 // collection is the FreightCollection of one Freight from origin "a"
 // (regularStage's first requested origin).
-func collection(freight string, vis ...v1alpha1.VerificationInfo) *v1alpha1.FreightCollection {
-	c := &v1alpha1.FreightCollection{}
-	c.UpdateOrPush(v1alpha1.FreightReference{Name: freight, Origin: v1alpha1.FreightOrigin{Kind: v1alpha1.FreightOriginKindWarehouse, Name: "a"}})
+func collection(freight string, vis ...kargoapi.VerificationInfo) *kargoapi.FreightCollection {
+	c := &kargoapi.FreightCollection{}
+	c.UpdateOrPush(kargoapi.FreightReference{Name: freight, Origin: kargoapi.FreightOrigin{Kind: kargoapi.FreightOriginKindWarehouse, Name: "a"}})
 	c.VerificationHistory = vis
 	return c
 }
 
 // finished is a Promotion of freight in a terminal phase.
-func finished(name string, phase v1alpha1.PromotionPhase, freight string) *v1alpha1.Promotion {
+func finished(name string, phase kargoapi.PromotionPhase, freight string) *kargoapi.Promotion {
 	p := promo(name, phase)
 	p.Spec.Freight = freight
-	p.Status.Freight = &v1alpha1.FreightReference{Name: freight, Origin: v1alpha1.FreightOrigin{Kind: v1alpha1.FreightOriginKindWarehouse, Name: "a"}}
+	p.Status.Freight = &kargoapi.FreightReference{Name: freight, Origin: kargoapi.FreightOrigin{Kind: kargoapi.FreightOriginKindWarehouse, Name: "a"}}
 	p.Status.FreightCollection = collection(freight)
 	p.Status.FinishedAt = &t0
-	if phase != v1alpha1.PromotionPhaseSucceeded {
+	if phase != kargoapi.PromotionPhaseSucceeded {
 		p.Status.Message = "step 1 failed"
 	}
 	return p
@@ -38,13 +38,13 @@ type wantCond struct {
 
 func TestReconcileWithPromotions(t *testing.T) {
 	stubVerificationID(t)
-	successful := v1alpha1.VerificationInfo{Phase: v1alpha1.VerificationPhaseSuccessful, StartTime: &t0, FinishTime: &t0}
-	running := v1alpha1.VerificationInfo{ID: "v", Phase: v1alpha1.VerificationPhaseRunning}
+	successful := kargoapi.VerificationInfo{Phase: kargoapi.VerificationPhaseSuccessful, StartTime: &t0, FinishTime: &t0}
+	running := kargoapi.VerificationInfo{ID: "v", Phase: kargoapi.VerificationPhaseRunning}
 
 	cases := []struct {
 		name   string
-		stage  func() *v1alpha1.Stage
-		promos []*v1alpha1.Promotion
+		stage  func() *kargoapi.Stage
+		promos []*kargoapi.Promotion
 		// wantCurrent is status.currentPromotion.name ("" = none),
 		// wantLast status.lastPromotion.name, wantHistory the names of the
 		// Freight in status.freightHistory, newest first.
@@ -55,190 +55,190 @@ func TestReconcileWithPromotions(t *testing.T) {
 	}{
 		{
 			name:        "new Promotion, no Freight: it becomes current, Stage promoting",
-			stage:       func() *v1alpha1.Stage { return regularStage(1, 1) },
-			promos:      []*v1alpha1.Promotion{promo("test.02", "")},
+			stage:       func() *kargoapi.Stage { return regularStage(1, 1) },
+			promos:      []*kargoapi.Promotion{promo("test.02", "")},
 			wantCurrent: "test.02",
 			wantConds: map[string]*wantCond{
-				v1alpha1.ConditionTypePromoting:   {metav1.ConditionTrue, "ActivePromotion", `Promotion "test.02" is currently `},
-				v1alpha1.ConditionTypeReady:       {metav1.ConditionFalse, "ActivePromotion", `Promotion "test.02" is currently `},
-				v1alpha1.ConditionTypeReconciling: {metav1.ConditionTrue, "Reconciling", ""},
-				v1alpha1.ConditionTypeHealthy:     {metav1.ConditionUnknown, "NoFreight", "Stage has no current Freight"},
-				v1alpha1.ConditionTypeVerified:    {metav1.ConditionUnknown, "NoFreight", "Stage has no current Freight to verify"},
+				kargoapi.ConditionTypePromoting:   {metav1.ConditionTrue, "ActivePromotion", `Promotion "test.02" is currently `},
+				kargoapi.ConditionTypeReady:       {metav1.ConditionFalse, "ActivePromotion", `Promotion "test.02" is currently `},
+				kargoapi.ConditionTypeReconciling: {metav1.ConditionTrue, "Reconciling", ""},
+				kargoapi.ConditionTypeHealthy:     {metav1.ConditionUnknown, "NoFreight", "Stage has no current Freight"},
+				kargoapi.ConditionTypeVerified:    {metav1.ConditionUnknown, "NoFreight", "Stage has no current Freight to verify"},
 			},
 		},
 		{
 			name: "other Stages' Promotions are ignored",
-			stage: func() *v1alpha1.Stage {
+			stage: func() *kargoapi.Stage {
 				return regularStage(1, 1)
 			},
-			promos: func() []*v1alpha1.Promotion {
-				p := promo("other.01", v1alpha1.PromotionPhaseRunning)
+			promos: func() []*kargoapi.Promotion {
+				p := promo("other.01", kargoapi.PromotionPhaseRunning)
 				p.Spec.Stage = "other"
-				return []*v1alpha1.Promotion{p}
+				return []*kargoapi.Promotion{p}
 			}(),
 			wantConds: map[string]*wantCond{
-				v1alpha1.ConditionTypePromoting:   nil,
-				v1alpha1.ConditionTypeReconciling: nil,
-				v1alpha1.ConditionTypeReady:       {metav1.ConditionFalse, "NoFreight", "Stage has no current Freight"},
+				kargoapi.ConditionTypePromoting:   nil,
+				kargoapi.ConditionTypeReconciling: nil,
+				kargoapi.ConditionTypeReady:       {metav1.ConditionFalse, "NoFreight", "Stage has no current Freight"},
 			},
 		},
 		{
 			name: "current Promotion running: Freight recorded, a newer one waits",
-			stage: func() *v1alpha1.Stage {
+			stage: func() *kargoapi.Stage {
 				s := regularStage(1, 1)
-				s.Status.CurrentPromotion = &v1alpha1.PromotionReference{Name: "test.02"}
+				s.Status.CurrentPromotion = &kargoapi.PromotionReference{Name: "test.02"}
 				return s
 			},
-			promos: func() []*v1alpha1.Promotion {
-				p := promo("test.02", v1alpha1.PromotionPhaseRunning)
-				p.Status.Freight = &v1alpha1.FreightReference{Name: "f2"}
-				return []*v1alpha1.Promotion{promo("test.03", v1alpha1.PromotionPhasePending), p}
+			promos: func() []*kargoapi.Promotion {
+				p := promo("test.02", kargoapi.PromotionPhaseRunning)
+				p.Status.Freight = &kargoapi.FreightReference{Name: "f2"}
+				return []*kargoapi.Promotion{promo("test.03", kargoapi.PromotionPhasePending), p}
 			}(),
 			wantCurrent: "test.02", wantCurrentFreight: "f2",
 			wantConds: map[string]*wantCond{
-				v1alpha1.ConditionTypePromoting: {metav1.ConditionTrue, "ActivePromotion", `Promotion "test.02" is currently Running`},
-				v1alpha1.ConditionTypeReady:     {metav1.ConditionFalse, "ActivePromotion", `Promotion "test.02" is currently Running`},
+				kargoapi.ConditionTypePromoting: {metav1.ConditionTrue, "ActivePromotion", `Promotion "test.02" is currently Running`},
+				kargoapi.ConditionTypeReady:     {metav1.ConditionFalse, "ActivePromotion", `Promotion "test.02" is currently Running`},
 			},
 		},
 		{
 			name: "current Promotion succeeded: Freight recorded, healthy, verified, Ready",
-			stage: func() *v1alpha1.Stage {
+			stage: func() *kargoapi.Stage {
 				s := regularStage(2, 1)
-				s.Status.CurrentPromotion = &v1alpha1.PromotionReference{Name: "test.02"}
+				s.Status.CurrentPromotion = &kargoapi.PromotionReference{Name: "test.02"}
 				return s
 			},
-			promos:      []*v1alpha1.Promotion{finished("test.02", v1alpha1.PromotionPhaseSucceeded, "f2")},
+			promos:      []*kargoapi.Promotion{finished("test.02", kargoapi.PromotionPhaseSucceeded, "f2")},
 			wantLast:    "test.02",
 			wantHistory: []string{"f2"},
 			wantConds: map[string]*wantCond{
-				v1alpha1.ConditionTypePromoting:   nil,
-				v1alpha1.ConditionTypeReconciling: nil,
-				v1alpha1.ConditionTypeHealthy:     {metav1.ConditionTrue, "Healthy", "Stage is healthy (performed 0 health checks)"},
-				v1alpha1.ConditionTypeVerified:    {metav1.ConditionTrue, "Verified", "Freight has been verified"},
-				v1alpha1.ConditionTypeReady:       {metav1.ConditionTrue, "Verified", "Freight has been verified"},
+				kargoapi.ConditionTypePromoting:   nil,
+				kargoapi.ConditionTypeReconciling: nil,
+				kargoapi.ConditionTypeHealthy:     {metav1.ConditionTrue, "Healthy", "Stage is healthy (performed 0 health checks)"},
+				kargoapi.ConditionTypeVerified:    {metav1.ConditionTrue, "Verified", "Freight has been verified"},
+				kargoapi.ConditionTypeReady:       {metav1.ConditionTrue, "Verified", "Freight has been verified"},
 			},
 			wantGeneration: 2,
 		},
 		{
 			name: "current Promotion failed: recorded as last, Freight unchanged, not Ready",
-			stage: func() *v1alpha1.Stage {
+			stage: func() *kargoapi.Stage {
 				s := withFreight(regularStage(1, 1))
-				s.Status.FreightHistory[0].VerificationHistory = v1alpha1.VerificationInfoStack{successful}
-				s.Status.CurrentPromotion = &v1alpha1.PromotionReference{Name: "test.02"}
+				s.Status.FreightHistory[0].VerificationHistory = kargoapi.VerificationInfoStack{successful}
+				s.Status.CurrentPromotion = &kargoapi.PromotionReference{Name: "test.02"}
 				return s
 			},
-			promos:      []*v1alpha1.Promotion{finished("test.02", v1alpha1.PromotionPhaseFailed, "f2")},
+			promos:      []*kargoapi.Promotion{finished("test.02", kargoapi.PromotionPhaseFailed, "f2")},
 			wantLast:    "test.02",
 			wantHistory: []string{"f1"},
 			wantConds: map[string]*wantCond{
-				v1alpha1.ConditionTypePromoting: nil,
-				v1alpha1.ConditionTypeHealthy:   {metav1.ConditionUnknown, "LastPromotionFailed", MsgLastPromotionFailed},
-				v1alpha1.ConditionTypeReady:     {metav1.ConditionFalse, "LastPromotionFailed", "step 1 failed"},
+				kargoapi.ConditionTypePromoting: nil,
+				kargoapi.ConditionTypeHealthy:   {metav1.ConditionUnknown, "LastPromotionFailed", MsgLastPromotionFailed},
+				kargoapi.ConditionTypeReady:     {metav1.ConditionFalse, "LastPromotionFailed", "step 1 failed"},
 			},
 		},
 		{
 			name: "several finished since the last recorded: oldest first, only successes enter the history",
-			stage: func() *v1alpha1.Stage {
+			stage: func() *kargoapi.Stage {
 				s := withFreight(regularStage(1, 1)) // last: test.01 with f1
-				s.Status.CurrentPromotion = &v1alpha1.PromotionReference{Name: "test.04"}
+				s.Status.CurrentPromotion = &kargoapi.PromotionReference{Name: "test.04"}
 				return s
 			},
-			promos: []*v1alpha1.Promotion{
-				finished("test.01", v1alpha1.PromotionPhaseSucceeded, "f1"),
-				finished("test.02", v1alpha1.PromotionPhaseSucceeded, "f2"),
-				finished("test.03", v1alpha1.PromotionPhaseAborted, "f3"),
-				finished("test.04", v1alpha1.PromotionPhaseSucceeded, "f4"),
+			promos: []*kargoapi.Promotion{
+				finished("test.01", kargoapi.PromotionPhaseSucceeded, "f1"),
+				finished("test.02", kargoapi.PromotionPhaseSucceeded, "f2"),
+				finished("test.03", kargoapi.PromotionPhaseAborted, "f3"),
+				finished("test.04", kargoapi.PromotionPhaseSucceeded, "f4"),
 			},
 			wantLast:    "test.04",
 			wantHistory: []string{"f4", "f2", "f1"},
 			wantConds: map[string]*wantCond{
-				v1alpha1.ConditionTypeReady: {metav1.ConditionTrue, "Verified", "Freight has been verified"},
+				kargoapi.ConditionTypeReady: {metav1.ConditionTrue, "Verified", "Freight has been verified"},
 			},
 			wantGeneration: 1,
 		},
 		{
 			name: "current finished, another pending: finish first (the next starts on the next pass)",
-			stage: func() *v1alpha1.Stage {
+			stage: func() *kargoapi.Stage {
 				s := regularStage(1, 1)
-				s.Status.CurrentPromotion = &v1alpha1.PromotionReference{Name: "test.02"}
+				s.Status.CurrentPromotion = &kargoapi.PromotionReference{Name: "test.02"}
 				return s
 			},
-			promos: []*v1alpha1.Promotion{
-				finished("test.02", v1alpha1.PromotionPhaseSucceeded, "f2"),
-				promo("test.03", v1alpha1.PromotionPhasePending),
+			promos: []*kargoapi.Promotion{
+				finished("test.02", kargoapi.PromotionPhaseSucceeded, "f2"),
+				promo("test.03", kargoapi.PromotionPhasePending),
 			},
 			wantLast:    "test.02",
 			wantHistory: []string{"f2"},
 			wantConds: map[string]*wantCond{
-				v1alpha1.ConditionTypePromoting:   nil,
-				v1alpha1.ConditionTypeReady:       {metav1.ConditionTrue, "Verified", "Freight has been verified"},
-				v1alpha1.ConditionTypeReconciling: nil, // removed with Ready
+				kargoapi.ConditionTypePromoting:   nil,
+				kargoapi.ConditionTypeReady:       {metav1.ConditionTrue, "Verified", "Freight has been verified"},
+				kargoapi.ConditionTypeReconciling: nil, // removed with Ready
 			},
 			wantGeneration: 1,
 		},
 		{
 			name: "current Freight verified: the next pending Promotion starts",
-			stage: func() *v1alpha1.Stage {
+			stage: func() *kargoapi.Stage {
 				s := withFreight(regularStage(1, 1))
-				s.Status.FreightHistory[0].VerificationHistory = v1alpha1.VerificationInfoStack{successful}
-				s.Status.Health = &v1alpha1.Health{Status: v1alpha1.HealthStateHealthy}
+				s.Status.FreightHistory[0].VerificationHistory = kargoapi.VerificationInfoStack{successful}
+				s.Status.Health = &kargoapi.Health{Status: kargoapi.HealthStateHealthy}
 				return s
 			},
-			promos:      []*v1alpha1.Promotion{finished("test.01", v1alpha1.PromotionPhaseSucceeded, "f1"), promo("test.03", v1alpha1.PromotionPhasePending)},
+			promos:      []*kargoapi.Promotion{finished("test.01", kargoapi.PromotionPhaseSucceeded, "f1"), promo("test.03", kargoapi.PromotionPhasePending)},
 			wantCurrent: "test.03",
 			wantLast:    "test.01",
 			wantHistory: []string{"f1"},
 			wantConds: map[string]*wantCond{
-				v1alpha1.ConditionTypePromoting: {metav1.ConditionTrue, "ActivePromotion", `Promotion "test.03" is currently Pending`},
-				v1alpha1.ConditionTypeReady:     {metav1.ConditionFalse, "ActivePromotion", `Promotion "test.03" is currently Pending`},
+				kargoapi.ConditionTypePromoting: {metav1.ConditionTrue, "ActivePromotion", `Promotion "test.03" is currently Pending`},
+				kargoapi.ConditionTypeReady:     {metav1.ConditionFalse, "ActivePromotion", `Promotion "test.03" is currently Pending`},
 			},
 		},
 		{
 			name: "current Freight being verified: the queue is held",
-			stage: func() *v1alpha1.Stage {
+			stage: func() *kargoapi.Stage {
 				s := withFreight(regularStage(1, 1))
-				s.Spec.Verification = &v1alpha1.Verification{}
-				s.Status.FreightHistory[0].VerificationHistory = v1alpha1.VerificationInfoStack{running}
-				s.Status.Health = &v1alpha1.Health{Status: v1alpha1.HealthStateHealthy}
+				s.Spec.Verification = &kargoapi.Verification{}
+				s.Status.FreightHistory[0].VerificationHistory = kargoapi.VerificationInfoStack{running}
+				s.Status.Health = &kargoapi.Health{Status: kargoapi.HealthStateHealthy}
 				return s
 			},
-			promos:      []*v1alpha1.Promotion{promo("test.03", v1alpha1.PromotionPhasePending)},
+			promos:      []*kargoapi.Promotion{promo("test.03", kargoapi.PromotionPhasePending)},
 			wantLast:    "test.01",
 			wantHistory: []string{"f1"},
 			wantConds: map[string]*wantCond{
-				v1alpha1.ConditionTypePromoting:   nil,
-				v1alpha1.ConditionTypeReconciling: {metav1.ConditionTrue, "Reconciling", ""},
-				v1alpha1.ConditionTypeVerified:    {metav1.ConditionUnknown, "VerificationRunning", "Freight is currently being verified"},
+				kargoapi.ConditionTypePromoting:   nil,
+				kargoapi.ConditionTypeReconciling: {metav1.ConditionTrue, "Reconciling", ""},
+				kargoapi.ConditionTypeVerified:    {metav1.ConditionUnknown, "VerificationRunning", "Freight is currently being verified"},
 			},
 		},
 		{
 			name: "unhealthy Stage, unverified Freight: the next Promotion may fix it",
-			stage: func() *v1alpha1.Stage {
+			stage: func() *kargoapi.Stage {
 				s := withFreight(regularStage(1, 1))
-				s.Status.Health = &v1alpha1.Health{Status: v1alpha1.HealthStateUnhealthy}
+				s.Status.Health = &kargoapi.Health{Status: kargoapi.HealthStateUnhealthy}
 				return s
 			},
-			promos:      []*v1alpha1.Promotion{promo("test.03", v1alpha1.PromotionPhasePending)},
+			promos:      []*kargoapi.Promotion{promo("test.03", kargoapi.PromotionPhasePending)},
 			wantCurrent: "test.03",
 			wantLast:    "test.01",
 			wantHistory: []string{"f1"},
 			wantConds: map[string]*wantCond{
-				v1alpha1.ConditionTypePromoting: {metav1.ConditionTrue, "ActivePromotion", `Promotion "test.03" is currently Pending`},
+				kargoapi.ConditionTypePromoting: {metav1.ConditionTrue, "ActivePromotion", `Promotion "test.03" is currently Pending`},
 			},
 		},
 		{
 			name: "only terminal Promotions, none current: not promoting",
-			stage: func() *v1alpha1.Stage {
+			stage: func() *kargoapi.Stage {
 				s := withFreight(regularStage(1, 1))
-				s.Status.Conditions = []metav1.Condition{cond(v1alpha1.ConditionTypePromoting, metav1.ConditionTrue, "ActivePromotion", "x", 1, t0)}
+				s.Status.Conditions = []metav1.Condition{cond(kargoapi.ConditionTypePromoting, metav1.ConditionTrue, "ActivePromotion", "x", 1, t0)}
 				return s
 			},
-			promos:      []*v1alpha1.Promotion{finished("test.01", v1alpha1.PromotionPhaseSucceeded, "f1")},
+			promos:      []*kargoapi.Promotion{finished("test.01", kargoapi.PromotionPhaseSucceeded, "f1")},
 			wantLast:    "test.01",
 			wantHistory: []string{"f1"},
 			wantConds: map[string]*wantCond{
-				v1alpha1.ConditionTypePromoting: nil,
-				v1alpha1.ConditionTypeReady:     {metav1.ConditionTrue, "Verified", "Freight has been verified"},
+				kargoapi.ConditionTypePromoting: nil,
+				kargoapi.ConditionTypeReady:     {metav1.ConditionTrue, "Verified", "Freight has been verified"},
 			},
 			wantGeneration: 1,
 		},
@@ -306,31 +306,31 @@ func TestPromotionLifecycle(t *testing.T) {
 	stubVerificationID(t)
 	s := regularStage(1, 1)
 	p1 := promo("test.01", "")
-	p2 := promo("test.02", v1alpha1.PromotionPhasePending)
-	reconcile := func(now metav1.Time, promos ...*v1alpha1.Promotion) {
+	p2 := promo("test.02", kargoapi.PromotionPhasePending)
+	reconcile := func(now metav1.Time, promos ...*kargoapi.Promotion) {
 		t.Helper()
 		st, _ := ReconcileWithPromotions(s, promos, now)
 		s.Status = st
 	}
 	ready := func() *metav1.Condition {
-		return meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionTypeReady)
+		return meta.FindStatusCondition(s.Status.Conditions, kargoapi.ConditionTypeReady)
 	}
 
 	reconcile(t0, p1, p2)
-	if s.Status.CurrentPromotion == nil || s.Status.CurrentPromotion.Name != "test.01" || NextPromotion([]*v1alpha1.Promotion{p1, p2}) != p1 {
+	if s.Status.CurrentPromotion == nil || s.Status.CurrentPromotion.Name != "test.01" || NextPromotion([]*kargoapi.Promotion{p1, p2}) != p1 {
 		t.Fatalf("first: current %+v", s.Status.CurrentPromotion)
 	}
 	if VerifiedFreight(s) != nil {
 		t.Error("verified Freight before any")
 	}
 
-	p1.Status.Phase = v1alpha1.PromotionPhaseRunning
+	p1.Status.Phase = kargoapi.PromotionPhaseRunning
 	reconcile(t0, p1, p2)
 	if s.Status.CurrentPromotion.Name != "test.01" || ready().Message != `Promotion "test.01" is currently Running` {
 		t.Fatalf("running: %+v", ready())
 	}
 
-	*p1 = *finished("test.01", v1alpha1.PromotionPhaseSucceeded, "f1")
+	*p1 = *finished("test.01", kargoapi.PromotionPhaseSucceeded, "f1")
 	reconcile(t1, p1, p2)
 	if s.Status.CurrentPromotion != nil || ready().Status != metav1.ConditionTrue || s.Status.FreightSummary != "f1" {
 		t.Fatalf("succeeded: current %+v, ready %+v, summary %q", s.Status.CurrentPromotion, ready(), s.Status.FreightSummary)
@@ -338,11 +338,11 @@ func TestPromotionLifecycle(t *testing.T) {
 	if got := VerifiedFreight(s); len(got) != 1 || got[0] != "f1" {
 		t.Errorf("VerifiedFreight = %v", got)
 	}
-	f1 := &v1alpha1.Freight{ObjectMeta: metav1.ObjectMeta{Name: "f1", Namespace: "kargo-demo"}}
+	f1 := &kargoapi.Freight{ObjectMeta: metav1.ObjectMeta{Name: "f1", Namespace: "kargo-demo"}}
 	if !MarkFreightVerified(f1, s) || !f1.Status.VerifiedIn["test"].VerifiedAt.Equal(&t1) || MarkFreightVerified(f1, s) {
 		t.Errorf("MarkFreightVerified: %+v", f1.Status)
 	}
-	if MarkFreightVerified(&v1alpha1.Freight{ObjectMeta: metav1.ObjectMeta{Name: "other"}}, s) {
+	if MarkFreightVerified(&kargoapi.Freight{ObjectMeta: metav1.ObjectMeta{Name: "other"}}, s) {
 		t.Error("marked Freight not in the Stage")
 	}
 
@@ -354,53 +354,53 @@ func TestPromotionLifecycle(t *testing.T) {
 	if VerifiedFreight(s) == nil {
 		t.Error("the current Freight stays verified while the next Promotion runs")
 	}
-	*p2 = *finished("test.02", v1alpha1.PromotionPhaseSucceeded, "f2")
+	*p2 = *finished("test.02", kargoapi.PromotionPhaseSucceeded, "f2")
 	reconcile(t1, p1, p2)
 	if len(s.Status.FreightHistory) != 2 || s.Status.LastPromotion.Name != "test.02" || ready().Status != metav1.ConditionTrue {
 		t.Fatalf("second succeeded: %+v", s.Status)
 	}
 	// Steady: nothing changes.
-	if _, changed := ReconcileWithPromotions(s, []*v1alpha1.Promotion{p1, p2}, t1); changed {
+	if _, changed := ReconcileWithPromotions(s, []*kargoapi.Promotion{p1, p2}, t1); changed {
 		t.Error("changed when steady")
 	}
 }
 
 func TestVerifiedFreight(t *testing.T) {
-	successful := v1alpha1.VerificationInfo{Phase: v1alpha1.VerificationPhaseSuccessful, FinishTime: &t0}
+	successful := kargoapi.VerificationInfo{Phase: kargoapi.VerificationPhaseSuccessful, FinishTime: &t0}
 	cases := []struct {
 		name  string
-		stage func() *v1alpha1.Stage
+		stage func() *kargoapi.Stage
 		want  int
 	}{
-		{"no Freight", func() *v1alpha1.Stage { return regularStage(1, 1) }, 0},
-		{"healthy, verified", func() *v1alpha1.Stage {
+		{"no Freight", func() *kargoapi.Stage { return regularStage(1, 1) }, 0},
+		{"healthy, verified", func() *kargoapi.Stage {
 			s := withFreight(regularStage(1, 1))
-			s.Status.Health = &v1alpha1.Health{Status: v1alpha1.HealthStateHealthy}
-			s.Status.FreightHistory[0].VerificationHistory = v1alpha1.VerificationInfoStack{successful}
+			s.Status.Health = &kargoapi.Health{Status: kargoapi.HealthStateHealthy}
+			s.Status.FreightHistory[0].VerificationHistory = kargoapi.VerificationInfoStack{successful}
 			return s
 		}, 1},
-		{"not healthy", func() *v1alpha1.Stage {
+		{"not healthy", func() *kargoapi.Stage {
 			s := withFreight(regularStage(1, 1))
-			s.Status.Health = &v1alpha1.Health{Status: v1alpha1.HealthStateUnknown}
-			s.Status.FreightHistory[0].VerificationHistory = v1alpha1.VerificationInfoStack{successful}
+			s.Status.Health = &kargoapi.Health{Status: kargoapi.HealthStateUnknown}
+			s.Status.FreightHistory[0].VerificationHistory = kargoapi.VerificationInfoStack{successful}
 			return s
 		}, 0},
-		{"latest verification failed", func() *v1alpha1.Stage {
+		{"latest verification failed", func() *kargoapi.Stage {
 			s := withFreight(regularStage(1, 1))
-			s.Status.Health = &v1alpha1.Health{Status: v1alpha1.HealthStateHealthy}
-			s.Status.FreightHistory[0].VerificationHistory = v1alpha1.VerificationInfoStack{{Phase: v1alpha1.VerificationPhaseFailed}, successful}
+			s.Status.Health = &kargoapi.Health{Status: kargoapi.HealthStateHealthy}
+			s.Status.FreightHistory[0].VerificationHistory = kargoapi.VerificationInfoStack{{Phase: kargoapi.VerificationPhaseFailed}, successful}
 			return s
 		}, 0},
-		{"not verified yet", func() *v1alpha1.Stage {
+		{"not verified yet", func() *kargoapi.Stage {
 			s := withFreight(regularStage(1, 1))
-			s.Status.Health = &v1alpha1.Health{Status: v1alpha1.HealthStateHealthy}
+			s.Status.Health = &kargoapi.Health{Status: kargoapi.HealthStateHealthy}
 			return s
 		}, 0},
-		{"two origins", func() *v1alpha1.Stage {
+		{"two origins", func() *kargoapi.Stage {
 			s := withFreight(regularStage(1, 2))
-			s.Status.FreightHistory[0].UpdateOrPush(v1alpha1.FreightReference{Name: "g1", Origin: s.Spec.RequestedFreight[1].Origin})
-			s.Status.Health = &v1alpha1.Health{Status: v1alpha1.HealthStateHealthy}
-			s.Status.FreightHistory[0].VerificationHistory = v1alpha1.VerificationInfoStack{successful}
+			s.Status.FreightHistory[0].UpdateOrPush(kargoapi.FreightReference{Name: "g1", Origin: s.Spec.RequestedFreight[1].Origin})
+			s.Status.Health = &kargoapi.Health{Status: kargoapi.HealthStateHealthy}
+			s.Status.FreightHistory[0].VerificationHistory = kargoapi.VerificationInfoStack{successful}
 			return s
 		}, 2},
 	}

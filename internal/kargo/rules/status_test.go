@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/diff"
 
-	"taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 )
 
 var (
@@ -21,31 +21,31 @@ func cond(typ string, status metav1.ConditionStatus, reason, msg string, gen int
 	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen, LastTransitionTime: ltt}
 }
 
-func regularStage(gen int64, requested int) *v1alpha1.Stage {
-	s := &v1alpha1.Stage{
+func regularStage(gen int64, requested int) *kargoapi.Stage {
+	s := &kargoapi.Stage{
 		ObjectMeta: metav1.ObjectMeta{Name: "test", Namespace: "kargo-demo", Generation: gen},
-		Spec: v1alpha1.StageSpec{
-			PromotionTemplate: &v1alpha1.PromotionTemplate{Spec: v1alpha1.PromotionTemplateSpec{
-				Steps: []v1alpha1.PromotionStep{{Uses: "git-clone"}},
+		Spec: kargoapi.StageSpec{
+			PromotionTemplate: &kargoapi.PromotionTemplate{Spec: kargoapi.PromotionTemplateSpec{
+				Steps: []kargoapi.PromotionStep{{Uses: "git-clone"}},
 			}},
 		},
 	}
 	for i := range requested {
-		s.Spec.RequestedFreight = append(s.Spec.RequestedFreight, v1alpha1.FreightRequest{
-			Origin:  v1alpha1.FreightOrigin{Kind: v1alpha1.FreightOriginKindWarehouse, Name: string(rune('a' + i))},
-			Sources: v1alpha1.FreightSources{Direct: true},
+		s.Spec.RequestedFreight = append(s.Spec.RequestedFreight, kargoapi.FreightRequest{
+			Origin:  kargoapi.FreightOrigin{Kind: kargoapi.FreightOriginKindWarehouse, Name: string(rune('a' + i))},
+			Sources: kargoapi.FreightSources{Direct: true},
 		})
 	}
 	return s
 }
 
 // withFreight gives s a current Freight from a succeeded last Promotion.
-func withFreight(s *v1alpha1.Stage, checks ...v1alpha1.HealthCheckStep) *v1alpha1.Stage {
-	col := &v1alpha1.FreightCollection{}
-	col.UpdateOrPush(v1alpha1.FreightReference{Name: "f1", Origin: s.Spec.RequestedFreight[0].Origin})
-	s.Status.FreightHistory = v1alpha1.FreightHistory{col}
-	s.Status.LastPromotion = &v1alpha1.PromotionReference{
-		Name: "test.01", Status: &v1alpha1.PromotionStatus{Phase: v1alpha1.PromotionPhaseSucceeded, HealthChecks: checks},
+func withFreight(s *kargoapi.Stage, checks ...kargoapi.HealthCheckStep) *kargoapi.Stage {
+	col := &kargoapi.FreightCollection{}
+	col.UpdateOrPush(kargoapi.FreightReference{Name: "f1", Origin: s.Spec.RequestedFreight[0].Origin})
+	s.Status.FreightHistory = kargoapi.FreightHistory{col}
+	s.Status.LastPromotion = &kargoapi.PromotionReference{
+		Name: "test.01", Status: &kargoapi.PromotionStatus{Phase: kargoapi.PromotionPhaseSucceeded, HealthChecks: checks},
 	}
 	return s
 }
@@ -53,9 +53,9 @@ func withFreight(s *v1alpha1.Stage, checks ...v1alpha1.HealthCheckStep) *v1alpha
 // noFreightConditions is a regular Stage without Freight after Reconcile.
 func noFreightConditions(gen int64, ltt metav1.Time) []metav1.Condition {
 	return []metav1.Condition{
-		cond(v1alpha1.ConditionTypeReady, metav1.ConditionFalse, "NoFreight", "Stage has no current Freight", gen, ltt),
-		cond(v1alpha1.ConditionTypeHealthy, metav1.ConditionUnknown, "NoFreight", "Stage has no current Freight", gen, ltt),
-		cond(v1alpha1.ConditionTypeVerified, metav1.ConditionUnknown, "NoFreight", "Stage has no current Freight to verify", gen, ltt),
+		cond(kargoapi.ConditionTypeReady, metav1.ConditionFalse, "NoFreight", "Stage has no current Freight", gen, ltt),
+		cond(kargoapi.ConditionTypeHealthy, metav1.ConditionUnknown, "NoFreight", "Stage has no current Freight", gen, ltt),
+		cond(kargoapi.ConditionTypeVerified, metav1.ConditionUnknown, "NoFreight", "Stage has no current Freight to verify", gen, ltt),
 	}
 }
 
@@ -69,21 +69,21 @@ func TestReconcile(t *testing.T) {
 	stubVerificationID(t)
 	cases := []struct {
 		name        string
-		stage       func() *v1alpha1.Stage
+		stage       func() *kargoapi.Stage
 		now         metav1.Time
-		want        func(s *v1alpha1.Stage) v1alpha1.StageStatus
+		want        func(s *kargoapi.Stage) kargoapi.StageStatus
 		wantChanged bool
 	}{
 		{
 			name: "regular, new: no Freight, not Ready, generation not observed",
-			stage: func() *v1alpha1.Stage {
+			stage: func() *kargoapi.Stage {
 				s := regularStage(1, 1)
-				s.Annotations = map[string]string{v1alpha1.AnnotationKeyRefresh: "r1"}
+				s.Annotations = map[string]string{kargoapi.AnnotationKeyRefresh: "r1"}
 				return s
 			},
 			now: t0,
-			want: func(*v1alpha1.Stage) v1alpha1.StageStatus {
-				return v1alpha1.StageStatus{
+			want: func(*kargoapi.Stage) kargoapi.StageStatus {
+				return kargoapi.StageStatus{
 					Conditions: noFreightConditions(1, t0), FreightSummary: "0/1 Fulfilled", LastHandledRefresh: "r1",
 				}
 			},
@@ -91,69 +91,69 @@ func TestReconcile(t *testing.T) {
 		},
 		{
 			name: "regular, reconciled again later: nothing changes, transition times kept",
-			stage: func() *v1alpha1.Stage {
+			stage: func() *kargoapi.Stage {
 				s := regularStage(1, 2)
-				s.Status = v1alpha1.StageStatus{Conditions: noFreightConditions(1, t0), FreightSummary: "0/2 Fulfilled", LastHandledRefresh: "r0"}
+				s.Status = kargoapi.StageStatus{Conditions: noFreightConditions(1, t0), FreightSummary: "0/2 Fulfilled", LastHandledRefresh: "r0"}
 				return s
 			},
 			now: t1,
-			want: func(s *v1alpha1.Stage) v1alpha1.StageStatus {
-				return v1alpha1.StageStatus{Conditions: noFreightConditions(1, t0), FreightSummary: "0/2 Fulfilled", LastHandledRefresh: "r0"}
+			want: func(s *kargoapi.Stage) kargoapi.StageStatus {
+				return kargoapi.StageStatus{Conditions: noFreightConditions(1, t0), FreightSummary: "0/2 Fulfilled", LastHandledRefresh: "r0"}
 			},
 		},
 		{
 			name: "regular, new generation and refresh: observed generations of conditions follow, not the status's",
-			stage: func() *v1alpha1.Stage {
+			stage: func() *kargoapi.Stage {
 				s := regularStage(2, 1)
-				s.Annotations = map[string]string{v1alpha1.AnnotationKeyRefresh: "r2"}
-				s.Status = v1alpha1.StageStatus{Conditions: noFreightConditions(1, t0), FreightSummary: "0/1 Fulfilled", ObservedGeneration: 1}
+				s.Annotations = map[string]string{kargoapi.AnnotationKeyRefresh: "r2"}
+				s.Status = kargoapi.StageStatus{Conditions: noFreightConditions(1, t0), FreightSummary: "0/1 Fulfilled", ObservedGeneration: 1}
 				return s
 			},
 			now: t1,
-			want: func(*v1alpha1.Stage) v1alpha1.StageStatus {
-				return v1alpha1.StageStatus{Conditions: noFreightConditions(2, t0), FreightSummary: "0/1 Fulfilled", ObservedGeneration: 1, LastHandledRefresh: "r2"}
+			want: func(*kargoapi.Stage) kargoapi.StageStatus {
+				return kargoapi.StageStatus{Conditions: noFreightConditions(2, t0), FreightSummary: "0/1 Fulfilled", ObservedGeneration: 1, LastHandledRefresh: "r2"}
 			},
 			wantChanged: true,
 		},
 		{
 			name: "regular, was control flow: Ready turns False (new transition), stale Promoting and Reconciling go",
-			stage: func() *v1alpha1.Stage {
+			stage: func() *kargoapi.Stage {
 				s := regularStage(3, 1)
-				s.Status = v1alpha1.StageStatus{
+				s.Status = kargoapi.StageStatus{
 					Conditions: []metav1.Condition{
-						cond(v1alpha1.ConditionTypeReady, metav1.ConditionTrue, "Ready", "", 0, t0),
-						cond(v1alpha1.ConditionTypeReconciling, metav1.ConditionTrue, "Reconciling", "", 2, t0),
-						cond(v1alpha1.ConditionTypePromoting, metav1.ConditionTrue, "ActivePromotion", "x", 2, t0),
+						cond(kargoapi.ConditionTypeReady, metav1.ConditionTrue, "Ready", "", 0, t0),
+						cond(kargoapi.ConditionTypeReconciling, metav1.ConditionTrue, "Reconciling", "", 2, t0),
+						cond(kargoapi.ConditionTypePromoting, metav1.ConditionTrue, "ActivePromotion", "x", 2, t0),
 					},
-					CurrentPromotion: &v1alpha1.PromotionReference{Name: "p"},
+					CurrentPromotion: &kargoapi.PromotionReference{Name: "p"},
 					FreightSummary:   "N/A", ObservedGeneration: 2,
 				}
 				return s
 			},
 			now: t1,
-			want: func(*v1alpha1.Stage) v1alpha1.StageStatus {
-				return v1alpha1.StageStatus{Conditions: noFreightConditions(3, t1), FreightSummary: "0/1 Fulfilled", ObservedGeneration: 2}
+			want: func(*kargoapi.Stage) kargoapi.StageStatus {
+				return kargoapi.StageStatus{Conditions: noFreightConditions(3, t1), FreightSummary: "0/1 Fulfilled", ObservedGeneration: 2}
 			},
 			wantChanged: true,
 		},
 		{
 			name: "control flow: only Ready, N/A, generation observed, the rest cleared",
-			stage: func() *v1alpha1.Stage {
+			stage: func() *kargoapi.Stage {
 				s := withFreight(regularStage(4, 1))
 				s.Spec.PromotionTemplate = nil
-				s.Annotations = map[string]string{v1alpha1.AnnotationKeyRefresh: "r4"}
+				s.Annotations = map[string]string{kargoapi.AnnotationKeyRefresh: "r4"}
 				s.Status.Conditions = noFreightConditions(3, t0)
-				s.Status.Conditions = append(s.Status.Conditions, cond(v1alpha1.ConditionTypeReconciling, metav1.ConditionTrue, "Reconciling", "", 3, t0))
-				s.Status.Health = &v1alpha1.Health{Status: v1alpha1.HealthStateHealthy}
-				s.Status.CurrentPromotion = &v1alpha1.PromotionReference{Name: "p"}
+				s.Status.Conditions = append(s.Status.Conditions, cond(kargoapi.ConditionTypeReconciling, metav1.ConditionTrue, "Reconciling", "", 3, t0))
+				s.Status.Health = &kargoapi.Health{Status: kargoapi.HealthStateHealthy}
+				s.Status.CurrentPromotion = &kargoapi.PromotionReference{Name: "p"}
 				s.Status.FreightSummary = "f1"
 				s.Status.ObservedGeneration = 3
 				return s
 			},
 			now: t1,
-			want: func(*v1alpha1.Stage) v1alpha1.StageStatus {
-				return v1alpha1.StageStatus{
-					Conditions:     []metav1.Condition{cond(v1alpha1.ConditionTypeReady, metav1.ConditionTrue, "Ready", "", 0, t1)},
+			want: func(*kargoapi.Stage) kargoapi.StageStatus {
+				return kargoapi.StageStatus{
+					Conditions:     []metav1.Condition{cond(kargoapi.ConditionTypeReady, metav1.ConditionTrue, "Ready", "", 0, t1)},
 					FreightSummary: "N/A", ObservedGeneration: 4, LastHandledRefresh: "r4",
 				}
 			},
@@ -161,33 +161,33 @@ func TestReconcile(t *testing.T) {
 		},
 		{
 			name: "control flow with an empty template, already Ready: unchanged",
-			stage: func() *v1alpha1.Stage {
+			stage: func() *kargoapi.Stage {
 				s := regularStage(2, 1)
 				s.Spec.PromotionTemplate.Spec.Steps = nil
-				s.Status = v1alpha1.StageStatus{
-					Conditions:     []metav1.Condition{cond(v1alpha1.ConditionTypeReady, metav1.ConditionTrue, "Ready", "", 0, t0)},
+				s.Status = kargoapi.StageStatus{
+					Conditions:     []metav1.Condition{cond(kargoapi.ConditionTypeReady, metav1.ConditionTrue, "Ready", "", 0, t0)},
 					FreightSummary: "N/A", ObservedGeneration: 2,
 				}
 				return s
 			},
 			now:  t1,
-			want: func(s *v1alpha1.Stage) v1alpha1.StageStatus { return *s.Status.DeepCopy() },
+			want: func(s *kargoapi.Stage) kargoapi.StageStatus { return *s.Status.DeepCopy() },
 		},
 		{
 			name:  "regular with Freight, no verification configured: verified and Ready, generation observed",
-			stage: func() *v1alpha1.Stage { return withFreight(regularStage(5, 1)) },
+			stage: func() *kargoapi.Stage { return withFreight(regularStage(5, 1)) },
 			now:   t0,
-			want: func(s *v1alpha1.Stage) v1alpha1.StageStatus {
+			want: func(s *kargoapi.Stage) kargoapi.StageStatus {
 				st := *s.Status.DeepCopy()
-				st.FreightHistory[0].VerificationHistory = v1alpha1.VerificationInfoStack{{
-					StartTime: &t0, FinishTime: &t0, Phase: v1alpha1.VerificationPhaseSuccessful,
+				st.FreightHistory[0].VerificationHistory = kargoapi.VerificationInfoStack{{
+					StartTime: &t0, FinishTime: &t0, Phase: kargoapi.VerificationPhaseSuccessful,
 				}}
 				st.Conditions = []metav1.Condition{
-					cond(v1alpha1.ConditionTypeReady, metav1.ConditionTrue, "Verified", "Freight has been verified", 5, t0),
-					cond(v1alpha1.ConditionTypeHealthy, metav1.ConditionTrue, "Healthy", "Stage is healthy (performed 0 health checks)", 5, t0),
-					cond(v1alpha1.ConditionTypeVerified, metav1.ConditionTrue, "Verified", "Freight has been verified", 5, t0),
+					cond(kargoapi.ConditionTypeReady, metav1.ConditionTrue, "Verified", "Freight has been verified", 5, t0),
+					cond(kargoapi.ConditionTypeHealthy, metav1.ConditionTrue, "Healthy", "Stage is healthy (performed 0 health checks)", 5, t0),
+					cond(kargoapi.ConditionTypeVerified, metav1.ConditionTrue, "Verified", "Freight has been verified", 5, t0),
 				}
-				st.Health = &v1alpha1.Health{Status: v1alpha1.HealthStateHealthy}
+				st.Health = &kargoapi.Health{Status: kargoapi.HealthStateHealthy}
 				st.FreightSummary = "f1"
 				st.ObservedGeneration = 5
 				return st
@@ -196,24 +196,24 @@ func TestReconcile(t *testing.T) {
 		},
 		{
 			name: "regular with Freight and spec.verification: verification errors (no Rollouts)",
-			stage: func() *v1alpha1.Stage {
+			stage: func() *kargoapi.Stage {
 				s := withFreight(regularStage(1, 2))
-				s.Spec.Verification = &v1alpha1.Verification{AnalysisTemplates: []v1alpha1.AnalysisTemplateReference{{Name: "smoke"}}}
+				s.Spec.Verification = &kargoapi.Verification{AnalysisTemplates: []kargoapi.AnalysisTemplateReference{{Name: "smoke"}}}
 				return s
 			},
 			now: t0,
-			want: func(s *v1alpha1.Stage) v1alpha1.StageStatus {
+			want: func(s *kargoapi.Stage) kargoapi.StageStatus {
 				st := *s.Status.DeepCopy()
-				st.FreightHistory[0].VerificationHistory = v1alpha1.VerificationInfoStack{{
-					ID: "vid-1", StartTime: &t0, FinishTime: &t0, Phase: v1alpha1.VerificationPhaseError,
+				st.FreightHistory[0].VerificationHistory = kargoapi.VerificationInfoStack{{
+					ID: "vid-1", StartTime: &t0, FinishTime: &t0, Phase: kargoapi.VerificationPhaseError,
 					Message: "Rollouts integration is disabled on this controller: cannot start verification",
 				}}
 				st.Conditions = []metav1.Condition{
-					cond(v1alpha1.ConditionTypeReady, metav1.ConditionFalse, "VerificationError", "Rollouts integration is disabled on this controller: cannot start verification", 1, t0),
-					cond(v1alpha1.ConditionTypeHealthy, metav1.ConditionTrue, "Healthy", "Stage is healthy (performed 0 health checks)", 1, t0),
-					cond(v1alpha1.ConditionTypeVerified, metav1.ConditionFalse, "VerificationError", "Rollouts integration is disabled on this controller: cannot start verification", 1, t0),
+					cond(kargoapi.ConditionTypeReady, metav1.ConditionFalse, "VerificationError", "Rollouts integration is disabled on this controller: cannot start verification", 1, t0),
+					cond(kargoapi.ConditionTypeHealthy, metav1.ConditionTrue, "Healthy", "Stage is healthy (performed 0 health checks)", 1, t0),
+					cond(kargoapi.ConditionTypeVerified, metav1.ConditionFalse, "VerificationError", "Rollouts integration is disabled on this controller: cannot start verification", 1, t0),
 				}
-				st.Health = &v1alpha1.Health{Status: v1alpha1.HealthStateHealthy}
+				st.Health = &kargoapi.Health{Status: kargoapi.HealthStateHealthy}
 				st.FreightSummary = "1/2 Fulfilled"
 				return st
 			},
@@ -221,26 +221,26 @@ func TestReconcile(t *testing.T) {
 		},
 		{
 			name: "reverify of the current verification starts a new one with the actor",
-			stage: func() *v1alpha1.Stage {
+			stage: func() *kargoapi.Stage {
 				s := withFreight(regularStage(1, 1))
-				s.Spec.Verification = &v1alpha1.Verification{}
-				s.Annotations = map[string]string{v1alpha1.AnnotationKeyReverify: `{"id":"old","actor":"admin"}`}
-				s.Status.FreightHistory[0].VerificationHistory = v1alpha1.VerificationInfoStack{{ID: "old", Phase: v1alpha1.VerificationPhaseFailed, Message: "boom"}}
+				s.Spec.Verification = &kargoapi.Verification{}
+				s.Annotations = map[string]string{kargoapi.AnnotationKeyReverify: `{"id":"old","actor":"admin"}`}
+				s.Status.FreightHistory[0].VerificationHistory = kargoapi.VerificationInfoStack{{ID: "old", Phase: kargoapi.VerificationPhaseFailed, Message: "boom"}}
 				return s
 			},
 			now: t0,
-			want: func(s *v1alpha1.Stage) v1alpha1.StageStatus {
+			want: func(s *kargoapi.Stage) kargoapi.StageStatus {
 				st := *s.Status.DeepCopy()
-				st.FreightHistory[0].VerificationHistory = v1alpha1.VerificationInfoStack{
-					{ID: "vid-1", Actor: "admin", StartTime: &t0, FinishTime: &t0, Phase: v1alpha1.VerificationPhaseError, Message: MsgRolloutsDisabled},
-					{ID: "old", Phase: v1alpha1.VerificationPhaseFailed, Message: "boom"},
+				st.FreightHistory[0].VerificationHistory = kargoapi.VerificationInfoStack{
+					{ID: "vid-1", Actor: "admin", StartTime: &t0, FinishTime: &t0, Phase: kargoapi.VerificationPhaseError, Message: MsgRolloutsDisabled},
+					{ID: "old", Phase: kargoapi.VerificationPhaseFailed, Message: "boom"},
 				}
 				st.Conditions = []metav1.Condition{
-					cond(v1alpha1.ConditionTypeReady, metav1.ConditionFalse, "VerificationError", MsgRolloutsDisabled, 1, t0),
-					cond(v1alpha1.ConditionTypeHealthy, metav1.ConditionTrue, "Healthy", "Stage is healthy (performed 0 health checks)", 1, t0),
-					cond(v1alpha1.ConditionTypeVerified, metav1.ConditionFalse, "VerificationError", MsgRolloutsDisabled, 1, t0),
+					cond(kargoapi.ConditionTypeReady, metav1.ConditionFalse, "VerificationError", MsgRolloutsDisabled, 1, t0),
+					cond(kargoapi.ConditionTypeHealthy, metav1.ConditionTrue, "Healthy", "Stage is healthy (performed 0 health checks)", 1, t0),
+					cond(kargoapi.ConditionTypeVerified, metav1.ConditionFalse, "VerificationError", MsgRolloutsDisabled, 1, t0),
 				}
-				st.Health = &v1alpha1.Health{Status: v1alpha1.HealthStateHealthy}
+				st.Health = &kargoapi.Health{Status: kargoapi.HealthStateHealthy}
 				st.FreightSummary = "f1"
 				return st
 			},
@@ -248,21 +248,21 @@ func TestReconcile(t *testing.T) {
 		},
 		{
 			name: "a terminal verification without a matching reverify is kept",
-			stage: func() *v1alpha1.Stage {
+			stage: func() *kargoapi.Stage {
 				s := withFreight(regularStage(1, 1))
-				s.Annotations = map[string]string{v1alpha1.AnnotationKeyReverify: "other"}
-				s.Status.FreightHistory[0].VerificationHistory = v1alpha1.VerificationInfoStack{{ID: "old", Phase: v1alpha1.VerificationPhaseAborted, Message: "stopped"}}
+				s.Annotations = map[string]string{kargoapi.AnnotationKeyReverify: "other"}
+				s.Status.FreightHistory[0].VerificationHistory = kargoapi.VerificationInfoStack{{ID: "old", Phase: kargoapi.VerificationPhaseAborted, Message: "stopped"}}
 				return s
 			},
 			now: t0,
-			want: func(s *v1alpha1.Stage) v1alpha1.StageStatus {
+			want: func(s *kargoapi.Stage) kargoapi.StageStatus {
 				st := *s.Status.DeepCopy()
 				st.Conditions = []metav1.Condition{
-					cond(v1alpha1.ConditionTypeReady, metav1.ConditionFalse, "VerificationAborted", "stopped", 1, t0),
-					cond(v1alpha1.ConditionTypeHealthy, metav1.ConditionTrue, "Healthy", "Stage is healthy (performed 0 health checks)", 1, t0),
-					cond(v1alpha1.ConditionTypeVerified, metav1.ConditionFalse, "VerificationAborted", "stopped", 1, t0),
+					cond(kargoapi.ConditionTypeReady, metav1.ConditionFalse, "VerificationAborted", "stopped", 1, t0),
+					cond(kargoapi.ConditionTypeHealthy, metav1.ConditionTrue, "Healthy", "Stage is healthy (performed 0 health checks)", 1, t0),
+					cond(kargoapi.ConditionTypeVerified, metav1.ConditionFalse, "VerificationAborted", "stopped", 1, t0),
 				}
-				st.Health = &v1alpha1.Health{Status: v1alpha1.HealthStateHealthy}
+				st.Health = &kargoapi.Health{Status: kargoapi.HealthStateHealthy}
 				st.FreightSummary = "f1"
 				return st
 			},
@@ -270,19 +270,19 @@ func TestReconcile(t *testing.T) {
 		},
 		{
 			name: "last Promotion failed: health Unknown, Ready False with the Promotion's message",
-			stage: func() *v1alpha1.Stage {
+			stage: func() *kargoapi.Stage {
 				s := withFreight(regularStage(1, 1))
-				s.Status.LastPromotion.Status = &v1alpha1.PromotionStatus{Phase: v1alpha1.PromotionPhaseFailed, Message: "step failed"}
+				s.Status.LastPromotion.Status = &kargoapi.PromotionStatus{Phase: kargoapi.PromotionPhaseFailed, Message: "step failed"}
 				return s
 			},
 			now: t0,
-			want: func(s *v1alpha1.Stage) v1alpha1.StageStatus {
+			want: func(s *kargoapi.Stage) kargoapi.StageStatus {
 				st := *s.Status.DeepCopy()
 				st.Conditions = []metav1.Condition{
-					cond(v1alpha1.ConditionTypeReady, metav1.ConditionFalse, "LastPromotionFailed", "step failed", 1, t0),
-					cond(v1alpha1.ConditionTypeHealthy, metav1.ConditionUnknown, "LastPromotionFailed", "Cannot assess health because last Promotion did not succeed", 1, t0),
+					cond(kargoapi.ConditionTypeReady, metav1.ConditionFalse, "LastPromotionFailed", "step failed", 1, t0),
+					cond(kargoapi.ConditionTypeHealthy, metav1.ConditionUnknown, "LastPromotionFailed", "Cannot assess health because last Promotion did not succeed", 1, t0),
 				}
-				st.Health = &v1alpha1.Health{Status: v1alpha1.HealthStateUnknown, Issues: []string{"Cannot assess health because last Promotion did not succeed"}}
+				st.Health = &kargoapi.Health{Status: kargoapi.HealthStateUnknown, Issues: []string{"Cannot assess health because last Promotion did not succeed"}}
 				st.FreightSummary = "f1"
 				return st
 			},
@@ -290,17 +290,17 @@ func TestReconcile(t *testing.T) {
 		},
 		{
 			name: "health checks without a checker: Unknown, not verified",
-			stage: func() *v1alpha1.Stage {
-				return withFreight(regularStage(1, 1), v1alpha1.HealthCheckStep{Uses: "argocd-update"})
+			stage: func() *kargoapi.Stage {
+				return withFreight(regularStage(1, 1), kargoapi.HealthCheckStep{Uses: "argocd-update"})
 			},
 			now: t0,
-			want: func(s *v1alpha1.Stage) v1alpha1.StageStatus {
+			want: func(s *kargoapi.Stage) kargoapi.StageStatus {
 				st := *s.Status.DeepCopy()
 				st.Conditions = []metav1.Condition{
-					cond(v1alpha1.ConditionTypeReady, metav1.ConditionFalse, "Unknown", "", 1, t0),
-					cond(v1alpha1.ConditionTypeHealthy, metav1.ConditionUnknown, "Unknown", "", 1, t0),
+					cond(kargoapi.ConditionTypeReady, metav1.ConditionFalse, "Unknown", "", 1, t0),
+					cond(kargoapi.ConditionTypeHealthy, metav1.ConditionUnknown, "Unknown", "", 1, t0),
 				}
-				st.Health = &v1alpha1.Health{Status: v1alpha1.HealthStateUnknown, Issues: []string{`no health checker registered for health check kind "argocd-update"`}}
+				st.Health = &kargoapi.Health{Status: kargoapi.HealthStateUnknown, Issues: []string{`no health checker registered for health check kind "argocd-update"`}}
 				st.FreightSummary = "f1"
 				return st
 			},
@@ -328,30 +328,30 @@ func TestReconcile(t *testing.T) {
 
 func TestReconcileIsIdempotent(t *testing.T) {
 	stubVerificationID(t)
-	for _, s := range []*v1alpha1.Stage{regularStage(1, 1), withFreight(regularStage(2, 1))} {
+	for _, s := range []*kargoapi.Stage{regularStage(1, 1), withFreight(regularStage(2, 1))} {
 		first, _ := Reconcile(s, t0)
 		s.Status = first
 		second, changed := Reconcile(s, t1)
 		if changed || !equality.Semantic.DeepEqual(first, second) {
 			t.Errorf("second reconcile changed the status:\n%s", diff.Diff(first, second))
 		}
-		if c := meta.FindStatusCondition(second.Conditions, v1alpha1.ConditionTypeReady); c == nil || !c.LastTransitionTime.Equal(&t0) {
+		if c := meta.FindStatusCondition(second.Conditions, kargoapi.ConditionTypeReady); c == nil || !c.LastTransitionTime.Equal(&t0) {
 			t.Errorf("Ready transition time moved: %+v", c)
 		}
 	}
 }
 
 func TestFreightSummary(t *testing.T) {
-	two := &v1alpha1.FreightCollection{}
+	two := &kargoapi.FreightCollection{}
 	two.UpdateOrPush(
-		v1alpha1.FreightReference{Name: "f1", Origin: v1alpha1.FreightOrigin{Kind: "Warehouse", Name: "a"}},
-		v1alpha1.FreightReference{Name: "f2", Origin: v1alpha1.FreightOrigin{Kind: "Warehouse", Name: "b"}},
+		kargoapi.FreightReference{Name: "f1", Origin: kargoapi.FreightOrigin{Kind: "Warehouse", Name: "a"}},
+		kargoapi.FreightReference{Name: "f2", Origin: kargoapi.FreightOrigin{Kind: "Warehouse", Name: "b"}},
 	)
-	one := &v1alpha1.FreightCollection{}
-	one.UpdateOrPush(v1alpha1.FreightReference{Name: "f1", Origin: v1alpha1.FreightOrigin{Kind: "Warehouse", Name: "a"}})
+	one := &kargoapi.FreightCollection{}
+	one.UpdateOrPush(kargoapi.FreightReference{Name: "f1", Origin: kargoapi.FreightOrigin{Kind: "Warehouse", Name: "a"}})
 	cases := []struct {
 		requested int
-		cur       *v1alpha1.FreightCollection
+		cur       *kargoapi.FreightCollection
 		want      string
 	}{
 		{1, nil, "0/1 Fulfilled"},
@@ -359,7 +359,7 @@ func TestFreightSummary(t *testing.T) {
 		{1, one, "f1"},
 		{2, one, "1/2 Fulfilled"},
 		{2, two, "2/2 Fulfilled"},
-		{1, &v1alpha1.FreightCollection{}, "0/1 Fulfilled"},
+		{1, &kargoapi.FreightCollection{}, "0/1 Fulfilled"},
 	}
 	for _, tc := range cases {
 		if got := freightSummary(tc.requested, tc.cur); got != tc.want {
@@ -373,48 +373,48 @@ func TestSummarizeConditions(t *testing.T) {
 	cases := []struct {
 		name                  string
 		conds                 []metav1.Condition
-		last                  *v1alpha1.PromotionReference
+		last                  *kargoapi.PromotionReference
 		wantReason, wantMsg   string
 		wantReady, wantReconc bool
 	}{
 		{
 			name:       "promoting",
-			conds:      []metav1.Condition{cond(v1alpha1.ConditionTypePromoting, metav1.ConditionTrue, "ActivePromotion", `Promotion "p" is currently Running`, 7, t0)},
+			conds:      []metav1.Condition{cond(kargoapi.ConditionTypePromoting, metav1.ConditionTrue, "ActivePromotion", `Promotion "p" is currently Running`, 7, t0)},
 			wantReason: "ActivePromotion", wantMsg: `Promotion "p" is currently Running`, wantReconc: true,
 		},
 		{
 			name:       "last promotion errored",
-			last:       &v1alpha1.PromotionReference{Name: "p", Status: &v1alpha1.PromotionStatus{Phase: v1alpha1.PromotionPhaseErrored, Message: "boom"}},
+			last:       &kargoapi.PromotionReference{Name: "p", Status: &kargoapi.PromotionStatus{Phase: kargoapi.PromotionPhaseErrored, Message: "boom"}},
 			wantReason: "LastPromotionErrored", wantMsg: "boom", wantReconc: true,
 		},
 		{name: "no Healthy condition", wantReason: "Unhealthy", wantMsg: "Stage is not healthy", wantReconc: true},
 		{
 			name:       "healthy, no Verified condition",
-			conds:      []metav1.Condition{cond(v1alpha1.ConditionTypeHealthy, metav1.ConditionTrue, "Healthy", "ok", 7, t0)},
+			conds:      []metav1.Condition{cond(kargoapi.ConditionTypeHealthy, metav1.ConditionTrue, "Healthy", "ok", 7, t0)},
 			wantReason: "PendingVerification", wantMsg: "Stage is not verified", wantReconc: true,
 		},
 		{
 			name: "healthy and verified",
 			conds: []metav1.Condition{
-				cond(v1alpha1.ConditionTypeHealthy, metav1.ConditionTrue, "Healthy", "ok", 7, t0),
-				cond(v1alpha1.ConditionTypeVerified, metav1.ConditionTrue, "Verified", "Freight has been verified", 7, t0),
+				cond(kargoapi.ConditionTypeHealthy, metav1.ConditionTrue, "Healthy", "ok", 7, t0),
+				cond(kargoapi.ConditionTypeVerified, metav1.ConditionTrue, "Verified", "Freight has been verified", 7, t0),
 			},
 			wantReason: "Verified", wantMsg: "Freight has been verified", wantReady: true,
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st := v1alpha1.StageStatus{
-				Conditions:    append([]metav1.Condition{cond(v1alpha1.ConditionTypeReconciling, metav1.ConditionTrue, "Reconciling", "", 7, t0)}, tc.conds...),
+			st := kargoapi.StageStatus{
+				Conditions:    append([]metav1.Condition{cond(kargoapi.ConditionTypeReconciling, metav1.ConditionTrue, "Reconciling", "", 7, t0)}, tc.conds...),
 				LastPromotion: tc.last,
 			}
 			ready := summarizeConditions(s, &st, t1)
-			c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionTypeReady)
+			c := meta.FindStatusCondition(st.Conditions, kargoapi.ConditionTypeReady)
 			if ready != tc.wantReady || c == nil || c.Reason != tc.wantReason || c.Message != tc.wantMsg ||
 				(c.Status == metav1.ConditionTrue) != tc.wantReady || c.ObservedGeneration != 7 {
 				t.Errorf("ready=%v Ready=%+v", ready, c)
 			}
-			if got := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionTypeReconciling) != nil; got != tc.wantReconc {
+			if got := meta.FindStatusCondition(st.Conditions, kargoapi.ConditionTypeReconciling) != nil; got != tc.wantReconc {
 				t.Errorf("Reconciling present = %v, want %v", got, tc.wantReconc)
 			}
 		})

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 )
 
 // Messages of the rules Kargo's Stage webhook and CRD enforce.
@@ -61,7 +61,7 @@ var (
 // (e.g. an empty origin.name is "Required value"), and they cannot see
 // explicit zero values the CEL rules would (continueOnError: false on a
 // task step); the API server still enforces those.
-func ValidateStage(s *v1alpha1.Stage) field.ErrorList {
+func ValidateStage(s *kargoapi.Stage) field.ErrorList {
 	if s == nil {
 		return field.ErrorList{field.Required(field.NewPath("spec"), "")}
 	}
@@ -72,7 +72,7 @@ func ValidateStage(s *v1alpha1.Stage) field.ErrorList {
 
 // ValidateStageWebhook runs only the rules of Kargo's Stage validating
 // webhook (what the API server cannot enforce by the CRD schema).
-func ValidateStageWebhook(s *v1alpha1.Stage) field.ErrorList {
+func ValidateStageWebhook(s *kargoapi.Stage) field.ErrorList {
 	return validateSpecWebhook(field.NewPath("spec"), &s.Spec)
 }
 
@@ -92,7 +92,7 @@ func ValidateProjectName(name string) field.ErrorList {
 
 // validateSpecWebhook is Kargo's webhook validateSpec
 // (internal/webhook/kubernetes/stage/webhook.go).
-func validateSpecWebhook(f *field.Path, spec *v1alpha1.StageSpec) field.ErrorList {
+func validateSpecWebhook(f *field.Path, spec *kargoapi.StageSpec) field.ErrorList {
 	errs := validateRequestedFreightOrigins(f.Child("requestedFreight"), spec.RequestedFreight)
 	if spec.PromotionTemplate == nil {
 		return errs
@@ -104,7 +104,7 @@ func validateSpecWebhook(f *field.Path, spec *v1alpha1.StageSpec) field.ErrorLis
 
 // validateRequestedFreightOrigins rejects an origin requested twice. Like
 // Kargo v1.6, it stops at the first duplicate.
-func validateRequestedFreightOrigins(f *field.Path, reqs []v1alpha1.FreightRequest) field.ErrorList {
+func validateRequestedFreightOrigins(f *field.Path, reqs []kargoapi.FreightRequest) field.ErrorList {
 	seen := make(map[string]struct{}, len(reqs))
 	for _, req := range reqs {
 		origin := req.Origin.String()
@@ -118,7 +118,7 @@ func validateRequestedFreightOrigins(f *field.Path, reqs []v1alpha1.FreightReque
 
 // validateStepAliases is Kargo's ValidatePromotionSteps: aliases (trimmed,
 // empty ones skipped) must be unique and not of the reserved form.
-func validateStepAliases(f *field.Path, steps []v1alpha1.PromotionStep) field.ErrorList {
+func validateStepAliases(f *field.Path, steps []kargoapi.PromotionStep) field.ErrorList {
 	var errs field.ErrorList
 	indexByAlias := make(map[string]int, len(steps))
 	for i, step := range steps {
@@ -140,7 +140,7 @@ func validateStepAliases(f *field.Path, steps []v1alpha1.PromotionStep) field.Er
 
 // validateStepTaskRefs forbids 'if' and config on steps that reference a
 // task (webhook rules: 'if' is a reserved CEL word before Kubernetes 1.31).
-func validateStepTaskRefs(f *field.Path, steps []v1alpha1.PromotionStep) field.ErrorList {
+func validateStepTaskRefs(f *field.Path, steps []kargoapi.PromotionStep) field.ErrorList {
 	var errs field.ErrorList
 	for i, step := range steps {
 		if step.Task == nil {
@@ -157,7 +157,7 @@ func validateStepTaskRefs(f *field.Path, steps []v1alpha1.PromotionStep) field.E
 }
 
 // validateSpecSchema enforces the CRD's OpenAPI schema and CEL rules.
-func validateSpecSchema(f *field.Path, spec *v1alpha1.StageSpec) field.ErrorList {
+func validateSpecSchema(f *field.Path, spec *kargoapi.StageSpec) field.ErrorList {
 	if isZeroSpec(spec) {
 		return field.ErrorList{field.Required(f, "")}
 	}
@@ -211,24 +211,24 @@ func validateSpecSchema(f *field.Path, spec *v1alpha1.StageSpec) field.ErrorList
 	return errs
 }
 
-func isZeroSpec(s *v1alpha1.StageSpec) bool {
+func isZeroSpec(s *kargoapi.StageSpec) bool {
 	return s.Shard == "" && s.Vars == nil && s.RequestedFreight == nil &&
 		s.PromotionTemplate == nil && s.Verification == nil
 }
 
-func validateFreightRequest(f *field.Path, req *v1alpha1.FreightRequest) field.ErrorList {
+func validateFreightRequest(f *field.Path, req *kargoapi.FreightRequest) field.ErrorList {
 	var errs field.ErrorList
 	op := f.Child("origin")
 	switch o := req.Origin; {
-	case o == v1alpha1.FreightOrigin{}:
+	case o == kargoapi.FreightOrigin{}:
 		errs = append(errs, field.Required(op, ""))
 	default:
 		switch o.Kind {
 		case "":
 			errs = append(errs, field.Required(op.Child("kind"), ""))
-		case v1alpha1.FreightOriginKindWarehouse:
+		case kargoapi.FreightOriginKindWarehouse:
 		default:
-			errs = append(errs, field.NotSupported(op.Child("kind"), string(o.Kind), []string{string(v1alpha1.FreightOriginKindWarehouse)}))
+			errs = append(errs, field.NotSupported(op.Child("kind"), string(o.Kind), []string{string(kargoapi.FreightOriginKindWarehouse)}))
 		}
 		if o.Name == "" {
 			errs = append(errs, field.Required(op.Child("name"), ""))
@@ -236,10 +236,10 @@ func validateFreightRequest(f *field.Path, req *v1alpha1.FreightRequest) field.E
 	}
 	sp := f.Child("sources")
 	switch a := req.Sources.AvailabilityStrategy; a {
-	case "", v1alpha1.FreightAvailabilityStrategyAll, v1alpha1.FreightAvailabilityStrategyOneOf:
+	case "", kargoapi.FreightAvailabilityStrategyAll, kargoapi.FreightAvailabilityStrategyOneOf:
 	default:
 		errs = append(errs, field.NotSupported(sp.Child("availabilityStrategy"), string(a),
-			[]string{string(v1alpha1.FreightAvailabilityStrategyAll), string(v1alpha1.FreightAvailabilityStrategyOneOf), ""}))
+			[]string{string(kargoapi.FreightAvailabilityStrategyAll), string(kargoapi.FreightAvailabilityStrategyOneOf), ""}))
 	}
 	if d := req.Sources.RequiredSoakTime; d != nil {
 		// The API server sees the duration as the string it was written as;
@@ -252,7 +252,7 @@ func validateFreightRequest(f *field.Path, req *v1alpha1.FreightRequest) field.E
 	return errs
 }
 
-func validateStepSchema(f *field.Path, step *v1alpha1.PromotionStep) field.ErrorList {
+func validateStepSchema(f *field.Path, step *kargoapi.PromotionStep) field.ErrorList {
 	var errs field.ErrorList
 	// An empty uses is an absent one in a typed step: report what the API
 	// server says for either (minLength for uses: "", the CEL rule below
@@ -289,7 +289,7 @@ func validateStepSchema(f *field.Path, step *v1alpha1.PromotionStep) field.Error
 	return append(errs, validateVars(f.Child("vars"), step.Vars)...)
 }
 
-func validateVars(f *field.Path, vars []v1alpha1.ExpressionVariable) field.ErrorList {
+func validateVars(f *field.Path, vars []kargoapi.ExpressionVariable) field.ErrorList {
 	var errs field.ErrorList
 	for i, v := range vars {
 		np := f.Index(i).Child("name")

@@ -13,35 +13,35 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 )
 
 // validStage is a regular Stage that passes every rule.
-func validStage() *v1alpha1.Stage {
-	return &v1alpha1.Stage{
+func validStage() *kargoapi.Stage {
+	return &kargoapi.Stage{
 		ObjectMeta: metav1.ObjectMeta{Name: "test", Namespace: "kargo-demo"},
-		Spec: v1alpha1.StageSpec{
-			Vars: []v1alpha1.ExpressionVariable{{Name: "repo", Value: "x"}},
-			RequestedFreight: []v1alpha1.FreightRequest{{
-				Origin:  v1alpha1.FreightOrigin{Kind: v1alpha1.FreightOriginKindWarehouse, Name: "kargo-demo"},
-				Sources: v1alpha1.FreightSources{Direct: true},
+		Spec: kargoapi.StageSpec{
+			Vars: []kargoapi.ExpressionVariable{{Name: "repo", Value: "x"}},
+			RequestedFreight: []kargoapi.FreightRequest{{
+				Origin:  kargoapi.FreightOrigin{Kind: kargoapi.FreightOriginKindWarehouse, Name: "kargo-demo"},
+				Sources: kargoapi.FreightSources{Direct: true},
 			}},
-			PromotionTemplate: &v1alpha1.PromotionTemplate{Spec: v1alpha1.PromotionTemplateSpec{
-				Vars: []v1alpha1.ExpressionVariable{{Name: "_image", Value: "y"}},
-				Steps: []v1alpha1.PromotionStep{
-					{Uses: "git-clone", As: "clone", Vars: []v1alpha1.ExpressionVariable{{Name: "v1"}}},
-					{Task: &v1alpha1.PromotionTaskReference{Name: "deploy.app", Kind: "ClusterPromotionTask"}, As: "deploy"},
+			PromotionTemplate: &kargoapi.PromotionTemplate{Spec: kargoapi.PromotionTemplateSpec{
+				Vars: []kargoapi.ExpressionVariable{{Name: "_image", Value: "y"}},
+				Steps: []kargoapi.PromotionStep{
+					{Uses: "git-clone", As: "clone", Vars: []kargoapi.ExpressionVariable{{Name: "v1"}}},
+					{Task: &kargoapi.PromotionTaskReference{Name: "deploy.app", Kind: "ClusterPromotionTask"}, As: "deploy"},
 				},
 			}},
-			Verification: &v1alpha1.Verification{
-				AnalysisTemplates: []v1alpha1.AnalysisTemplateReference{{Name: "smoke", Kind: "AnalysisTemplate"}},
-				Args:              []v1alpha1.AnalysisRunArgument{{Name: "stage", Value: "test"}},
+			Verification: &kargoapi.Verification{
+				AnalysisTemplates: []kargoapi.AnalysisTemplateReference{{Name: "smoke", Kind: "AnalysisTemplate"}},
+				Args:              []kargoapi.AnalysisRunArgument{{Name: "stage", Value: "test"}},
 			},
 		},
 	}
 }
 
-func step(s *v1alpha1.Stage, i int) *v1alpha1.PromotionStep {
+func step(s *kargoapi.Stage, i int) *kargoapi.PromotionStep {
 	return &s.Spec.PromotionTemplate.Spec.Steps[i]
 }
 
@@ -49,27 +49,27 @@ func TestValidateStage(t *testing.T) {
 	const steps = "spec.promotionTemplate.spec.steps"
 	cases := []struct {
 		name   string
-		mutate func(*v1alpha1.Stage)
+		mutate func(*kargoapi.Stage)
 		want   []string // each error's Error(), in order
 	}{
-		{name: "valid", mutate: func(*v1alpha1.Stage) {}},
-		{name: "control flow: no promotionTemplate", mutate: func(s *v1alpha1.Stage) { s.Spec.PromotionTemplate = nil }},
-		{name: "soak time and strategies", mutate: func(s *v1alpha1.Stage) {
-			s.Spec.RequestedFreight[0].Sources = v1alpha1.FreightSources{
+		{name: "valid", mutate: func(*kargoapi.Stage) {}},
+		{name: "control flow: no promotionTemplate", mutate: func(s *kargoapi.Stage) { s.Spec.PromotionTemplate = nil }},
+		{name: "soak time and strategies", mutate: func(s *kargoapi.Stage) {
+			s.Spec.RequestedFreight[0].Sources = kargoapi.FreightSources{
 				Stages: []string{"test"}, RequiredSoakTime: &metav1.Duration{Duration: 90 * time.Minute},
-				AvailabilityStrategy: v1alpha1.FreightAvailabilityStrategyAll,
+				AvailabilityStrategy: kargoapi.FreightAvailabilityStrategyAll,
 			}
 		}},
-		{name: "empty alias is skipped, aliases are trimmed", mutate: func(s *v1alpha1.Stage) {
+		{name: "empty alias is skipped, aliases are trimmed", mutate: func(s *kargoapi.Stage) {
 			step(s, 0).As = "  "
 			step(s, 1).As = " deploy "
 		}},
-		{name: "step-N inside a longer alias is not reserved", mutate: func(s *v1alpha1.Stage) { step(s, 0).As = "my-step-1" }},
+		{name: "step-N inside a longer alias is not reserved", mutate: func(s *kargoapi.Stage) { step(s, 0).As = "my-step-1" }},
 
 		// Webhook rules.
 		{
 			name: "duplicate origin (first duplicate only)",
-			mutate: func(s *v1alpha1.Stage) {
+			mutate: func(s *kargoapi.Stage) {
 				r := s.Spec.RequestedFreight[0]
 				s.Spec.RequestedFreight = append(s.Spec.RequestedFreight, r, r)
 			},
@@ -77,9 +77,9 @@ func TestValidateStage(t *testing.T) {
 		},
 		{
 			name: "duplicate alias (trimmed)",
-			mutate: func(s *v1alpha1.Stage) {
+			mutate: func(s *kargoapi.Stage) {
 				step(s, 1).As = " clone\t"
-				s.Spec.PromotionTemplate.Spec.Steps = append(s.Spec.PromotionTemplate.Spec.Steps, v1alpha1.PromotionStep{Uses: "x", As: "clone"})
+				s.Spec.PromotionTemplate.Spec.Steps = append(s.Spec.PromotionTemplate.Spec.Steps, kargoapi.PromotionStep{Uses: "x", As: "clone"})
 			},
 			want: []string{
 				steps + `[1].as: Invalid value: "clone": step alias duplicates that of spec.promotionTemplate.spec.steps[0]`,
@@ -88,12 +88,12 @@ func TestValidateStage(t *testing.T) {
 		},
 		{
 			name:   "reserved step alias",
-			mutate: func(s *v1alpha1.Stage) { step(s, 0).As = "step-1" },
+			mutate: func(s *kargoapi.Stage) { step(s, 0).As = "step-1" },
 			want:   []string{steps + `[0].as: Invalid value: "step-1": step alias is reserved`},
 		},
 		{
 			name:   "reserved task alias, duplicated",
-			mutate: func(s *v1alpha1.Stage) { step(s, 0).As = "task-12"; step(s, 1).As = "task-12" },
+			mutate: func(s *kargoapi.Stage) { step(s, 0).As = "task-12"; step(s, 1).As = "task-12" },
 			want: []string{
 				steps + `[0].as: Invalid value: "task-12": step alias is reserved`,
 				steps + `[1].as: Invalid value: "task-12": step alias duplicates that of spec.promotionTemplate.spec.steps[0]`,
@@ -102,17 +102,17 @@ func TestValidateStage(t *testing.T) {
 		},
 		{
 			name:   "task step with if",
-			mutate: func(s *v1alpha1.Stage) { step(s, 1).If = "${{ success() }}" },
+			mutate: func(s *kargoapi.Stage) { step(s, 1).If = "${{ success() }}" },
 			want:   []string{steps + `[1].if: Forbidden: PromotionTemplate step referencing a task cannot have an 'if' condition`},
 		},
 		{
 			name:   "task step with config",
-			mutate: func(s *v1alpha1.Stage) { step(s, 1).Config = &apiextensionsv1.JSON{Raw: []byte(`{}`)} },
+			mutate: func(s *kargoapi.Stage) { step(s, 1).Config = &apiextensionsv1.JSON{Raw: []byte(`{}`)} },
 			want:   []string{steps + `[1].config: Forbidden: PromotionTemplate step referencing a task cannot have a config`},
 		},
 		{
 			name: "uses step may have if and config",
-			mutate: func(s *v1alpha1.Stage) {
+			mutate: func(s *kargoapi.Stage) {
 				step(s, 0).If = "${{ always() }}"
 				step(s, 0).Config = &apiextensionsv1.JSON{Raw: []byte(`{}`)}
 			},
@@ -121,12 +121,12 @@ func TestValidateStage(t *testing.T) {
 		// CEL rules.
 		{
 			name:   "uses and task",
-			mutate: func(s *v1alpha1.Stage) { step(s, 1).Uses = "git-clone" },
+			mutate: func(s *kargoapi.Stage) { step(s, 1).Uses = "git-clone" },
 			want:   []string{steps + `[1]: Invalid value: PromotionTemplate step must have exactly one of uses or task set`},
 		},
 		{
 			name:   "neither uses nor task (also reads as an empty uses)",
-			mutate: func(s *v1alpha1.Stage) { step(s, 0).Uses = "" },
+			mutate: func(s *kargoapi.Stage) { step(s, 0).Uses = "" },
 			want: []string{
 				steps + `[0].uses: Invalid value: "": spec.promotionTemplate.spec.steps[0].uses in body should be at least 1 chars long`,
 				steps + `[0]: Invalid value: PromotionTemplate step must have exactly one of uses or task set`,
@@ -134,145 +134,145 @@ func TestValidateStage(t *testing.T) {
 		},
 		{
 			name:   "task with continueOnError",
-			mutate: func(s *v1alpha1.Stage) { step(s, 1).ContinueOnError = true },
+			mutate: func(s *kargoapi.Stage) { step(s, 1).ContinueOnError = true },
 			want:   []string{steps + `[1]: Invalid value: PromotionTemplate step referencing a task cannot set continueOnError`},
 		},
 		{
 			name:   "task with retry",
-			mutate: func(s *v1alpha1.Stage) { step(s, 1).Retry = &v1alpha1.PromotionStepRetry{ErrorThreshold: 2} },
+			mutate: func(s *kargoapi.Stage) { step(s, 1).Retry = &kargoapi.PromotionStepRetry{ErrorThreshold: 2} },
 			want:   []string{steps + `[1]: Invalid value: PromotionTemplate step referencing a task cannot set retry`},
 		},
 		{
 			name: "uses step may set continueOnError and retry",
-			mutate: func(s *v1alpha1.Stage) {
+			mutate: func(s *kargoapi.Stage) {
 				step(s, 0).ContinueOnError = true
-				step(s, 0).Retry = &v1alpha1.PromotionStepRetry{}
+				step(s, 0).Retry = &kargoapi.PromotionStepRetry{}
 			},
 		},
 
 		// Schema rules.
-		{name: "spec missing", mutate: func(s *v1alpha1.Stage) { s.Spec = v1alpha1.StageSpec{} }, want: []string{"spec: Required value"}},
+		{name: "spec missing", mutate: func(s *kargoapi.Stage) { s.Spec = kargoapi.StageSpec{} }, want: []string{"spec: Required value"}},
 		{
 			name:   "requestedFreight missing",
-			mutate: func(s *v1alpha1.Stage) { s.Spec.RequestedFreight = nil },
+			mutate: func(s *kargoapi.Stage) { s.Spec.RequestedFreight = nil },
 			want:   []string{"spec.requestedFreight: Required value"},
 		},
 		{
 			name:   "requestedFreight empty",
-			mutate: func(s *v1alpha1.Stage) { s.Spec.RequestedFreight = []v1alpha1.FreightRequest{} },
+			mutate: func(s *kargoapi.Stage) { s.Spec.RequestedFreight = []kargoapi.FreightRequest{} },
 			want:   []string{"spec.requestedFreight: Invalid value: 0: spec.requestedFreight in body should have at least 1 items"},
 		},
 		{
 			name:   "origin missing",
-			mutate: func(s *v1alpha1.Stage) { s.Spec.RequestedFreight[0].Origin = v1alpha1.FreightOrigin{} },
+			mutate: func(s *kargoapi.Stage) { s.Spec.RequestedFreight[0].Origin = kargoapi.FreightOrigin{} },
 			want:   []string{"spec.requestedFreight[0].origin: Required value"},
 		},
 		{
 			name:   "origin kind missing",
-			mutate: func(s *v1alpha1.Stage) { s.Spec.RequestedFreight[0].Origin.Kind = "" },
+			mutate: func(s *kargoapi.Stage) { s.Spec.RequestedFreight[0].Origin.Kind = "" },
 			want:   []string{"spec.requestedFreight[0].origin.kind: Required value"},
 		},
 		{
 			name:   "origin kind unsupported",
-			mutate: func(s *v1alpha1.Stage) { s.Spec.RequestedFreight[0].Origin.Kind = "Repository" },
+			mutate: func(s *kargoapi.Stage) { s.Spec.RequestedFreight[0].Origin.Kind = "Repository" },
 			want:   []string{`spec.requestedFreight[0].origin.kind: Unsupported value: "Repository": supported values: "Warehouse"`},
 		},
 		{
 			name:   "origin name missing",
-			mutate: func(s *v1alpha1.Stage) { s.Spec.RequestedFreight[0].Origin.Name = "" },
+			mutate: func(s *kargoapi.Stage) { s.Spec.RequestedFreight[0].Origin.Name = "" },
 			want:   []string{"spec.requestedFreight[0].origin.name: Required value"},
 		},
 		{
 			name:   "availabilityStrategy unsupported",
-			mutate: func(s *v1alpha1.Stage) { s.Spec.RequestedFreight[0].Sources.AvailabilityStrategy = "Any" },
+			mutate: func(s *kargoapi.Stage) { s.Spec.RequestedFreight[0].Sources.AvailabilityStrategy = "Any" },
 			want:   []string{`spec.requestedFreight[0].sources.availabilityStrategy: Unsupported value: "Any": supported values: "All", "OneOf", ""`},
 		},
 		{
 			name: "requiredSoakTime pattern",
-			mutate: func(s *v1alpha1.Stage) {
+			mutate: func(s *kargoapi.Stage) {
 				s.Spec.RequestedFreight[0].Sources.RequiredSoakTime = &metav1.Duration{Duration: -time.Hour}
 			},
 			want: []string{`spec.requestedFreight[0].sources.requiredSoakTime: Invalid value: "-1h0m0s": spec.requestedFreight[0].sources.requiredSoakTime in body should match '^([0-9]+(\.[0-9]+)?(s|m|h))+$'`},
 		},
 		{
 			name: "requiredSoakTime below a second",
-			mutate: func(s *v1alpha1.Stage) {
+			mutate: func(s *kargoapi.Stage) {
 				s.Spec.RequestedFreight[0].Sources.RequiredSoakTime = &metav1.Duration{Duration: 500 * time.Millisecond}
 			},
 			want: []string{`spec.requestedFreight[0].sources.requiredSoakTime: Invalid value: "500ms": spec.requestedFreight[0].sources.requiredSoakTime in body should match '^([0-9]+(\.[0-9]+)?(s|m|h))+$'`},
 		},
 		{
 			name:   "steps empty",
-			mutate: func(s *v1alpha1.Stage) { s.Spec.PromotionTemplate.Spec.Steps = []v1alpha1.PromotionStep{} },
+			mutate: func(s *kargoapi.Stage) { s.Spec.PromotionTemplate.Spec.Steps = []kargoapi.PromotionStep{} },
 			want:   []string{steps + ": Invalid value: 0: spec.promotionTemplate.spec.steps in body should have at least 1 items"},
 		},
 		{
 			name:   "task name missing",
-			mutate: func(s *v1alpha1.Stage) { step(s, 1).Task.Name = "" },
+			mutate: func(s *kargoapi.Stage) { step(s, 1).Task.Name = "" },
 			want:   []string{steps + "[1].task.name: Required value"},
 		},
 		{
 			name:   "task name pattern",
-			mutate: func(s *v1alpha1.Stage) { step(s, 1).Task.Name = "Deploy_App" },
+			mutate: func(s *kargoapi.Stage) { step(s, 1).Task.Name = "Deploy_App" },
 			want:   []string{steps + `[1].task.name: Invalid value: "Deploy_App": spec.promotionTemplate.spec.steps[1].task.name in body should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'`},
 		},
 		{
 			name:   "task name of 253 characters",
-			mutate: func(s *v1alpha1.Stage) { step(s, 1).Task.Name = strings.Repeat("a", 253) },
+			mutate: func(s *kargoapi.Stage) { step(s, 1).Task.Name = strings.Repeat("a", 253) },
 		},
 		{
 			name:   "task name too long",
-			mutate: func(s *v1alpha1.Stage) { step(s, 1).Task.Name = strings.Repeat("a", 254) },
+			mutate: func(s *kargoapi.Stage) { step(s, 1).Task.Name = strings.Repeat("a", 254) },
 			want:   []string{steps + "[1].task.name: Too long: may not be more than 253 bytes"},
 		},
 		{
 			name:   "task kind unsupported",
-			mutate: func(s *v1alpha1.Stage) { step(s, 1).Task.Kind = "Task" },
+			mutate: func(s *kargoapi.Stage) { step(s, 1).Task.Kind = "Task" },
 			want:   []string{steps + `[1].task.kind: Unsupported value: "Task": supported values: "PromotionTask", "ClusterPromotionTask"`},
 		},
 		{
 			name:   "stage var name pattern",
-			mutate: func(s *v1alpha1.Stage) { s.Spec.Vars[0].Name = "1st-repo" },
+			mutate: func(s *kargoapi.Stage) { s.Spec.Vars[0].Name = "1st-repo" },
 			want:   []string{`spec.vars[0].name: Invalid value: "1st-repo": spec.vars[0].name in body should match '^[a-zA-Z_]\w*$'`},
 		},
 		{
 			name:   "stage var name missing",
-			mutate: func(s *v1alpha1.Stage) { s.Spec.Vars[0].Name = "" },
+			mutate: func(s *kargoapi.Stage) { s.Spec.Vars[0].Name = "" },
 			want:   []string{"spec.vars[0].name: Required value"},
 		},
 		{
 			name:   "template var name pattern",
-			mutate: func(s *v1alpha1.Stage) { s.Spec.PromotionTemplate.Spec.Vars[0].Name = "image-repo" },
+			mutate: func(s *kargoapi.Stage) { s.Spec.PromotionTemplate.Spec.Vars[0].Name = "image-repo" },
 			want:   []string{`spec.promotionTemplate.spec.vars[0].name: Invalid value: "image-repo": spec.promotionTemplate.spec.vars[0].name in body should match '^[a-zA-Z_]\w*$'`},
 		},
 		{
 			name:   "step var name pattern",
-			mutate: func(s *v1alpha1.Stage) { step(s, 0).Vars[0].Name = "repo.url" },
+			mutate: func(s *kargoapi.Stage) { step(s, 0).Vars[0].Name = "repo.url" },
 			want:   []string{steps + `[0].vars[0].name: Invalid value: "repo.url": spec.promotionTemplate.spec.steps[0].vars[0].name in body should match '^[a-zA-Z_]\w*$'`},
 		},
 		{
 			name:   "step var name missing",
-			mutate: func(s *v1alpha1.Stage) { step(s, 0).Vars[0].Name = "" },
+			mutate: func(s *kargoapi.Stage) { step(s, 0).Vars[0].Name = "" },
 			want:   []string{steps + "[0].vars[0].name: Required value"},
 		},
 		{
 			name:   "analysisTemplates kind unsupported",
-			mutate: func(s *v1alpha1.Stage) { s.Spec.Verification.AnalysisTemplates[0].Kind = "Template" },
+			mutate: func(s *kargoapi.Stage) { s.Spec.Verification.AnalysisTemplates[0].Kind = "Template" },
 			want:   []string{`spec.verification.analysisTemplates[0].kind: Unsupported value: "Template": supported values: "AnalysisTemplate", "ClusterAnalysisTemplate"`},
 		},
 		{
 			name:   "analysisTemplates name missing",
-			mutate: func(s *v1alpha1.Stage) { s.Spec.Verification.AnalysisTemplates[0].Name = "" },
+			mutate: func(s *kargoapi.Stage) { s.Spec.Verification.AnalysisTemplates[0].Name = "" },
 			want:   []string{"spec.verification.analysisTemplates[0].name: Required value"},
 		},
 		{
 			name:   "verification arg name and value missing",
-			mutate: func(s *v1alpha1.Stage) { s.Spec.Verification.Args[0] = v1alpha1.AnalysisRunArgument{} },
+			mutate: func(s *kargoapi.Stage) { s.Spec.Verification.Args[0] = kargoapi.AnalysisRunArgument{} },
 			want:   []string{"spec.verification.args[0].name: Required value", "spec.verification.args[0].value: Required value"},
 		},
 		{
 			name: "schema errors come before webhook errors",
-			mutate: func(s *v1alpha1.Stage) {
+			mutate: func(s *kargoapi.Stage) {
 				step(s, 0).As = "step-1"
 				s.Spec.Vars[0].Name = ""
 			},
@@ -361,7 +361,7 @@ func TestValidateStageFixtures(t *testing.T) {
 			t.Errorf("%s: invalid-* fixtures need # expect: and # field:, others neither", f)
 		}
 		for _, doc := range bytes.Split(b, []byte("\n---\n")) {
-			var s v1alpha1.Stage
+			var s kargoapi.Stage
 			if err := yaml.UnmarshalStrict(doc, &s); err != nil {
 				t.Fatalf("%s: %v", f, err)
 			}

@@ -10,13 +10,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
-	kargo "taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/kargo/rules"
 	"taskactions/internal/pipeline"
 )
 
 // Controller keeps Stage statuses as Kargo's Stage controller does, for
-// the states that exist without Promotions (internal/kargo.Reconcile): it
+// the states that exist without Promotions (internal/kargoapi.Reconcile): it
 // handles refreshes, keeps the conditions, the freight summary and the
 // observed generation. It runs on the embedded control plane, where no
 // Kargo controller does; against a cluster it is off unless asked for,
@@ -33,9 +33,9 @@ type Controller struct {
 // Freight: a Stage's status follows its Promotions, and Freight verified
 // in a Stage becomes available downstream.
 type Promotions interface {
-	ForStage(project, stage string) []*kargo.Promotion
+	ForStage(project, stage string) []*kargoapi.Promotion
 	PromotionInformer() cache.SharedIndexInformer
-	SyncFreight(ctx context.Context, s *kargo.Stage, now time.Time) error
+	SyncFreight(ctx context.Context, s *kargoapi.Stage, now time.Time) error
 }
 
 // NewController returns a Stage controller over the manager's cache;
@@ -54,7 +54,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	k := pipeline.NewKeyQueue("stage-controller", c.workers, c.log)
 	if c.promotions != nil { // a Promotion's change is its Stage's
 		stageOf := func(obj any) {
-			if p, ok := obj.(*kargo.Promotion); ok {
+			if p, ok := obj.(*kargoapi.Promotion); ok {
 				k.AddKey(p.Namespace + "/" + p.Spec.Stage)
 			}
 		}
@@ -86,7 +86,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 		return err
 	}
 	now := metav1.NewTime(c.now().Truncate(time.Second))
-	var promos []*kargo.Promotion
+	var promos []*kargoapi.Promotion
 	if c.promotions != nil {
 		promos = c.promotions.ForStage(ns, name)
 	}
@@ -110,7 +110,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 // syncFreight records on Freight where it is (Kargo's syncFreight, for
 // soak times) and where it was verified (markFreightVerifiedForStage),
 // which makes it available to the Stages downstream.
-func (c *Controller) syncFreight(ctx context.Context, s *kargo.Stage) error {
+func (c *Controller) syncFreight(ctx context.Context, s *kargoapi.Stage) error {
 	if c.promotions == nil {
 		return nil
 	}

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	kargo "taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/journal"
 	"taskactions/internal/kube/clientset/versioned"
 	"taskactions/internal/pipeline"
@@ -39,7 +39,7 @@ type Config struct {
 type Manager struct {
 	cfg      Config
 	client   versioned.Interface
-	stages   *pipeline.Cache[*kargo.Stage, *Update]
+	stages   *pipeline.Cache[*kargoapi.Stage, *Update]
 	projects projects
 }
 
@@ -52,14 +52,14 @@ func New(cfg Config) *Manager {
 
 // kind describes Stages to the pipeline: by project (namespace), each
 // project's list sorted by name.
-func (m *Manager) kind() pipeline.Kind[*kargo.Stage, *Update] {
-	return pipeline.ByNamespace(pipeline.Kind[*kargo.Stage, *Update]{
+func (m *Manager) kind() pipeline.Kind[*kargoapi.Stage, *Update] {
+	return pipeline.ByNamespace(pipeline.Kind[*kargoapi.Stage, *Update]{
 		Name:      "Stage",
 		ListWatch: cache.NewListWatchFromClient(m.client.KargoV1alpha1().RESTClient(), "stages", metav1.NamespaceAll, fields.Everything()),
-		Example:   &kargo.Stage{},
-		Compare:   func(a, b *kargo.Stage) int { return strings.Compare(a.Name, b.Name) },
+		Example:   &kargoapi.Stage{},
+		Compare:   func(a, b *kargoapi.Stage) int { return strings.Compare(a.Name, b.Name) },
 		View:      viewOf,
-		Same:      pipeline.SameObject[*kargo.Stage],
+		Same:      pipeline.SameObject[*kargoapi.Stage],
 		Journal:   m.cfg.Journal,
 	})
 }
@@ -71,7 +71,7 @@ func (m *Manager) Start(ctx context.Context) error { return m.stages.Start(ctx) 
 func (m *Manager) Stop() { m.stages.Stop() }
 
 // Cache is the Stage pipeline (metrics, readiness, controllers).
-func (m *Manager) Cache() *pipeline.Cache[*kargo.Stage, *Update] { return m.stages }
+func (m *Manager) Cache() *pipeline.Cache[*kargoapi.Stage, *Update] { return m.stages }
 
 // Journal exposes cursor formatting for the stream layer.
 func (m *Manager) Journal() *journal.Journal[*Update] { return m.stages.Journal() }

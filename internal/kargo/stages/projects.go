@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	kargo "taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/pipeline"
 )
 
@@ -39,7 +39,7 @@ func (p projects) check(ctx context.Context, project string, writing bool) error
 		return nil
 	case err != nil:
 		return fmt.Errorf("read namespace %q: %w", project, err)
-	case p.kargo && ns.Labels[kargo.LabelKeyProject] != kargo.LabelValueTrue:
+	case p.kargo && ns.Labels[kargoapi.LabelKeyProject] != kargoapi.LabelValueTrue:
 		// Kargo's words (internal/server/validation).
 		return pipeline.Errorf(pipeline.ErrInvalid, "namespace %q is not a project", project)
 	}

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	kargo "taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/kargo/rules"
 	"taskactions/internal/pipeline"
 )
@@ -17,14 +17,14 @@ import (
 // Create stores a new Stage in a project, defaulted and validated as
 // Kargo's webhooks would. The body's status is ignored (it is the
 // controller's).
-func (m *Manager) Create(ctx context.Context, project string, s *kargo.Stage) (*Update, error) {
+func (m *Manager) Create(ctx context.Context, project string, s *kargoapi.Stage) (*Update, error) {
 	if err := m.prepare(project, "", s); err != nil {
 		return nil, err
 	}
 	if err := m.projects.check(ctx, project, true); err != nil {
 		return nil, err
 	}
-	s.ResourceVersion, s.Status = "", kargo.StageStatus{}
+	s.ResourceVersion, s.Status = "", kargoapi.StageStatus{}
 	out, err := m.client.KargoV1alpha1().Stages(project).Create(ctx, s, metav1.CreateOptions{})
 	if err != nil {
 		return nil, writeError(project, s.Name, err)
@@ -35,7 +35,7 @@ func (m *Manager) Create(ctx context.Context, project string, s *kargo.Stage) (*
 
 // Replace replaces a Stage's metadata and spec, from the resource version
 // the body names: a Stage changed since is ErrConflict, never overwritten.
-func (m *Manager) Replace(ctx context.Context, project, name string, s *kargo.Stage) (*Update, error) {
+func (m *Manager) Replace(ctx context.Context, project, name string, s *kargoapi.Stage) (*Update, error) {
 	if err := m.prepare(project, name, s); err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ var ErrRefreshNotHandled = errors.New("the refresh was not handled in time")
 // wait, it returns once status.lastHandledRefresh shows that value.
 func (m *Manager) Refresh(ctx context.Context, project, name string, wait bool) (*Update, error) {
 	token := time.Now().UTC().Format(time.RFC3339Nano)
-	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, kargo.AnnotationKeyRefresh, token)
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, kargoapi.AnnotationKeyRefresh, token)
 	out, err := m.client.KargoV1alpha1().Stages(project).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	if err != nil {
 		return nil, writeError(project, name, err)
@@ -133,9 +133,9 @@ func (m *Manager) waitRefreshed(ctx context.Context, project, name, token string
 
 // prepare checks what this server requires of a body before Kargo's rules
 // (which it then applies): the project and name the path gives.
-func (m *Manager) prepare(project, name string, s *kargo.Stage) error {
+func (m *Manager) prepare(project, name string, s *kargoapi.Stage) error {
 	var errs pipeline.FieldErrors
-	if gv := kargo.GroupVersion.String(); s.APIVersion != "" && s.APIVersion != gv {
+	if gv := kargoapi.GroupVersion.String(); s.APIVersion != "" && s.APIVersion != gv {
 		errs = append(errs, pipeline.FieldError{Path: []string{"apiVersion"},
 			Detail: fmt.Sprintf("Unsupported value: %q: supported values: %q", s.APIVersion, gv)})
 	}

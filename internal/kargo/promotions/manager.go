@@ -1,8 +1,8 @@
-// Package promotions serves Kargo Freight and Promotions, and runs each
-// Promotion as a run of TaskActions: the root action is the Promotion, and
-// each promotion step a child action that the executor runs, with the step's
-// `uses` as its task type (orchestrator.go). Freight and Promotions flow
-// through the same pipeline as TaskActions and Stages.
+// Package promotions serves Kargo Promotions, and runs each Promotion as a
+// run of TaskActions: the root action is the Promotion, and each promotion
+// step a child action that the executor runs, with the step's `uses` as
+// its task type (orchestrator.go). Promotions flow through the same
+// pipeline as TaskActions, Stages and Freight.
 package promotions
 
 import (
@@ -17,6 +17,7 @@ import (
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/journal"
+	"taskactions/internal/kargo/freight"
 	"taskactions/internal/kargo/stages"
 	"taskactions/internal/kube/clientset/versioned"
 	"taskactions/internal/pipeline"
@@ -29,6 +30,7 @@ type rest = cache.Getter
 type Config struct {
 	Client  versioned.Interface
 	Stages  *stages.Manager
+	Freight *freight.Manager
 	Journal journal.Config
 	Log     zerolog.Logger
 	Now     func() time.Time
@@ -39,7 +41,7 @@ type Manager struct {
 	cfg        Config
 	client     versioned.Interface
 	stages     *stages.Manager
-	freight    *pipeline.Cache[*kargoapi.Freight, *FreightView]
+	freight    *freight.Manager
 	promotions *pipeline.Cache[*kargoapi.Promotion, *View]
 	now        func() time.Time
 }
@@ -51,8 +53,7 @@ func New(cfg Config) *Manager {
 	}
 	rc := cfg.Client.KargoV1alpha1().RESTClient()
 	return &Manager{
-		cfg: cfg, client: cfg.Client, stages: cfg.Stages, now: cfg.Now,
-		freight:    pipeline.New(freightKind(rc, cfg.Journal), cfg.Log),
+		cfg: cfg, client: cfg.Client, stages: cfg.Stages, freight: cfg.Freight, now: cfg.Now,
 		promotions: pipeline.New(promotionKind(rc, cfg.Journal), cfg.Log),
 	}
 }
@@ -98,34 +99,17 @@ func promotionKind(client rest, j journal.Config) pipeline.Kind[*kargoapi.Promot
 
 func stageTopic(project, stage string) string { return "promotions-of/" + project + "/" + stage }
 
-// Start starts the Freight and Promotion caches.
-func (m *Manager) Start(ctx context.Context) error {
-	if err := m.freight.Start(ctx); err != nil {
-		return err
-	}
-	if err := m.promotions.Start(ctx); err != nil {
-		m.freight.Stop()
-		return err
-	}
-	return nil
-}
+// Start starts the cache and returns once it is synced.
+func (m *Manager) Start(ctx context.Context) error { return m.promotions.Start(ctx) }
 
-// Stop stops the caches.
-func (m *Manager) Stop() {
-	m.promotions.Stop()
-	m.freight.Stop()
-}
+// Stop stops the cache.
+func (m *Manager) Stop() { m.promotions.Stop() }
 
-// Caches are the pipelines of Freight and Promotions.
-func (m *Manager) Caches() []pipeline.Stats {
-	return []pipeline.Stats{m.freight, m.promotions}
-}
+// Cache is the Promotion pipeline (metrics, readiness).
+func (m *Manager) Cache() pipeline.Stats { return m.promotions }
 
 // Journal exposes cursor formatting for Promotion streams.
 func (m *Manager) Journal() *journal.Journal[*View] { return m.promotions.Journal() }
-
-// FreightJournal exposes cursor formatting for Freight streams.
-func (m *Manager) FreightJournal() *journal.Journal[*FreightView] { return m.freight.Journal() }
 
 // List returns a project's Promotions, or (stage set) a Stage's, oldest
 // first.

@@ -143,7 +143,7 @@ func (o *Orchestrator) reconcile(ctx context.Context, key string) error {
 // accept marks a new Promotion Pending, with the Freight and the Freight
 // collection it will leave the Stage with.
 func (o *Orchestrator) accept(ctx context.Context, p *kargoapi.Promotion, st *kargoapi.Stage) error {
-	f, err := o.m.freightNamed(ctx, p.Namespace, p.Spec.Freight, "")
+	f, err := o.m.freight.Named(ctx, p.Namespace, p.Spec.Freight, "")
 	if err != nil {
 		return o.finish(ctx, p, kargoapi.PromotionPhaseErrored, err.Error())
 	}

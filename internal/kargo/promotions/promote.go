@@ -36,7 +36,7 @@ func (m *Manager) Promote(ctx context.Context, project, stage string, ref Freigh
 	if err != nil {
 		return nil, err
 	}
-	f, err := m.freightNamed(ctx, project, ref.Name, ref.Alias)
+	f, err := m.freight.Named(ctx, project, ref.Name, ref.Alias)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (m *Manager) PromoteDownstream(ctx context.Context, project, stage string, 
 	if _, err := m.stage(ctx, project, stage); err != nil {
 		return nil, err
 	}
-	f, err := m.freightNamed(ctx, project, ref.Name, ref.Alias)
+	f, err := m.freight.Named(ctx, project, ref.Name, ref.Alias)
 	if err != nil {
 		return nil, err
 	}

@@ -24,24 +24,29 @@ import (
 type Controller struct {
 	m          *Manager
 	promotions Promotions
+	freight    Freight
 	workers    int
 	log        zerolog.Logger
 	now        func() time.Time
 }
 
-// Promotions is what the controller reads of Promotions, and writes of
-// Freight: a Stage's status follows its Promotions, and Freight verified
-// in a Stage becomes available downstream.
+// Promotions is what the controller reads of Promotions: a Stage's status
+// follows its Promotions.
 type Promotions interface {
 	ForStage(project, stage string) []*kargoapi.Promotion
 	PromotionInformer() cache.SharedIndexInformer
-	SyncFreight(ctx context.Context, s *kargoapi.Stage, now time.Time) error
+}
+
+// Freight is what the controller writes of Freight: where it is, and
+// where it was verified, which makes it available downstream.
+type Freight interface {
+	Sync(ctx context.Context, s *kargoapi.Stage, now time.Time) error
 }
 
 // NewController returns a Stage controller over the manager's cache;
-// promotions may be nil (no Promotions are served).
-func NewController(m *Manager, promotions Promotions, workers int, log zerolog.Logger) *Controller {
-	return &Controller{m: m, promotions: promotions, workers: max(workers, 1), log: log, now: time.Now}
+// promotions and freight may be nil (no Promotions or Freight are served).
+func NewController(m *Manager, promotions Promotions, freight Freight, workers int, log zerolog.Logger) *Controller {
+	return &Controller{m: m, promotions: promotions, freight: freight, workers: max(workers, 1), log: log, now: time.Now}
 }
 
 // Run reconciles every Stage that is added or changes until ctx ends.
@@ -111,10 +116,10 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 // soak times) and where it was verified (markFreightVerifiedForStage),
 // which makes it available to the Stages downstream.
 func (c *Controller) syncFreight(ctx context.Context, s *kargoapi.Stage) error {
-	if c.promotions == nil {
+	if c.freight == nil {
 		return nil
 	}
-	return c.promotions.SyncFreight(ctx, s, c.now())
+	return c.freight.Sync(ctx, s, c.now())
 }
 
 var errNotStarted = fmt.Errorf("the Stage cache is not started")

@@ -23,6 +23,7 @@ import (
 	"taskactions/internal/history"
 	"taskactions/internal/journal"
 	"taskactions/internal/kargo/freight"
+	"taskactions/internal/kargo/orchestrator"
 	"taskactions/internal/kargo/promotions"
 	"taskactions/internal/kargo/stages"
 	"taskactions/internal/kube/clientset/versioned"
@@ -413,7 +414,8 @@ func (a *App) startControllers(es executorSetup) {
 			_ = stages.NewController(a.stages, a.promos, a.freight, 4, a.log.With().Str("component", "stage-controller").Logger()).Run(ctx)
 		})
 		wg.Go(func() {
-			_ = promotions.NewOrchestrator(a.promos, promotions.OrchestratorConfig{
+			_ = orchestrator.New(orchestrator.Config{
+				Promotions: a.promos, Stages: a.stages.Cache(), Freight: a.freight,
 				Actions: a.mgr, Runnable: es.runs, OutputRoot: a.outputRoot(), Workers: 8,
 				Log: a.log.With().Str("component", "promotions").Logger(),
 			}).Run(ctx)

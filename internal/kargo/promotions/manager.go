@@ -1,8 +1,10 @@
-// Package promotions serves Kargo Promotions, and runs each Promotion as a
-// run of TaskActions: the root action is the Promotion, and each promotion
-// step a child action that the executor runs, with the step's `uses` as
-// its task type (orchestrator.go). Promotions flow through the same
-// pipeline as TaskActions, Stages and Freight.
+// Package promotions serves Kargo Promotions (kargo.akuity.io/v1alpha1)
+// through the same pipeline as TaskActions, Stages and Freight: one
+// informer, lists by project and by Stage, a stream per Stage. What is
+// Promotion's own is here: Promote and PromoteDownstream (built as Kargo's
+// builder builds them, once the Freight is available), Abort, and the
+// names of the run of TaskActions a Promotion runs as (run.go). Package
+// orchestrator runs them; the status it writes goes through WriteStatus.
 package promotions
 
 import (
@@ -134,8 +136,34 @@ func (m *Manager) Get(ctx context.Context, project, name string) (*View, error) 
 	return v, err
 }
 
-// PromotionInformer is the Promotion informer, for the Stage controller.
+// PromotionInformer is the Promotion informer, for the controllers.
 func (m *Manager) PromotionInformer() cache.SharedIndexInformer { return m.promotions.Informer() }
+
+// Cached returns a Promotion from the cache as it is now, nil when there
+// is none: the input of controllers, which an event brings back.
+func (m *Manager) Cached(project, name string) (*kargoapi.Promotion, error) {
+	return m.promotions.Get(project, name)
+}
+
+// OfRun returns the Promotion whose run (RunOf) is run in project, if any.
+func (m *Manager) OfRun(project, run string) *kargoapi.Promotion {
+	ps, _ := m.promotions.ByIndex(indexRun, project+"/"+run)
+	if len(ps) == 0 {
+		return nil
+	}
+	return ps[0]
+}
+
+// WriteStatus writes a Promotion's status (the orchestrator's), from the
+// resource version p names.
+func (m *Manager) WriteStatus(ctx context.Context, p *kargoapi.Promotion) (*kargoapi.Promotion, error) {
+	out, err := m.client.KargoV1alpha1().Promotions(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, writeError("Promotion", p.Namespace, p.Name, err)
+	}
+	m.promotions.Wrote(out)
+	return out, nil
+}
 
 // ForStage returns the cached Promotions of a Stage, unsorted: the input
 // of controllers. It reads the informer's index, not the sorted list that

@@ -1,4 +1,10 @@
-package promotions
+// Package orchestrator runs each Kargo Promotion as a run of TaskActions,
+// beside the executor (which runs the steps): the root action is the
+// Promotion, and each promotion step a child action whose task type is the
+// step's `uses` (the run's names are package promotions'). Between steps it
+// does what package engine decides; what it has decided it keeps in the
+// Promotion's status (records.go).
+package orchestrator
 
 import (
 	"context"
@@ -16,6 +22,7 @@ import (
 	kargoapi "taskactions/api/kargo/v1alpha1"
 	v1 "taskactions/api/v1"
 	"taskactions/internal/kargo/engine"
+	"taskactions/internal/kargo/promotions"
 	"taskactions/internal/pipeline"
 	"taskactions/internal/taskactions"
 )
@@ -29,9 +36,35 @@ type Actions interface {
 	Informer() cache.SharedIndexInformer
 }
 
-// OrchestratorConfig holds the orchestrator's dependencies.
-type OrchestratorConfig struct {
-	Actions Actions
+// Promotions is what the orchestrator needs of the Promotion manager.
+type Promotions interface {
+	PromotionInformer() cache.SharedIndexInformer
+	// Cached is a Promotion from the cache, nil when there is none.
+	Cached(namespace, name string) (*kargoapi.Promotion, error)
+	// OfRun is the Promotion whose run is run in project, if any.
+	OfRun(project, run string) *kargoapi.Promotion
+	ForStage(project, stage string) []*kargoapi.Promotion
+	// WriteStatus writes a Promotion's status (pipeline's errors).
+	WriteStatus(ctx context.Context, p *kargoapi.Promotion) (*kargoapi.Promotion, error)
+}
+
+// Stages is what the orchestrator reads of Stages: the Stage cache.
+type Stages interface {
+	Informer() cache.SharedIndexInformer
+	Get(namespace, name string) (*kargoapi.Stage, error)
+}
+
+// Freight finds the Freight a Promotion promotes.
+type Freight interface {
+	Named(ctx context.Context, project, name, alias string) (*kargoapi.Freight, error)
+}
+
+// Config holds the orchestrator's dependencies.
+type Config struct {
+	Promotions Promotions
+	Stages     Stages
+	Freight    Freight
+	Actions    Actions
 	// Runnable reports whether the executor runs a task type; a step whose
 	// `uses` it does not run ends Errored, with Kargo's message.
 	Runnable func(taskType string) bool
@@ -46,30 +79,29 @@ type OrchestratorConfig struct {
 // executor (which runs the steps): one Promotion at a time per Stage, the
 // one the Stage names currentPromotion (the Stage controller keeps Kargo's
 // queue); its steps in order, step N+1 enqueued once step N is terminal,
-// with Kargo's rules between them (package promotion). What it has
+// with Kargo's rules between them (package engine). What it has
 // decided is in the Promotion's status (step metadata, outputs in state),
 // written before the step's action is enqueued: a restart resumes from
 // there, and no step runs twice.
 type Orchestrator struct {
-	m   *Manager
-	cfg OrchestratorConfig
+	cfg Config
 }
 
-// NewOrchestrator returns an orchestrator over the manager's caches.
-func NewOrchestrator(m *Manager, cfg OrchestratorConfig) *Orchestrator {
+// New returns an orchestrator over the caches of Promotions and Stages.
+func New(cfg Config) *Orchestrator {
 	cfg.Workers = max(cfg.Workers, 1)
-	return &Orchestrator{m: m, cfg: cfg}
+	return &Orchestrator{cfg: cfg}
 }
 
 // Run reconciles Promotions until ctx ends: on their own events, on their
 // Stage's (the queue moves), and on their actions'.
 func (o *Orchestrator) Run(ctx context.Context) error {
 	k := pipeline.NewKeyQueue("promotions", o.cfg.Workers, o.cfg.Log)
-	stages := o.m.stages.Cache().Informer()
+	stages := o.cfg.Stages.Informer()
 	sreg, err := stages.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(_, obj any) {
 			s := obj.(*kargoapi.Stage)
-			for _, p := range o.m.ForStage(s.Namespace, s.Name) {
+			for _, p := range o.cfg.Promotions.ForStage(s.Namespace, s.Name) {
 				if !p.Status.Phase.IsTerminal() {
 					k.Add(p)
 				}
@@ -91,7 +123,7 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 		return err
 	}
 	defer func() { _ = o.cfg.Actions.Informer().RemoveEventHandler(areg) }()
-	return k.Run(ctx, o.m.promotions.Informer(), cache.ResourceEventHandlerFuncs{
+	return k.Run(ctx, o.cfg.Promotions.PromotionInformer(), cache.ResourceEventHandlerFuncs{
 		AddFunc:    k.Add,
 		UpdateFunc: func(_, obj any) { k.Add(obj) },
 	}, o.reconcile)
@@ -99,26 +131,22 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 
 // promotionOf is the Promotion whose run an action belongs to, if any.
 func (o *Orchestrator) promotionOf(ta *v1.TaskAction) *kargoapi.Promotion {
-	if ta.Spec.Domain != Domain {
+	if ta.Spec.Domain != promotions.Domain {
 		return nil
 	}
-	ps, _ := o.m.promotions.ByIndex(indexRun, ta.Spec.Project+"/"+ta.Spec.RunName)
-	if len(ps) == 0 {
-		return nil
-	}
-	return ps[0]
+	return o.cfg.Promotions.OfRun(ta.Spec.Project, ta.Spec.RunName)
 }
 
 // reconcile advances one Promotion as far as it can go now.
 func (o *Orchestrator) reconcile(ctx context.Context, key string) error {
 	ns, name, _ := cache.SplitMetaNamespaceKey(key)
-	p, err := o.m.promotions.Get(ns, name)
+	p, err := o.cfg.Promotions.Cached(ns, name)
 	if err != nil || p == nil || p.Status.Phase.IsTerminal() {
 		return err
 	}
 	// The cache, not the API's read: no project check (a namespace read on
 	// a cluster) at every round.
-	st, err := o.m.stages.Cache().Get(ns, p.Spec.Stage)
+	st, err := o.cfg.Stages.Get(ns, p.Spec.Stage)
 	if err != nil {
 		return err
 	}
@@ -143,7 +171,7 @@ func (o *Orchestrator) reconcile(ctx context.Context, key string) error {
 // accept marks a new Promotion Pending, with the Freight and the Freight
 // collection it will leave the Stage with.
 func (o *Orchestrator) accept(ctx context.Context, p *kargoapi.Promotion, st *kargoapi.Stage) error {
-	f, err := o.m.freight.Named(ctx, p.Namespace, p.Spec.Freight, "")
+	f, err := o.cfg.Freight.Named(ctx, p.Namespace, p.Spec.Freight, "")
 	if err != nil {
 		return o.finish(ctx, p, kargoapi.PromotionPhaseErrored, err.Error())
 	}
@@ -163,9 +191,9 @@ func (o *Orchestrator) accept(ctx context.Context, p *kargoapi.Promotion, st *ka
 // running.
 func (o *Orchestrator) startRun(ctx context.Context, p *kargoapi.Promotion) error {
 	root := o.rootID(p)
-	tmpl, _ := json.Marshal(map[string]any{"type": RootTaskType, "custom": map[string]any{"promotion": p.Name, "stage": p.Spec.Stage}})
+	tmpl, _ := json.Marshal(map[string]any{"type": promotions.RootTaskType, "custom": map[string]any{"promotion": p.Name, "stage": p.Spec.Stage}})
 	ta, _, err := o.cfg.Actions.Enqueue(ctx, taskactions.EnqueueRequest{
-		ID: root, TaskType: RootTaskType, TaskTemplate: tmpl, ShortName: shortName(p.Name), Group: p.Spec.Stage,
+		ID: root, TaskType: promotions.RootTaskType, TaskTemplate: tmpl, ShortName: shortName(p.Name), Group: p.Spec.Stage,
 	})
 	if unrunnable(err) {
 		return o.finish(ctx, p, kargoapi.PromotionPhaseErrored, fmt.Sprintf("cannot start the run: %v", err))
@@ -185,13 +213,13 @@ func (o *Orchestrator) startRun(ctx context.Context, p *kargoapi.Promotion) erro
 }
 
 func (o *Orchestrator) rootID(p *kargoapi.Promotion) taskactions.ActionID {
-	r := RunOf(p)
-	return taskactions.ActionID{Project: r.Project, Domain: r.Domain, Run: r.Run, Name: RootAction}
+	r := promotions.RunOf(p)
+	return taskactions.ActionID{Project: r.Project, Domain: r.Domain, Run: r.Run, Name: promotions.RootAction}
 }
 
 func (o *Orchestrator) stepID(p *kargoapi.Promotion, i int) taskactions.ActionID {
 	id := o.rootID(p)
-	id.Name = stepAction(i)
+	id.Name = promotions.StepAction(i)
 	return id
 }
 
@@ -277,7 +305,7 @@ func (o *Orchestrator) enqueueStep(ctx context.Context, p *kargoapi.Promotion, d
 		return fmt.Errorf("Promotion %s, step %q: %w", p.Name, d.Alias, err)
 	}
 	_, _, err = o.cfg.Actions.Enqueue(ctx, taskactions.EnqueueRequest{
-		ID: o.stepID(p, d.Index), Parent: RootAction, TaskType: d.Uses, TaskTemplate: tmpl, ShortName: shortName(d.Alias),
+		ID: o.stepID(p, d.Index), Parent: promotions.RootAction, TaskType: d.Uses, TaskTemplate: tmpl, ShortName: shortName(d.Alias),
 	})
 	switch {
 	case errors.Is(err, pipeline.ErrConflict):
@@ -401,14 +429,9 @@ func (o *Orchestrator) updateStatus(ctx context.Context, p *kargoapi.Promotion, 
 // version is on its way, whose event brings the Promotion back: nothing
 // is written, and nothing more is done this round.
 func (o *Orchestrator) writeStatus(ctx context.Context, next *kargoapi.Promotion) (written bool, err error) {
-	out, err := o.m.client.KargoV1alpha1().Promotions(next.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
-	if err != nil {
-		err = writeError("Promotion", next.Namespace, next.Name, err)
-		if errors.Is(err, pipeline.ErrConflict) || errors.Is(err, pipeline.ErrNotFound) {
-			return false, nil
-		}
-		return false, err
+	_, err = o.cfg.Promotions.WriteStatus(ctx, next)
+	if errors.Is(err, pipeline.ErrConflict) || errors.Is(err, pipeline.ErrNotFound) {
+		return false, nil
 	}
-	o.m.promotions.Wrote(out)
-	return true, nil
+	return err == nil, err
 }

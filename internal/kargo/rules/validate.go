@@ -1,6 +1,3 @@
-// Package kargo holds the pure logic of Kargo Stages (kargo.akuity.io/v1alpha1):
-// validation and defaulting as Kargo v1.6.3's admission webhook does them, and
-// the Stage controller's status computation. Nothing here talks to Kubernetes.
 package rules
 
 import (

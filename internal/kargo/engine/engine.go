@@ -1,21 +1,22 @@
-// Package promotion holds the pure decision logic of running a Kargo
-// Promotion as a run of TaskActions: the root action is the Promotion and
-// each promotion step is a child action whose task type is the step's `uses`.
-// The orchestrator calls Decide after each step ends and does what it says;
-// this package never does I/O.
+// Package engine is Kargo's promotion engine without the running: the
+// rules between the steps of a Promotion, and the expressions in them. The
+// orchestrator (package orchestrator) runs each step as a child action and
+// calls Decide after each one ends; this package never does I/O.
 //
 // The semantics are those of Kargo v1.6's engine
 // (internal/promotion/simple_engine.go, promotion.go; pkg/promotion):
 // sequential steps, `if` conditions with success()/failure()/always()/
 // status(), the implicit skip after a failure, continueOnError, the
-// worst-status phase rule, outputs.<alias>, vars and ${{ }} config
-// templating. How Kargo's retry/timeout maps onto TaskAction attempts is in
-// attempts.go.
+// worst-status phase rule (engine.go), outputs.<alias>, vars (vars.go) and
+// ${{ }} config templating (template.go). How Kargo's retry/timeout maps
+// onto TaskAction attempts is in attempts.go.
 package engine
 
 import (
 	"fmt"
 	"time"
+
+	"github.com/expr-lang/expr"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
 )
@@ -159,15 +160,30 @@ type Decision struct {
 // promotion-wide in Kargo: no later step runs, not even always() ones).
 // Records that do not match the steps end it Errored.
 func Decide(in Input) Decision {
+	if d, ok := checkRecords(in); !ok {
+		return d
+	}
+	done := normalize(in.Steps, in.Done)
+	if len(done) == len(in.Steps) {
+		return finished(FinalPhase(in.Steps, done))
+	}
+	return decideStep(newStepScope(in, done))
+}
+
+// checkRecords reads the records decided so far. It reports false, with the
+// decision to return, when they do not match the steps, when one is
+// Aborted (the promotion ends Aborted) or Running (Waiting), or when one's
+// status is unknown.
+func checkRecords(in Input) (Decision, bool) {
 	for i, r := range in.Done {
 		if i >= len(in.Steps) {
 			return finished(kargoapi.PromotionPhaseErrored,
-				fmt.Sprintf("%d step records for %d steps", len(in.Done), len(in.Steps)))
+				fmt.Sprintf("%d step records for %d steps", len(in.Done), len(in.Steps))), false
 		}
 		alias := in.Steps[i].GetAlias(i)
 		if r.Alias != "" && r.Alias != alias {
 			return finished(kargoapi.PromotionPhaseErrored,
-				fmt.Sprintf("step record %d is for step %q, but step %d is %q", i, r.Alias, i, alias))
+				fmt.Sprintf("step record %d is for step %q, but step %d is %q", i, r.Alias, i, alias)), false
 		}
 		switch r.Status {
 		case StepSucceeded, StepSkipped, StepFailed, StepErrored:
@@ -176,103 +192,124 @@ func Decide(in Input) Decision {
 			if msg == "" {
 				msg = fmt.Sprintf("step %q was aborted", alias)
 			}
-			return finished(kargoapi.PromotionPhaseAborted, msg)
+			return finished(kargoapi.PromotionPhaseAborted, msg), false
 		case StepRunning:
-			return Decision{Waiting: true, Index: i, Alias: alias}
+			return Decision{Waiting: true, Index: i, Alias: alias}, false
 		default:
 			return finished(kargoapi.PromotionPhaseErrored,
-				fmt.Sprintf("step %q has an unknown status %q", alias, r.Status))
+				fmt.Sprintf("step %q has an unknown status %q", alias, r.Status)), false
 		}
 	}
-	done := normalize(in.Steps, in.Done)
+	return Decision{}, true
+}
 
-	i := len(done)
-	if i == len(in.Steps) {
-		phase, msg := FinalPhase(in.Steps, done)
-		return finished(phase, msg)
-	}
-	step := in.Steps[i]
-	alias := step.GetAlias(i)
-	d := Decision{Index: i, Alias: alias}
+// decideStep decides the next step, sc.step: skip it, error it, or run it.
+func decideStep(sc *stepScope) Decision {
+	d := Decision{Index: sc.index, Alias: sc.alias}
 	errored := func(msg string) Decision {
 		d.Errored, d.Error = true, msg
 		return d
 	}
-
-	// Vars are evaluated only when something uses them, as in Kargo (a step
-	// with neither `if` nor config never evaluates its vars).
-	var env map[string]any
-	stepEnv := func() (map[string]any, error) {
-		if env != nil {
-			return env, nil
-		}
-		vars, err := StepVars(in.Vars, step, alias, in.Ctx, done)
-		if err != nil {
-			return nil, err
-		}
-		env = StepEnv(in.Ctx, alias, vars, done)
-		return env, nil
+	skip, reason, err := sc.skip()
+	if err != nil {
+		return errored(fmt.Sprintf("error checking if step %q should be skipped: %s", sc.alias, err))
 	}
-	fns := statusFunctions(alias, in.Steps, done)
-
-	if step.If == "" {
-		if HasFailures(in.Steps, done) {
-			d.Skip, d.SkipReason = true, "skipped because an earlier step failed or errored"
-			return d
-		}
-	} else {
-		run, err := func() (bool, error) {
-			env, err := stepEnv()
-			if err != nil {
-				return false, err
-			}
-			v, err := EvaluateTemplate(step.If, env, fns...)
-			if err != nil {
-				return false, err
-			}
-			b, ok := v.(bool)
-			if !ok {
-				return false, fmt.Errorf("expression must evaluate to a boolean")
-			}
-			return b, nil
-		}()
-		if err != nil {
-			return errored(fmt.Sprintf("error checking if step %q should be skipped: %s", alias, err))
-		}
-		if !run {
-			d.Skip, d.SkipReason = true, fmt.Sprintf("skipped because %q evaluated to false", step.If)
-			return d
-		}
+	if skip {
+		d.Skip, d.SkipReason = true, reason
+		return d
 	}
-
+	step := sc.step
 	if step.Uses == "" {
 		if step.Task != nil {
-			return errored(fmt.Sprintf("step %q refers to task %q, which was not inflated", alias, step.Task.Name))
+			return errored(fmt.Sprintf("step %q refers to task %q, which was not inflated", sc.alias, step.Task.Name))
 		}
-		return errored(fmt.Sprintf("step %q has no uses", alias))
+		return errored(fmt.Sprintf("step %q has no uses", sc.alias))
 	}
-
-	var cfg map[string]any
-	if step.Config != nil && len(step.Config.Raw) > 0 {
-		err := func() error {
-			env, err := stepEnv()
-			if err != nil {
-				return err
-			}
-			cfg, err = EvaluateConfig(step.Config.Raw, env, fns...)
-			return err
-		}()
-		if err != nil {
-			return errored(fmt.Sprintf("an unrecoverable error occurred: failed to get step config: %s", err))
-		}
+	cfg, err := sc.config()
+	if err != nil {
+		return errored(fmt.Sprintf("an unrecoverable error occurred: failed to get step config: %s", err))
 	}
-
 	d.Run = true
 	d.Uses = step.Uses
 	d.Config = cfg
 	d.Retries = Retries(step)
 	d.Timeout = Timeout(step)
 	return d
+}
+
+// stepScope is what the expressions of the next step see: the step, its
+// alias, the records before it, and its environment, evaluated at most
+// once and only when something uses it (as in Kargo, a step with neither
+// `if` nor config never evaluates its vars).
+type stepScope struct {
+	in    Input
+	index int
+	step  kargoapi.PromotionStep
+	alias string
+	done  []StepRecord
+	fns   []expr.Option // success(), failure(), always(), status()
+	env   map[string]any
+}
+
+func newStepScope(in Input, done []StepRecord) *stepScope {
+	i := len(done)
+	step := in.Steps[i]
+	alias := step.GetAlias(i)
+	return &stepScope{in: in, index: i, step: step, alias: alias, done: done,
+		fns: statusFunctions(alias, in.Steps, done)}
+}
+
+// environment is StepEnv with the step's vars.
+func (sc *stepScope) environment() (map[string]any, error) {
+	if sc.env != nil {
+		return sc.env, nil
+	}
+	vars, err := StepVars(sc.in.Vars, sc.step, sc.alias, sc.in.Ctx, sc.done)
+	if err != nil {
+		return nil, err
+	}
+	sc.env = StepEnv(sc.in.Ctx, sc.alias, vars, sc.done)
+	return sc.env, nil
+}
+
+// skip reports whether the step is skipped, and why. Without `if` it is
+// when an earlier step failed (HasFailures); with one, when the `if` is
+// false. An `if` that does not evaluate to a bool is an error.
+func (sc *stepScope) skip() (bool, string, error) {
+	if sc.step.If == "" {
+		if HasFailures(sc.in.Steps, sc.done) {
+			return true, "skipped because an earlier step failed or errored", nil
+		}
+		return false, "", nil
+	}
+	env, err := sc.environment()
+	if err != nil {
+		return false, "", err
+	}
+	v, err := EvaluateTemplate(sc.step.If, env, sc.fns...)
+	if err != nil {
+		return false, "", err
+	}
+	run, ok := v.(bool)
+	if !ok {
+		return false, "", fmt.Errorf("expression must evaluate to a boolean")
+	}
+	if !run {
+		return true, fmt.Sprintf("skipped because %q evaluated to false", sc.step.If), nil
+	}
+	return false, "", nil
+}
+
+// config is the step's config evaluated (EvaluateConfig), nil without one.
+func (sc *stepScope) config() (map[string]any, error) {
+	if sc.step.Config == nil || len(sc.step.Config.Raw) == 0 {
+		return nil, nil
+	}
+	env, err := sc.environment()
+	if err != nil {
+		return nil, err
+	}
+	return EvaluateConfig(sc.step.Config.Raw, env, sc.fns...)
 }
 
 func finished(phase kargoapi.PromotionPhase, msg string) Decision {

@@ -8,7 +8,6 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -150,22 +149,20 @@ func (o *Orchestrator) reconcile(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	if st == nil {
+	switch roundOf(p, st) {
+	case roundNoStage:
 		return o.finish(ctx, p, kargoapi.PromotionPhaseErrored, fmt.Sprintf("Stage %q not found", p.Spec.Stage))
-	}
-	if p.Status.Phase == "" {
-		return o.accept(ctx, p, st) // Pending, with its Freight
-	}
-	if _, abort := p.Annotations[kargoapi.AnnotationKeyAbort]; abort {
+	case roundAccept:
+		return o.accept(ctx, p, st)
+	case roundAbort:
 		return o.abort(ctx, p)
+	case roundRun:
+		if err := o.startRun(ctx, p); err != nil {
+			return err
+		}
+		return o.advance(ctx, p)
 	}
-	if cur := st.Status.CurrentPromotion; cur == nil || cur.Name != p.Name {
-		return nil // queued behind another, or the Stage is not ready for it
-	}
-	if err := o.startRun(ctx, p); err != nil {
-		return err
-	}
-	return o.advance(ctx, p)
+	return nil
 }
 
 // accept marks a new Promotion Pending, with the Freight and the Freight
@@ -178,12 +175,7 @@ func (o *Orchestrator) accept(ctx context.Context, p *kargoapi.Promotion, st *ka
 	return o.updateStatus(ctx, p, func(s *kargoapi.PromotionStatus) {
 		ref := f.Reference()
 		s.Phase, s.Freight = kargoapi.PromotionPhasePending, &ref
-		fc := &kargoapi.FreightCollection{}
-		if cur := st.Status.FreightHistory.Current(); cur != nil {
-			fc.UpdateOrPush(cur.References()...)
-		}
-		fc.UpdateOrPush(ref)
-		s.FreightCollection = fc
+		s.FreightCollection = collectionAfter(st, ref)
 	})
 }
 
@@ -191,9 +183,8 @@ func (o *Orchestrator) accept(ctx context.Context, p *kargoapi.Promotion, st *ka
 // running.
 func (o *Orchestrator) startRun(ctx context.Context, p *kargoapi.Promotion) error {
 	root := o.rootID(p)
-	tmpl, _ := json.Marshal(map[string]any{"type": promotions.RootTaskType, "custom": map[string]any{"promotion": p.Name, "stage": p.Spec.Stage}})
 	ta, _, err := o.cfg.Actions.Enqueue(ctx, taskactions.EnqueueRequest{
-		ID: root, TaskType: promotions.RootTaskType, TaskTemplate: tmpl, ShortName: shortName(p.Name), Group: p.Spec.Stage,
+		ID: root, TaskType: promotions.RootTaskType, TaskTemplate: rootTemplate(p), ShortName: shortName(p.Name), Group: p.Spec.Stage,
 	})
 	if unrunnable(err) {
 		return o.finish(ctx, p, kargoapi.PromotionPhaseErrored, fmt.Sprintf("cannot start the run: %v", err))
@@ -255,7 +246,7 @@ func (o *Orchestrator) advance(ctx context.Context, p *kargoapi.Promotion) error
 // to enqueue, recorded Running).
 func (o *Orchestrator) decide(ctx context.Context, p *kargoapi.Promotion) (engine.Decision, error) {
 	for {
-		in := engine.Input{Steps: p.Spec.Steps, Vars: p.Spec.Vars, Ctx: o.context(p), Done: records(p)}
+		in := engine.Input{Steps: p.Spec.Steps, Vars: p.Spec.Vars, Ctx: contextOf(p), Done: records(p)}
 		// The step in flight: record its end, or wait for it.
 		if n := len(in.Done); n > 0 && in.Done[n-1].Status == kargoapi.PromotionStepStatusRunning {
 			ta, err := o.cfg.Actions.GetTaskAction(ctx, o.stepID(p, n-1))
@@ -274,33 +265,20 @@ func (o *Orchestrator) decide(ctx context.Context, p *kargoapi.Promotion) (engin
 			}
 		}
 		d := engine.Decide(in)
-		now := time.Now()
-		r := engine.StepRecord{Alias: d.Alias, StartedAt: &now, FinishedAt: &now}
-		switch {
-		case d.Skip:
-			r.Status, r.Message = kargoapi.PromotionStepStatusSkipped, d.SkipReason
-		case d.Errored:
-			r.Status, r.Message = kargoapi.PromotionStepStatusErrored, d.Error
-		case d.Run && o.cfg.Runnable != nil && !o.cfg.Runnable(d.Uses):
-			r.Status, r.Message = kargoapi.PromotionStepStatusErrored, fmt.Sprintf("no promotion step runner found for kind %q", d.Uses)
-		case d.Run:
-			r.Status, r.FinishedAt = kargoapi.PromotionStepStatusRunning, nil
-			setRecord(&p.Status, d.Index, r, p.Spec.Steps[d.Index].ContinueOnError)
-			return d, nil
-		default: // Waiting or Finished
-			return d, nil
+		r, ok := recordOf(d, o.cfg.Runnable, time.Now())
+		if !ok {
+			return d, nil // Waiting or Finished
 		}
 		setRecord(&p.Status, d.Index, r, p.Spec.Steps[d.Index].ContinueOnError)
+		if r.Status == kargoapi.PromotionStepStatusRunning {
+			return d, nil // to enqueue
+		}
 	}
 }
 
 // enqueueStep enqueues the action of a step decided to run (idempotent).
 func (o *Orchestrator) enqueueStep(ctx context.Context, p *kargoapi.Promotion, d engine.Decision) error {
-	meta := map[string]any{"retries": d.Retries}
-	if d.Timeout > 0 {
-		meta["timeout"] = d.Timeout.String()
-	}
-	tmpl, err := json.Marshal(map[string]any{"type": d.Uses, "metadata": meta, "custom": d.Config})
+	tmpl, err := stepTemplate(d)
 	if err != nil {
 		return fmt.Errorf("Promotion %s, step %q: %w", p.Name, d.Alias, err)
 	}
@@ -321,44 +299,19 @@ func (o *Orchestrator) enqueueStep(ctx context.Context, p *kargoapi.Promotion, d
 	return err
 }
 
-// unrunnable: the action cannot be stored as asked (too large a config,
-// a field the schema refuses); retrying would not change that.
-func unrunnable(err error) bool {
-	return errors.Is(err, pipeline.ErrInvalid) || errors.Is(err, pipeline.ErrTooLarge)
-}
-
-// shortName fits a name into an action's short name (63 bytes; names and
-// aliases are ASCII).
-func shortName(s string) string { return s[:min(len(s), 63)] }
-
-// ended reports whether a step's action is terminal, and its record if so.
+// ended reports whether a step's action is terminal, and its record if so
+// (stepEnd), with the outputs of a step that succeeded.
 func (o *Orchestrator) ended(p *kargoapi.Promotion, i int, r engine.StepRecord, ta *v1.TaskAction) (engine.StepRecord, bool) {
-	phase := v1.PhaseOf(ta.Status.Conditions)
-	if !phase.Terminal() {
-		return r, false
+	r, ended := stepEnd(p.Spec.Steps[i], r, ta, time.Now())
+	if !ended || v1.PhaseOf(ta.Status.Conditions) != v1.PhaseSucceeded {
+		return r, ended
 	}
-	var msg string
-	if es := ta.Status.ErrorState; es != nil {
-		msg = es.Message
+	id := o.stepID(p, i)
+	out, err := readOutputs(filepath.Join(o.cfg.OutputRoot, id.Project, id.Domain, id.Run, id.Name))
+	if err != nil {
+		r.Status, r.Message = kargoapi.PromotionStepStatusErrored, fmt.Sprintf("read the outputs of step %q: %v", r.Alias, err)
 	}
-	if phase == v1.PhaseAborted {
-		msg = ta.Annotations[v1.AnnotationAbortReason]
-	}
-	r.Status, r.Message = engine.StepStatusOf(string(phase), ta.Status.Attempts, p.Spec.Steps[i], r.Alias, msg)
-	// Kargo's errorCount: the consecutive failed attempts (each attempt
-	// after the first follows a failure; a success resets it).
-	r.ErrorCount = ta.Status.Attempts
-	if phase == v1.PhaseSucceeded {
-		r.ErrorCount = 0
-		id := o.stepID(p, i)
-		out, err := readOutputs(filepath.Join(o.cfg.OutputRoot, id.Project, id.Domain, id.Run, id.Name))
-		if err != nil {
-			r.Status, r.Message = kargoapi.PromotionStepStatusErrored, fmt.Sprintf("read the outputs of step %q: %v", r.Alias, err)
-		}
-		r.Outputs = out
-	}
-	now := time.Now()
-	r.FinishedAt = &now
+	r.Outputs = out
 	return r, true
 }
 
@@ -377,13 +330,9 @@ func (o *Orchestrator) finish(ctx context.Context, p *kargoapi.Promotion, phase 
 // aborted one was ended by the abort). It is written before the
 // Promotion's phase: a restart in between ends the run again, as a no-op.
 func (o *Orchestrator) finishRun(ctx context.Context, p *kargoapi.Promotion, phase kargoapi.PromotionPhase, msg string) error {
-	update := taskactions.StatusUpdate{Phase: v1.PhaseSucceeded}
-	switch phase {
-	case kargoapi.PromotionPhaseSucceeded:
-	case kargoapi.PromotionPhaseAborted:
+	update, ok := runEnd(phase, msg)
+	if !ok {
 		return nil
-	default:
-		update = taskactions.StatusUpdate{Phase: v1.PhaseFailed, Error: &v1.ErrorState{Kind: v1.ErrorKindUser, Message: msg}}
 	}
 	_, err := o.cfg.Actions.PutStatus(ctx, o.rootID(p), 1, update)
 	if errors.Is(err, pipeline.ErrNotFound) || errors.Is(err, pipeline.ErrConflict) {
@@ -396,8 +345,7 @@ func (o *Orchestrator) finishRun(ctx context.Context, p *kargoapi.Promotion, pha
 // run (the running step ends Aborted, and the Promotion with it), a
 // waiting one at once.
 func (o *Orchestrator) abort(ctx context.Context, p *kargoapi.Promotion) error {
-	n := len(p.Status.StepExecutionMetadata)
-	if n == 0 || p.Status.StepExecutionMetadata[n-1].Status != kargoapi.PromotionStepStatusRunning {
+	if !stepInFlight(p) {
 		_ = o.cfg.Actions.AbortAction(ctx, o.rootID(p), "Promotion aborted")
 		return o.finish(ctx, p, kargoapi.PromotionPhaseAborted, "Promotion aborted")
 	}
@@ -405,16 +353,6 @@ func (o *Orchestrator) abort(ctx context.Context, p *kargoapi.Promotion) error {
 		return err
 	}
 	return o.advance(ctx, p)
-}
-
-func (o *Orchestrator) context(p *kargoapi.Promotion) engine.Context {
-	c := engine.Context{Project: p.Namespace, Promotion: p.Name, Stage: p.Spec.Stage,
-		Actor: p.Annotations[kargoapi.AnnotationKeyCreateActor]}
-	c.TargetFreight.Name = p.Spec.Freight
-	if f := p.Status.Freight; f != nil {
-		c.TargetFreight.Origin = f.Origin
-	}
-	return c
 }
 
 // updateStatus writes a Promotion's status from the cached object.

@@ -67,8 +67,9 @@ func setRecord(st *kargoapi.PromotionStatus, i int, r engine.StepRecord, continu
 	}
 }
 
-// readOutputs reads what a step action's plugin wrote as outputs.json;
-// none is an empty map.
+// readOutputs reads what a step action's plugin wrote as outputs.json:
+// a JSON object as it is, anything else as {"value": <the text>}; no file
+// is no outputs (nil).
 func readOutputs(dir string) (map[string]any, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "outputs.json"))
 	if os.IsNotExist(err) {

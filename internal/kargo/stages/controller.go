@@ -15,12 +15,14 @@ import (
 	"taskactions/internal/pipeline"
 )
 
-// Controller keeps Stage statuses as Kargo's Stage controller does, for
-// the states that exist without Promotions (internal/kargoapi.Reconcile): it
-// handles refreshes, keeps the conditions, the freight summary and the
-// observed generation. It runs on the embedded control plane, where no
-// Kargo controller does; against a cluster it is off unless asked for,
-// because Kargo's controller owns those statuses there.
+// Controller keeps Stage statuses as Kargo's Stage controller does
+// (rules.ReconcileWithPromotions): it handles refreshes, keeps the
+// conditions, Kargo's queue of Promotions (currentPromotion, lastPromotion
+// and the Freight history), health and verification, the freight summary
+// and the observed generation, and has the Freight manager record where
+// Freight is and where it was verified. It runs on the embedded control
+// plane, where no Kargo controller does; against a cluster it is off
+// unless asked for, because Kargo's controller owns those statuses there.
 type Controller struct {
 	m          *Manager
 	promotions Promotions
@@ -59,8 +61,8 @@ func (c *Controller) Run(ctx context.Context) error {
 	k := pipeline.NewKeyQueue("stage-controller", c.workers, c.log)
 	if c.promotions != nil { // a Promotion's change is its Stage's
 		stageOf := func(obj any) {
-			if p, ok := obj.(*kargoapi.Promotion); ok {
-				k.AddKey(p.Namespace + "/" + p.Spec.Stage)
+			if key, ok := stageKeyOf(obj); ok {
+				k.AddKey(key)
 			}
 		}
 		pinf := c.promotions.PromotionInformer()
@@ -90,17 +92,14 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 	if err != nil || s == nil || s.DeletionTimestamp != nil {
 		return err
 	}
-	now := metav1.NewTime(c.now().Truncate(time.Second))
 	var promos []*kargoapi.Promotion
 	if c.promotions != nil {
 		promos = c.promotions.ForStage(ns, name)
 	}
-	status, changed := rules.ReconcileWithPromotions(s, promos, now)
-	if !changed {
+	next := statusUpdate(s, promos, c.now())
+	if next == nil {
 		return c.syncFreight(ctx, s)
 	}
-	next := s.DeepCopy()
-	next.Status = status
 	out, err := c.m.client.KargoV1alpha1().Stages(ns).UpdateStatus(ctx, next, metav1.UpdateOptions{})
 	switch {
 	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
@@ -110,6 +109,30 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 	}
 	c.m.stages.Wrote(out)
 	return c.syncFreight(ctx, out)
+}
+
+// stageKeyOf is the key of the Stage a Promotion's event is about: a
+// Promotion's change is its Stage's.
+func stageKeyOf(obj any) (string, bool) {
+	p, ok := obj.(*kargoapi.Promotion)
+	if !ok {
+		return "", false
+	}
+	return p.Namespace + "/" + p.Spec.Stage, true
+}
+
+// statusUpdate is s with the status Kargo's rules give it at now among
+// its Promotions promos, or nil when that is the status it has. Times are
+// in whole seconds, as the API stores them: a status read back then equals
+// the one computed.
+func statusUpdate(s *kargoapi.Stage, promos []*kargoapi.Promotion, now time.Time) *kargoapi.Stage {
+	status, changed := rules.ReconcileWithPromotions(s, promos, metav1.NewTime(now.Truncate(time.Second)))
+	if !changed {
+		return nil
+	}
+	next := s.DeepCopy()
+	next.Status = status
+	return next
 }
 
 // syncFreight records on Freight where it is (Kargo's syncFreight, for

@@ -18,7 +18,7 @@ import (
 // Kargo's webhooks would. The body's status is ignored (it is the
 // controller's).
 func (m *Manager) Create(ctx context.Context, project string, s *kargoapi.Stage) (*Update, error) {
-	if err := m.prepare(project, "", s); err != nil {
+	if err := prepare(project, "", s); err != nil {
 		return nil, err
 	}
 	if err := m.projects.check(ctx, project, true); err != nil {
@@ -36,7 +36,7 @@ func (m *Manager) Create(ctx context.Context, project string, s *kargoapi.Stage)
 // Replace replaces a Stage's metadata and spec, from the resource version
 // the body names: a Stage changed since is ErrConflict, never overwritten.
 func (m *Manager) Replace(ctx context.Context, project, name string, s *kargoapi.Stage) (*Update, error) {
-	if err := m.prepare(project, name, s); err != nil {
+	if err := prepare(project, name, s); err != nil {
 		return nil, err
 	}
 	if s.ResourceVersion == "" {
@@ -78,8 +78,7 @@ var ErrRefreshNotHandled = errors.New("the refresh was not handled in time")
 // wait, it returns once status.lastHandledRefresh shows that value.
 func (m *Manager) Refresh(ctx context.Context, project, name string, wait bool) (*Update, error) {
 	token := time.Now().UTC().Format(time.RFC3339Nano)
-	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, kargoapi.AnnotationKeyRefresh, token)
-	out, err := m.client.KargoV1alpha1().Stages(project).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	out, err := m.client.KargoV1alpha1().Stages(project).Patch(ctx, name, types.MergePatchType, refreshPatch(token), metav1.PatchOptions{})
 	if err != nil {
 		return nil, writeError(project, name, err)
 	}
@@ -97,7 +96,7 @@ func (m *Manager) waitRefreshed(ctx context.Context, project, name, token string
 	defer cancel()
 	sub, _, snap := m.Subscribe(ctx, project, name, nil)
 	defer sub.Close()
-	handled := func(u *Update) bool { return !u.Deleted && u.Object.Status.LastHandledRefresh == token }
+	handled := func(u *Update) bool { return refreshed(u, token) }
 	for _, u := range snap {
 		if handled(u) {
 			return u, nil
@@ -131,9 +130,20 @@ func (m *Manager) waitRefreshed(ctx context.Context, project, name, token string
 	}
 }
 
+// refreshPatch is the merge patch of Kargo's refresh annotation to token.
+func refreshPatch(token string) []byte {
+	return fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, kargoapi.AnnotationKeyRefresh, token)
+}
+
+// refreshed: the Stage's controller has handled the refresh token.
+func refreshed(u *Update, token string) bool {
+	return !u.Deleted && u.Object.Status.LastHandledRefresh == token
+}
+
 // prepare checks what this server requires of a body before Kargo's rules
-// (which it then applies): the project and name the path gives.
-func (m *Manager) prepare(project, name string, s *kargoapi.Stage) error {
+// (which it then applies, defaulting s): its apiVersion and kind, and the
+// project and name the path gives (name empty on a create).
+func prepare(project, name string, s *kargoapi.Stage) error {
 	var errs pipeline.FieldErrors
 	if gv := kargoapi.GroupVersion.String(); s.APIVersion != "" && s.APIVersion != gv {
 		errs = append(errs, pipeline.FieldError{Path: []string{"apiVersion"},

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -64,19 +66,13 @@ func (m *Manager) PromoteDownstream(ctx context.Context, project, stage string, 
 	if err != nil {
 		return nil, err
 	}
-	var downstream []*kargoapi.Stage
-	for _, u := range all {
-		if takesFrom(u.Object, f.Origin, stage) {
-			downstream = append(downstream, u.Object)
-		}
+	inProject := make([]*kargoapi.Stage, len(all))
+	for i, u := range all {
+		inProject[i] = u.Object
 	}
-	if len(downstream) == 0 {
-		return nil, pipeline.Errorf(pipeline.ErrNotFound, "%s", rules.MsgNoDownstreamStages(stage))
-	}
-	for _, d := range downstream {
-		if !d.IsFreightAvailable(f) {
-			return nil, pipeline.Errorf(pipeline.ErrInvalid, "%s", rules.MsgFreightNotAvailableDownstream(f.Name, d.Name))
-		}
+	downstream, err := downstreamOf(inProject, f, stage)
+	if err != nil {
+		return nil, err
 	}
 	var out []*View
 	var errs []error
@@ -92,6 +88,27 @@ func (m *Manager) PromoteDownstream(ctx context.Context, project, stage string, 
 		out = append(out, v)
 	}
 	return out, errors.Join(errs...)
+}
+
+// downstreamOf returns the Stages among inProject that take f from stage,
+// once each has f available (all or nothing, as Kargo checks): none is
+// ErrNotFound, one without f available ErrInvalid, in Kargo's words.
+func downstreamOf(inProject []*kargoapi.Stage, f *kargoapi.Freight, stage string) ([]*kargoapi.Stage, error) {
+	var downstream []*kargoapi.Stage
+	for _, s := range inProject {
+		if takesFrom(s, f.Origin, stage) {
+			downstream = append(downstream, s)
+		}
+	}
+	if len(downstream) == 0 {
+		return nil, pipeline.Errorf(pipeline.ErrNotFound, "%s", rules.MsgNoDownstreamStages(stage))
+	}
+	for _, d := range downstream {
+		if !d.IsFreightAvailable(f) {
+			return nil, pipeline.Errorf(pipeline.ErrInvalid, "%s", rules.MsgFreightNotAvailableDownstream(f.Name, d.Name))
+		}
+	}
+	return downstream, nil
 }
 
 // takesFrom: s requests Freight of origin from upstream.
@@ -118,12 +135,9 @@ func (m *Manager) stage(ctx context.Context, project, name string) (*kargoapi.St
 
 // create builds and stores a Promotion.
 func (m *Manager) create(ctx context.Context, st *kargoapi.Stage, freight, actor string) (*View, error) {
-	p, err := rules.BuildPromotion(st, freight, actor, m.now(), rand.Reader)
-	switch {
-	case errors.Is(err, rules.ErrPromotionTaskUnsupported):
-		return nil, pipeline.Errorf(pipeline.ErrUnsupported, "%w", err)
-	case err != nil:
-		return nil, pipeline.Errorf(pipeline.ErrInvalid, "%w", err)
+	p, err := build(st, freight, actor, m.now(), rand.Reader)
+	if err != nil {
+		return nil, err
 	}
 	out, err := m.client.KargoV1alpha1().Promotions(st.Namespace).Create(ctx, p, metav1.CreateOptions{})
 	if err != nil {
@@ -131,6 +145,20 @@ func (m *Manager) create(ctx context.Context, st *kargoapi.Stage, freight, actor
 	}
 	m.promotions.Wrote(out)
 	return m.promotions.View(out), nil
+}
+
+// build is rules.BuildPromotion with its errors as this server's: a step
+// that needs a PromotionTask is ErrUnsupported, any other refusal
+// ErrInvalid.
+func build(st *kargoapi.Stage, freight, actor string, now time.Time, entropy io.Reader) (*kargoapi.Promotion, error) {
+	p, err := rules.BuildPromotion(st, freight, actor, now, entropy)
+	switch {
+	case errors.Is(err, rules.ErrPromotionTaskUnsupported):
+		return nil, pipeline.Errorf(pipeline.ErrUnsupported, "%w", err)
+	case err != nil:
+		return nil, pipeline.Errorf(pipeline.ErrInvalid, "%w", err)
+	}
+	return p, nil
 }
 
 // Abort asks for a Promotion to be aborted, as Kargo does: the annotation
@@ -144,12 +172,18 @@ func (m *Manager) Abort(ctx context.Context, project, name, actor string) (*View
 	if v.Object.Status.Phase.IsTerminal() {
 		return v, nil
 	}
-	req := kargoapi.AbortPromotionRequest{Action: kargoapi.AbortActionTerminate, Actor: actor}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{kargoapi.AnnotationKeyAbort: req.String()}}})
-	out, err := m.client.KargoV1alpha1().Promotions(project).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	out, err := m.client.KargoV1alpha1().Promotions(project).Patch(ctx, name, types.MergePatchType, abortPatch(actor), metav1.PatchOptions{})
 	if err != nil {
 		return nil, writeError("Promotion", project, name, err)
 	}
 	m.promotions.Wrote(out)
 	return m.promotions.View(out), nil
+}
+
+// abortPatch is the merge patch of Kargo's abort annotation: a request to
+// terminate, by actor.
+func abortPatch(actor string) []byte {
+	req := kargoapi.AbortPromotionRequest{Action: kargoapi.AbortActionTerminate, Actor: actor}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{kargoapi.AnnotationKeyAbort: req.String()}}})
+	return patch
 }

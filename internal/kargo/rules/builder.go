@@ -64,22 +64,10 @@ func BuildPromotion(stage *kargoapi.Stage, freight string, actor string, now tim
 		return nil, errors.New(MsgNoPromotionSteps(stage.Name, stage.Namespace))
 	}
 
-	steps := make([]kargoapi.PromotionStep, 0, len(tmpl.Steps))
-	for i := range tmpl.Steps {
-		step := tmpl.Steps[i].DeepCopy()
-		alias := step.GetAlias(i)
-		if step.Task != nil {
-			kind := step.Task.Kind
-			if kind == "" {
-				kind = "PromotionTask"
-			}
-			return nil, fmt.Errorf("failed to inflate Promotion steps: step %q references %s %q: %w",
-				alias, kind, step.Task.Name, ErrPromotionTaskUnsupported)
-		}
-		step.As = alias
-		steps = append(steps, *step)
+	steps, err := inflateSteps(tmpl.Steps)
+	if err != nil {
+		return nil, err
 	}
-
 	vars := make([]kargoapi.ExpressionVariable, 0, len(stage.Spec.Vars)+len(tmpl.Vars))
 	vars = append(vars, stage.Spec.Vars...)
 	vars = append(vars, tmpl.Vars...)
@@ -113,6 +101,27 @@ func BuildPromotion(stage *kargoapi.Stage, freight string, actor string, now tim
 		}
 	}
 	return promo, nil
+}
+
+// inflateSteps is the template's steps as a Promotion's, each with its
+// alias written into "as". A step that references a task is not inflated.
+func inflateSteps(tmpl []kargoapi.PromotionStep) ([]kargoapi.PromotionStep, error) {
+	steps := make([]kargoapi.PromotionStep, 0, len(tmpl))
+	for i := range tmpl {
+		step := tmpl[i].DeepCopy()
+		alias := step.GetAlias(i)
+		if step.Task != nil {
+			kind := step.Task.Kind
+			if kind == "" {
+				kind = "PromotionTask"
+			}
+			return nil, fmt.Errorf("failed to inflate Promotion steps: step %q references %s %q: %w",
+				alias, kind, step.Task.Name, ErrPromotionTaskUnsupported)
+		}
+		step.As = alias
+		steps = append(steps, *step)
+	}
+	return steps, nil
 }
 
 // promotionName is Kargo's generatePromotionName with the ULID made from

@@ -22,13 +22,15 @@ import (
 	"taskactions/internal/handlers"
 	"taskactions/internal/history"
 	"taskactions/internal/journal"
+	"taskactions/internal/kargo/freight"
+	"taskactions/internal/kargo/orchestrator"
+	"taskactions/internal/kargo/promotions"
+	"taskactions/internal/kargo/stages"
 	"taskactions/internal/kube/clientset/versioned"
 	"taskactions/internal/logs"
 	"taskactions/internal/pipeline"
-	"taskactions/internal/promotions"
 	"taskactions/internal/runs"
 	"taskactions/internal/sse"
-	"taskactions/internal/stages"
 	"taskactions/internal/taskactions"
 	"taskactions/web"
 )
@@ -54,6 +56,7 @@ type App struct {
 	cp      *controlplane.ControlPlane
 	mgr     *taskactions.Manager
 	stages  *stages.Manager
+	freight *freight.Manager
 	promos  *promotions.Manager
 	runs    *runs.Service
 	history *history.Store
@@ -290,8 +293,15 @@ func (a *App) startManager(ctx context.Context, restCfg *rest.Config, kube kuber
 	if err := a.stages.Start(ctx); err != nil {
 		return err
 	}
-	a.promos = promotions.New(promotions.Config{
+	a.freight = freight.New(freight.Config{
 		Client: client, Stages: a.stages, Journal: journalCfg,
+		Log: a.log.With().Str("component", "freight").Logger(),
+	})
+	if err := a.freight.Start(ctx); err != nil {
+		return err
+	}
+	a.promos = promotions.New(promotions.Config{
+		Client: client, Stages: a.stages, Freight: a.freight, Journal: journalCfg,
 		Log: a.log.With().Str("component", "promotions").Logger(),
 	})
 	if err := a.promos.Start(ctx); err != nil {
@@ -302,7 +312,7 @@ func (a *App) startManager(ctx context.Context, restCfg *rest.Config, kube kuber
 
 // caches are the pipelines of every kind this server serves.
 func (a *App) caches() []pipeline.Stats {
-	return append([]pipeline.Stats{a.mgr.Cache(), a.stages.Cache()}, a.promos.Caches()...)
+	return []pipeline.Stats{a.mgr.Cache(), a.stages.Cache(), a.freight.Cache(), a.promos.Cache()}
 }
 
 // synced reports whether every kind's cache is synced.
@@ -324,7 +334,7 @@ func (a *App) serveAPI(restCfg *rest.Config) error {
 	})
 	a.registerStorageMetrics(a.metrics.Registry())
 	router, err := handlers.NewRouter(handlers.Config{
-		Manager: a.mgr, Stages: a.stages, Promotions: a.promos, Runs: a.runs, Logs: a.logs, Metrics: a.metrics, Web: web.Handler(),
+		Manager: a.mgr, Stages: a.stages, Freight: a.freight, Promotions: a.promos, Runs: a.runs, Logs: a.logs, Metrics: a.metrics, Web: web.Handler(),
 		SSE:    sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Stop: a.streamsStop, Detached: &a.detached},
 		Ready:  a.ready(restCfg),
 		Synced: a.synced,
@@ -402,10 +412,11 @@ func (a *App) startControllers(es executorSetup) {
 	}
 	if a.cfg.KargoControllers == "true" || (a.cfg.KargoControllers == "auto" && a.cp.Embedded()) {
 		wg.Go(func() {
-			_ = stages.NewController(a.stages, a.promos, 4, a.log.With().Str("component", "stage-controller").Logger()).Run(ctx)
+			_ = stages.NewController(a.stages, a.promos, a.freight, 4, a.log.With().Str("component", "stage-controller").Logger()).Run(ctx)
 		})
 		wg.Go(func() {
-			_ = promotions.NewOrchestrator(a.promos, promotions.OrchestratorConfig{
+			_ = orchestrator.New(orchestrator.Config{
+				Promotions: a.promos, Stages: a.stages.Cache(), Freight: a.freight,
 				Actions: a.mgr, Runnable: es.runs, OutputRoot: a.outputRoot(), Workers: 8,
 				Log: a.log.With().Str("component", "promotions").Logger(),
 			}).Run(ctx)

@@ -47,6 +47,9 @@ func (a *App) Stop() error {
 	if a.promos != nil {
 		a.promos.Stop()
 	}
+	if a.freight != nil {
+		a.freight.Stop()
+	}
 	if a.stages != nil {
 		a.stages.Stop()
 	}

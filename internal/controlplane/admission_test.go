@@ -16,9 +16,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
-	kargov1alpha1 "taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/config/crd"
-	"taskactions/internal/kargo"
+	"taskactions/internal/kargo/rules"
 )
 
 const stageNamespace = "kargo-demo"
@@ -31,7 +31,7 @@ func stages(t *testing.T) dynamic.ResourceInterface {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dc.Resource(kargov1alpha1.SchemeGroupVersion.WithResource(kargov1alpha1.StagePlural)).Namespace(stageNamespace)
+	return dc.Resource(kargoapi.SchemeGroupVersion.WithResource(kargoapi.StagePlural)).Namespace(stageNamespace)
 }
 
 func decodeStage(t *testing.T, doc []byte) *unstructured.Unstructured {
@@ -104,13 +104,13 @@ func TestStageAdmissionDefaultsShardLabel(t *testing.T) {
 		t.Fatalf("create: %v", err)
 	}
 	t.Cleanup(func() { _ = sc.Delete(context.Background(), "sharded", metav1.DeleteOptions{}) })
-	if got := created.GetLabels(); got[kargov1alpha1.LabelKeyShard] != "east" || got["team"] != "blue" {
+	if got := created.GetLabels(); got[kargoapi.LabelKeyShard] != "east" || got["team"] != "blue" {
 		t.Fatalf("labels after create: %v", got)
 	}
 
 	// Clearing spec.shard removes the label, even when the update sets it.
 	unstructured.RemoveNestedField(created.Object, "spec", "shard")
-	created.SetLabels(map[string]string{"team": "blue", kargov1alpha1.LabelKeyShard: "stale"})
+	created.SetLabels(map[string]string{"team": "blue", kargoapi.LabelKeyShard: "stale"})
 	updated, err := sc.Update(ctx, created, metav1.UpdateOptions{})
 	if err != nil {
 		t.Fatalf("update: %v", err)
@@ -178,7 +178,7 @@ func readFixtures(t *testing.T) []fixture {
 
 // TestStageFixturesAgreeWithAPIServer sends every fixture through the API
 // server (CRD schema, CEL rules and the admission plugin) and through
-// kargo.ValidateStage: both must reject the invalid ones with the expected
+// rules.ValidateStage: both must reject the invalid ones with the expected
 // message on the expected field, and accept the valid ones.
 func TestStageFixturesAgreeWithAPIServer(t *testing.T) {
 	ctx := t.Context()
@@ -186,11 +186,11 @@ func TestStageFixturesAgreeWithAPIServer(t *testing.T) {
 	for _, fx := range readFixtures(t) {
 		t.Run(fx.file, func(t *testing.T) {
 			u := decodeStage(t, fx.doc)
-			var typed kargov1alpha1.Stage
+			var typed kargoapi.Stage
 			if err := yaml.Unmarshal(fx.doc, &typed); err != nil {
 				t.Fatalf("decode as Stage: %v", err)
 			}
-			errs := kargo.ValidateStage(&typed)
+			errs := rules.ValidateStage(&typed)
 			_, err := sc.Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 
 			if fx.expect == "" {
@@ -256,7 +256,7 @@ func kargoResource(t *testing.T, plural string) dynamic.ResourceInterface {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dc.Resource(kargov1alpha1.SchemeGroupVersion.WithResource(plural)).Namespace(stageNamespace)
+	return dc.Resource(kargoapi.SchemeGroupVersion.WithResource(plural)).Namespace(stageNamespace)
 }
 
 const promotionDoc = `
@@ -295,7 +295,7 @@ func wantInvalid(t *testing.T, err error, kind, fieldPath string, contains ...st
 
 func TestPromotionAdmissionSpecImmutable(t *testing.T) {
 	ctx := t.Context()
-	pc := kargoResource(t, kargov1alpha1.PromotionPlural)
+	pc := kargoResource(t, kargoapi.PromotionPlural)
 	created, err := pc.Create(ctx, decodeStage(t, []byte(promotionDoc)), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create: %v", err)
@@ -303,7 +303,7 @@ func TestPromotionAdmissionSpecImmutable(t *testing.T) {
 	t.Cleanup(func() { _ = pc.Delete(context.Background(), created.GetName(), metav1.DeleteOptions{}) })
 
 	// Metadata may change.
-	created.SetAnnotations(map[string]string{kargov1alpha1.AnnotationKeyAbort: `{"action":"terminate"}`})
+	created.SetAnnotations(map[string]string{kargoapi.AnnotationKeyAbort: `{"action":"terminate"}`})
 	updated, err := pc.Update(ctx, created, metav1.UpdateOptions{})
 	if err != nil {
 		t.Fatalf("update annotations: %v", err)
@@ -328,7 +328,7 @@ func TestPromotionAdmissionSpecImmutable(t *testing.T) {
 	}
 
 	// Status updates are not the spec's.
-	if err := unstructured.SetNestedField(updated.Object, string(kargov1alpha1.PromotionPhaseRunning), "status", "phase"); err != nil {
+	if err := unstructured.SetNestedField(updated.Object, string(kargoapi.PromotionPhaseRunning), "status", "phase"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pc.UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
@@ -342,7 +342,7 @@ func TestPromotionSchemaRejectsTaskSteps(t *testing.T) {
 	if err := unstructured.SetNestedSlice(u.Object, steps, "spec", "steps"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := kargoResource(t, kargov1alpha1.PromotionPlural).Create(t.Context(), u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	_, err := kargoResource(t, kargoapi.PromotionPlural).Create(t.Context(), u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	wantInvalid(t, err, "Promotion", "spec.steps[0]", "Promotion step must have uses set and must not reference a task")
 }
 
@@ -368,13 +368,13 @@ commits:
 
 func TestFreightAdmission(t *testing.T) {
 	ctx := t.Context()
-	fc := kargoResource(t, kargov1alpha1.FreightPlural)
+	fc := kargoResource(t, kargoapi.FreightPlural)
 	in := decodeStage(t, []byte(freightDoc))
-	var typed kargov1alpha1.Freight
+	var typed kargoapi.Freight
 	if err := yaml.Unmarshal([]byte(freightDoc), &typed); err != nil {
 		t.Fatal(err)
 	}
-	id := kargo.GenerateFreightID(&typed)
+	id := rules.GenerateFreightID(&typed)
 
 	created, err := fc.Create(ctx, in, metav1.CreateOptions{})
 	if err != nil {
@@ -384,7 +384,7 @@ func TestFreightAdmission(t *testing.T) {
 	if created.GetName() != id {
 		t.Errorf("name %q, want the Freight ID %q", created.GetName(), id)
 	}
-	if l := created.GetLabels(); l[kargov1alpha1.LabelKeyAlias] != "frosty-fox" || l["team"] != "blue" {
+	if l := created.GetLabels(); l[kargoapi.LabelKeyAlias] != "frosty-fox" || l["team"] != "blue" {
 		t.Errorf("labels %v", l)
 	}
 
@@ -395,7 +395,7 @@ func TestFreightAdmission(t *testing.T) {
 	if err != nil {
 		t.Fatalf("update alias: %v", err)
 	}
-	if l := updated.GetLabels(); l[kargov1alpha1.LabelKeyAlias] != "calm-cat" {
+	if l := updated.GetLabels(); l[kargoapi.LabelKeyAlias] != "calm-cat" {
 		t.Errorf("labels after alias change %v", l)
 	}
 	delete(updated.Object, "alias")
@@ -403,7 +403,7 @@ func TestFreightAdmission(t *testing.T) {
 	if err != nil {
 		t.Fatalf("update without alias: %v", err)
 	}
-	if _, ok := updated.GetLabels()[kargov1alpha1.LabelKeyAlias]; ok {
+	if _, ok := updated.GetLabels()[kargoapi.LabelKeyAlias]; ok {
 		t.Errorf("alias label kept: %v", updated.GetLabels())
 	}
 
@@ -427,7 +427,7 @@ func TestFreightAdmission(t *testing.T) {
 }
 
 func TestFreightAdmissionRejects(t *testing.T) {
-	fc := kargoResource(t, kargov1alpha1.FreightPlural)
+	fc := kargoResource(t, kargoapi.FreightPlural)
 	cases := []struct {
 		name, field, want string
 		mutate            func(u *unstructured.Unstructured)

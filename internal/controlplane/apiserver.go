@@ -24,6 +24,8 @@ import (
 	"k8s.io/apiserver/pkg/util/webhook"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+
+	"taskactions/internal/kargo/webhooks"
 )
 
 // adminUser is who the data-dir token authenticates as.
@@ -119,9 +121,9 @@ func startAPIServer(cfg apiServerConfig) (*apiServer, error) {
 	gc.OpenAPIV3Config.Info.Title = "taskactions"
 	gc.Authentication.Authenticator = authenticatorfactory.NewFromTokens(map[string]*user.DefaultInfo{cfg.token: adminUser}, nil)
 	gc.Authorization.Authorizer = authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)
-	// Admission: no webhooks (they need Services); Kargo's Stage webhooks run
-	// in process instead (admission.go).
-	gc.AdmissionControl = admission.NewChainHandler(newKargoAdmission(), newOwnFieldsAdmission(FieldManager))
+	// Admission: no webhooks (they need Services); Kargo's webhooks run
+	// in process instead (package webhooks).
+	gc.AdmissionControl = admission.NewChainHandler(webhooks.NewAdmission(), newOwnFieldsAdmission(FieldManager))
 
 	config := &apiserver.Config{
 		GenericConfig: gc,

@@ -13,8 +13,8 @@ import (
 
 	"taskactions/internal/auth"
 	"taskactions/internal/history"
+	"taskactions/internal/kargo/stages"
 	"taskactions/internal/pipeline"
-	"taskactions/internal/stages"
 	"taskactions/internal/taskactions"
 )
 

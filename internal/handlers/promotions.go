@@ -4,18 +4,19 @@ import (
 	"context"
 	"net/http"
 
-	kargo "taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/auth"
-	"taskactions/internal/promotions"
+	"taskactions/internal/kargo/freight"
+	"taskactions/internal/kargo/promotions"
 	"taskactions/internal/sse"
 )
 
 // The Freight and Promotion operations: each translates HTTP to a call of
-// the Promotion manager.
+// the Freight or the Promotion manager.
 
 // ListFreight lists a project's Freight, newest first.
 func (s *Server) ListFreight(ctx context.Context, req ListFreightRequestObject) (ListFreightResponseObject, error) {
-	vs, err := s.promos.ListFreight(ctx, req.Project, value(req.Params.AvailableTo))
+	vs, err := s.freight.List(ctx, req.Project, value(req.Params.AvailableTo))
 	if err != nil {
 		return nil, err
 	}
@@ -28,7 +29,7 @@ func (s *Server) CreateFreight(ctx context.Context, req CreateFreightRequestObje
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.promos.CreateFreight(ctx, req.Project, f)
+	v, err := s.freight.Create(ctx, req.Project, f)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +38,7 @@ func (s *Server) CreateFreight(ctx context.Context, req CreateFreightRequestObje
 
 // GetFreight returns Freight by name or alias.
 func (s *Server) GetFreight(ctx context.Context, req GetFreightRequestObject) (GetFreightResponseObject, error) {
-	v, err := s.promos.GetFreight(ctx, req.Project, req.Freight)
+	v, err := s.freight.Get(ctx, req.Project, req.Freight)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +47,7 @@ func (s *Server) GetFreight(ctx context.Context, req GetFreightRequestObject) (G
 
 // ApproveFreight approves Freight for a Stage.
 func (s *Server) ApproveFreight(ctx context.Context, req ApproveFreightRequestObject) (ApproveFreightResponseObject, error) {
-	v, err := s.promos.ApproveFreight(ctx, req.Project, req.Freight, req.Params.Stage)
+	v, err := s.freight.Approve(ctx, req.Project, req.Freight, req.Params.Stage)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +127,7 @@ func (s *Server) promotionStream(ctx context.Context, project, stage, lastID str
 		Open: func(ctx context.Context, after *uint64) (*promotions.Subscription, promotions.Start, []*promotions.View) {
 			return s.promos.Subscribe(ctx, project, stage, after)
 		},
-		Encode:  objectEvent[*kargo.Promotion],
+		Encode:  objectEvent[*kargoapi.Promotion],
 		Cursors: s.promos.Journal(),
 	}
 	return &stream[*promotions.View]{ctx: ctx, kind: "promotions", lastID: lastID, src: src, s: s}
@@ -152,11 +153,11 @@ func actor(ctx context.Context) string {
 }
 
 var (
-	freightJSON   = objectJSON[*kargo.Freight]
-	promotionJSON = objectJSON[*kargo.Promotion]
+	freightJSON   = objectJSON[*kargoapi.Freight]
+	promotionJSON = objectJSON[*kargoapi.Promotion]
 )
 
-type freightList []*promotions.FreightView
+type freightList []*freight.View
 
 func (l freightList) VisitListFreightResponse(w http.ResponseWriter) error {
 	return writeItems(w, l, freightJSON)

@@ -14,11 +14,12 @@ import (
 
 	"taskactions/api"
 	"taskactions/internal/auth"
+	"taskactions/internal/kargo/freight"
+	"taskactions/internal/kargo/promotions"
+	"taskactions/internal/kargo/stages"
 	"taskactions/internal/logs"
-	"taskactions/internal/promotions"
 	"taskactions/internal/runs"
 	"taskactions/internal/sse"
-	"taskactions/internal/stages"
 	"taskactions/internal/taskactions"
 )
 
@@ -29,7 +30,8 @@ const BasePath = "/api/v1"
 type Config struct {
 	Manager *taskactions.Manager
 	Stages  *stages.Manager
-	// Promotions serves Freight and Promotions.
+	Freight *freight.Manager
+	// Promotions serves Promotions.
 	Promotions *promotions.Manager
 	Runs       *runs.Service
 	// Logs holds the tasks' stdout and stderr.
@@ -122,7 +124,7 @@ func apiRouter(cfg Config, v *validator) http.Handler {
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
 	r.Use(gate(cfg.Synced), middleware.GetHead, markHead, keepRequest)
-	srv := &Server{mgr: cfg.Manager, stages: cfg.Stages, promos: cfg.Promotions, runs: cfg.Runs, logs: cfg.Logs, authz: cfg.Authorizer, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, throttle: cfg.Throttle, streams: newStreamSlots(cfg.MaxStreams)}
+	srv := &Server{mgr: cfg.Manager, stages: cfg.Stages, freight: cfg.Freight, promos: cfg.Promotions, runs: cfg.Runs, logs: cfg.Logs, authz: cfg.Authorizer, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, throttle: cfg.Throttle, streams: newStreamSlots(cfg.MaxStreams)}
 	az := &authorizer{authz: cfg.Authorizer, executeTypes: cfg.ExecuteTaskTypes}
 	strict := NewStrictHandlerWithOptions(srv, []StrictMiddlewareFunc{az.middleware}, StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(w, r, badRequest{err}) },

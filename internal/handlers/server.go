@@ -15,11 +15,12 @@ import (
 	"taskactions/internal/auth"
 	"taskactions/internal/history"
 	"taskactions/internal/journal"
+	"taskactions/internal/kargo/freight"
+	"taskactions/internal/kargo/promotions"
+	"taskactions/internal/kargo/stages"
 	"taskactions/internal/logs"
-	"taskactions/internal/promotions"
 	"taskactions/internal/runs"
 	"taskactions/internal/sse"
-	"taskactions/internal/stages"
 	"taskactions/internal/taskactions"
 )
 
@@ -27,6 +28,7 @@ import (
 type Server struct {
 	mgr      *taskactions.Manager
 	stages   *stages.Manager
+	freight  *freight.Manager
 	promos   *promotions.Manager
 	runs     *runs.Service
 	logs     *logs.Store

@@ -4,9 +4,9 @@ import (
 	"context"
 	"net/http"
 
-	kargo "taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
+	"taskactions/internal/kargo/stages"
 	"taskactions/internal/sse"
-	"taskactions/internal/stages"
 )
 
 // The Stage operations: each translates HTTP to a call of the Stage
@@ -94,7 +94,7 @@ func (s *Server) stageStream(ctx context.Context, project, name, lastID string) 
 		Open: func(ctx context.Context, after *uint64) (*stages.Subscription, stages.Start, []*stages.Update) {
 			return s.stages.Subscribe(ctx, project, name, after)
 		},
-		Encode:  objectEvent[*kargo.Stage],
+		Encode:  objectEvent[*kargoapi.Stage],
 		Cursors: s.stages.Journal(),
 	}
 	return &stream[*stages.Update]{ctx: ctx, kind: "stages", lastID: lastID, src: src, s: s}, nil
@@ -106,7 +106,7 @@ func (st *stream[V]) VisitStreamProjectStagesResponse(w http.ResponseWriter) err
 func (st *stream[V]) VisitStreamStageResponse(w http.ResponseWriter) error { return st.serve(w) }
 
 // stageJSON is a Stage's JSON, encoded once.
-var stageJSON = objectJSON[*kargo.Stage]
+var stageJSON = objectJSON[*kargoapi.Stage]
 
 // stageList is a 200 StageList written from the memoized encodings.
 type stageList []*stages.Update

@@ -17,7 +17,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	kargov1alpha1 "taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 
 	"github.com/oapi-codegen/runtime"
 )
@@ -679,7 +679,7 @@ type ExpressionVariable struct {
 }
 
 // Freight Kargo Freight (kargo.akuity.io/v1alpha1), as the Kubernetes API shows it.
-type Freight = kargov1alpha1.Freight
+type Freight = kargoapi.Freight
 
 // FreightList defines model for FreightList.
 type FreightList struct {
@@ -892,7 +892,7 @@ type PromoteRequest struct {
 }
 
 // Promotion A Kargo Promotion (kargo.akuity.io/v1alpha1), as the Kubernetes API shows it.
-type Promotion = kargov1alpha1.Promotion
+type Promotion = kargoapi.Promotion
 
 // PromotionEvent The data of a `promotion` stream event.
 type PromotionEvent struct {
@@ -1086,7 +1086,7 @@ type Session struct {
 // Stage A Kargo Stage (kargo.akuity.io/v1alpha1, the schema of Kargo
 // v1.6.3), as the Kubernetes API shows it. The CRD in config/crd is
 // the full schema; this one types what clients commonly read.
-type Stage = kargov1alpha1.Stage
+type Stage = kargoapi.Stage
 
 // StageEvent The data of a `stage` stream event.
 type StageEvent struct {

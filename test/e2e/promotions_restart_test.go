@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	kargo "taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/app"
 	"taskactions/internal/testenv"
 	"taskactions/pkg/client"
@@ -40,22 +40,22 @@ func TestPromotionAbort(t *testing.T) {
 	// One waiting behind it ends at once, without a run.
 	q := k.promote("slow", f.Name)
 	eventually(t, 10*time.Second, "the second to wait", func() bool {
-		return k.promotion(q.Name).Status.Phase == kargo.PromotionPhasePending
+		return k.promotion(q.Name).Status.Phase == kargoapi.PromotionPhasePending
 	})
-	into[kargo.Promotion](t, k.do(http.MethodPost, "/promotions/"+q.Name+"/abort", ""), http.StatusOK)
-	if q = k.finished(q.Name); q.Status.Phase != kargo.PromotionPhaseAborted || len(q.Status.StepExecutionMetadata) != 0 || len(k.actions(q.Name)) != 0 {
+	into[kargoapi.Promotion](t, k.do(http.MethodPost, "/promotions/"+q.Name+"/abort", ""), http.StatusOK)
+	if q = k.finished(q.Name); q.Status.Phase != kargoapi.PromotionPhaseAborted || len(q.Status.StepExecutionMetadata) != 0 || len(k.actions(q.Name)) != 0 {
 		t.Errorf("aborted while waiting: %s, steps %v, %d actions", q.Status.Phase, steps(q), len(k.actions(q.Name)))
 	}
-	if got := k.promotion(p.Name); got.Status.Phase != kargo.PromotionPhaseRunning {
+	if got := k.promotion(p.Name); got.Status.Phase != kargoapi.PromotionPhaseRunning {
 		t.Errorf("the running one after the abort of the waiting one: %s", got.Status.Phase)
 	}
 
-	r := into[kargo.Promotion](t, k.do(http.MethodPost, "/promotions/"+p.Name+"/abort", ""), http.StatusOK)
-	if a := r.Annotations[kargo.AnnotationKeyAbort]; !strings.Contains(a, `"actor":"subject:`) {
+	r := into[kargoapi.Promotion](t, k.do(http.MethodPost, "/promotions/"+p.Name+"/abort", ""), http.StatusOK)
+	if a := r.Annotations[kargoapi.AnnotationKeyAbort]; !strings.Contains(a, `"actor":"subject:`) {
 		t.Errorf("abort annotation %q", a)
 	}
 	p = k.finished(p.Name)
-	if p.Status.Phase != kargo.PromotionPhaseAborted || !slices.Equal(steps(p), []string{"first=Succeeded", "nap=Aborted"}) {
+	if p.Status.Phase != kargoapi.PromotionPhaseAborted || !slices.Equal(steps(p), []string{"first=Succeeded", "nap=Aborted"}) {
 		t.Errorf("aborted Promotion: %s %q, steps %v", p.Status.Phase, p.Status.Message, steps(p))
 	}
 	acts := k.actions(p.Name)
@@ -64,13 +64,13 @@ func TestPromotionAbort(t *testing.T) {
 	}
 	eventually(t, 10*time.Second, "the Stage's last Promotion", func() bool {
 		st := k.stage("slow")
-		c := condition(st, kargo.ConditionTypeReady)
+		c := condition(st, kargoapi.ConditionTypeReady)
 		lp := st.Status.LastPromotion
-		return lp != nil && lp.Name == q.Name && lp.Status != nil && lp.Status.Phase == kargo.PromotionPhaseAborted &&
+		return lp != nil && lp.Name == q.Name && lp.Status != nil && lp.Status.Phase == kargoapi.PromotionPhaseAborted &&
 			c != nil && c.Status == "False" && c.Reason == "LastPromotionAborted"
 	})
 	// Again: nothing changes.
-	if again := into[kargo.Promotion](t, k.do(http.MethodPost, "/promotions/"+p.Name+"/abort", ""), http.StatusOK); again.Status.Phase != kargo.PromotionPhaseAborted {
+	if again := into[kargoapi.Promotion](t, k.do(http.MethodPost, "/promotions/"+p.Name+"/abort", ""), http.StatusOK); again.Status.Phase != kargoapi.PromotionPhaseAborted {
 		t.Errorf("second abort: %s", again.Status.Phase)
 	}
 }
@@ -87,12 +87,12 @@ func TestPromotionQueue(t *testing.T) {
 		t.Errorf("names %s, %s: want creation order", p1.Name, p2.Name)
 	}
 	eventually(t, 10*time.Second, "the first to run", func() bool {
-		return k.promotion(p1.Name).Status.Phase == kargo.PromotionPhaseRunning
+		return k.promotion(p1.Name).Status.Phase == kargoapi.PromotionPhaseRunning
 	})
 	if cur := k.stage("q").Status.CurrentPromotion; cur == nil || cur.Name != p1.Name || cur.Freight == nil || cur.Freight.Name != f1.Name {
 		t.Errorf("currentPromotion %+v, want %s", cur, p1.Name)
 	}
-	if q := k.promotion(p2.Name); q.Status.Phase != kargo.PromotionPhasePending || q.Status.Freight == nil || q.Status.Freight.Name != f2.Name {
+	if q := k.promotion(p2.Name); q.Status.Phase != kargoapi.PromotionPhasePending || q.Status.Freight == nil || q.Status.Freight.Name != f2.Name {
 		t.Errorf("the second, while the first runs: %s, freight %+v", q.Status.Phase, q.Status.Freight)
 	}
 	if acts := k.actions(p2.Name); len(acts) != 0 {
@@ -102,13 +102,13 @@ func TestPromotionQueue(t *testing.T) {
 	// the second first: what it shows happened before the first's read).
 	eventually(t, 20*time.Second, "both to end", func() bool {
 		second, first := k.promotion(p2.Name), k.promotion(p1.Name)
-		if second.Status.Phase != kargo.PromotionPhasePending && !first.Status.Phase.IsTerminal() {
+		if second.Status.Phase != kargoapi.PromotionPhasePending && !first.Status.Phase.IsTerminal() {
 			t.Fatalf("the second is %s while the first is %s", second.Status.Phase, first.Status.Phase)
 		}
 		return second.Status.Phase.IsTerminal()
 	})
-	for _, p := range []kargo.Promotion{k.promotion(p1.Name), k.promotion(p2.Name)} {
-		if p.Status.Phase != kargo.PromotionPhaseSucceeded {
+	for _, p := range []kargoapi.Promotion{k.promotion(p1.Name), k.promotion(p2.Name)} {
+		if p.Status.Phase != kargoapi.PromotionPhaseSucceeded {
 			t.Errorf("%s: %s %q", p.Name, p.Status.Phase, p.Status.Message)
 		}
 	}
@@ -121,7 +121,7 @@ func TestPromotionQueue(t *testing.T) {
 
 // promotionEvent is the data of a `promotion` event.
 type promotionEvent struct {
-	kargo.Promotion
+	kargoapi.Promotion
 	Deleted *bool `json:"deleted"`
 }
 
@@ -145,9 +145,9 @@ func promotionOf(t testing.TB, ev client.Event) promotionEvent {
 
 // phasesUntil reads a stream until done, and returns each Promotion's
 // phases as its events showed them (repeats dropped).
-func phasesUntil(t testing.TB, s *sseStream, done func(promotionEvent) bool) map[string][]kargo.PromotionPhase {
+func phasesUntil(t testing.TB, s *sseStream, done func(promotionEvent) bool) map[string][]kargoapi.PromotionPhase {
 	t.Helper()
-	out := map[string][]kargo.PromotionPhase{}
+	out := map[string][]kargoapi.PromotionPhase{}
 	var last uint64
 	for {
 		ev := s.next(t, 20*time.Second)
@@ -179,7 +179,7 @@ func TestPromotionStreams(t *testing.T) {
 	project := openStream(t, srv.http, k.url("/promotion-events"), "")
 	for name, s := range map[string]*sseStream{"stage": stage, "project": project} {
 		evs := s.untilSynced(t)
-		if len(evs) != 2 || promotionOf(t, evs[0]).Name != p0.Name || evs[0].ID != "0" || promotionOf(t, evs[0]).Status.Phase != kargo.PromotionPhaseSucceeded {
+		if len(evs) != 2 || promotionOf(t, evs[0]).Name != p0.Name || evs[0].ID != "0" || promotionOf(t, evs[0]).Status.Phase != kargoapi.PromotionPhaseSucceeded {
 			t.Fatalf("%s stream's snapshot: %s", name, eventTypes(evs))
 		}
 		if sy := syncedOf(t, evs[1]); sy.Resumed || sy.Count != 1 {
@@ -188,17 +188,19 @@ func TestPromotionStreams(t *testing.T) {
 	}
 	p1, p2, o := k.promote("s", f.Name), k.promote("s", f.Name), k.promote("other", f.Name)
 	succeeded := func(name string) func(promotionEvent) bool {
-		return func(p promotionEvent) bool { return p.Name == name && p.Status.Phase == kargo.PromotionPhaseSucceeded }
+		return func(p promotionEvent) bool {
+			return p.Name == name && p.Status.Phase == kargoapi.PromotionPhaseSucceeded
+		}
 	}
 	phases := phasesUntil(t, stage, succeeded(p2.Name))
 	got := phases[p2.Name]
 	if len(got) > 0 && got[0] == "" {
 		got = got[1:] // created: the Pending write may come in the same event
 	}
-	if !slices.Equal(got, []kargo.PromotionPhase{kargo.PromotionPhasePending, kargo.PromotionPhaseRunning, kargo.PromotionPhaseSucceeded}) {
+	if !slices.Equal(got, []kargoapi.PromotionPhase{kargoapi.PromotionPhasePending, kargoapi.PromotionPhaseRunning, kargoapi.PromotionPhaseSucceeded}) {
 		t.Errorf("the second's phases %v, want Pending Running Succeeded", phases[p2.Name])
 	}
-	if ph := phases[p1.Name]; len(ph) < 2 || !slices.Equal(ph[len(ph)-2:], []kargo.PromotionPhase{kargo.PromotionPhaseRunning, kargo.PromotionPhaseSucceeded}) {
+	if ph := phases[p1.Name]; len(ph) < 2 || !slices.Equal(ph[len(ph)-2:], []kargoapi.PromotionPhase{kargoapi.PromotionPhaseRunning, kargoapi.PromotionPhaseSucceeded}) {
 		t.Errorf("the first's phases %v", ph)
 	}
 	if _, ok := phases[o.Name]; ok {
@@ -279,7 +281,7 @@ func TestPromotionRestart(t *testing.T) {
 	defer s2.Stop()
 	k.s = s2
 	p = k.finished(p.Name)
-	if p.Status.Phase != kargo.PromotionPhaseSucceeded || !slices.Equal(steps(p), []string{"one=Succeeded", "two=Succeeded", "three=Succeeded"}) {
+	if p.Status.Phase != kargoapi.PromotionPhaseSucceeded || !slices.Equal(steps(p), []string{"one=Succeeded", "two=Succeeded", "three=Succeeded"}) {
 		t.Fatalf("after the restart: %s %q, steps %v", p.Status.Phase, p.Status.Message, steps(p))
 	}
 	acts := k.actions(p.Name)

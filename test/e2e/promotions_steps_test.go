@@ -12,7 +12,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	kargo "taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/pkg/client"
 )
 
@@ -86,7 +86,7 @@ func (r *recorder) to(path string) []hit {
 func (r *recorder) count(path string) int { return len(r.to(path)) }
 
 // withIf gives a step an `if`.
-func withIf(s kargo.PromotionStep, cond string) kargo.PromotionStep {
+func withIf(s kargoapi.PromotionStep, cond string) kargoapi.PromotionStep {
 	s.If = cond
 	return s
 }
@@ -105,8 +105,8 @@ func TestPromotionStepRules(t *testing.T) {
 	soft := pstep("http", "fail-soft", get("/fail/soft"))
 	soft.ContinueOnError = true
 	afterSoft := pstep("http", "after-soft", get("/ok/${{ vars.q }}"))
-	afterSoft.Vars = []kargo.ExpressionVariable{{Name: "q", Value: "${{ ctx.stage }}-${{ vars.p }}"}}
-	k.createStage("soft", direct(), []kargo.ExpressionVariable{{Name: "p", Value: "promo"}},
+	afterSoft.Vars = []kargoapi.ExpressionVariable{{Name: "q", Value: "${{ ctx.stage }}-${{ vars.p }}"}}
+	k.createStage("soft", direct(), []kargoapi.ExpressionVariable{{Name: "p", Value: "promo"}},
 		soft,
 		afterSoft,
 		withIf(pstep("http", "on-failure", get("/never/soft")), "${{ failure() }}"))
@@ -118,12 +118,12 @@ func TestPromotionStepRules(t *testing.T) {
 		withIf(pstep("http", "always", get("/always/flow")), "${{ always() }}"),
 		withIf(pstep("http", "status", get("/status/flow")), "${{ status('fail-hard') == 'Failed' }}"))
 	flaky := pstep("http", "flaky", get("/flaky/retry"))
-	flaky.Retry = &kargo.PromotionStepRetry{ErrorThreshold: 3}
+	flaky.Retry = &kargoapi.PromotionStepRetry{ErrorThreshold: 3}
 	broken := pstep("http", "broken", get("/broken/retry"))
-	broken.Retry = &kargo.PromotionStepRetry{ErrorThreshold: 2}
+	broken.Retry = &kargoapi.PromotionStepRetry{ErrorThreshold: 2}
 	k.createStage("retry", direct(), nil, flaky, broken)
 	nap := pstep("sleep", "nap", map[string]any{"duration": "1m"})
-	nap.Retry = &kargo.PromotionStepRetry{Timeout: &metav1.Duration{Duration: time.Second}}
+	nap.Retry = &kargoapi.PromotionStepRetry{Timeout: &metav1.Duration{Duration: time.Second}}
 	k.createStage("timeout", direct(), nil, nap, withIf(pstep("echo", "after", nil), "${{ always() }}"))
 	k.createStage("severity", direct(), nil,
 		pstep("http", "fail", get("/fail/severity")),
@@ -132,14 +132,14 @@ func TestPromotionStepRules(t *testing.T) {
 		pstep("echo", "tail", nil))
 
 	f := k.createFreight("1.0.0", "")
-	ps := map[string]kargo.Promotion{}
+	ps := map[string]kargoapi.Promotion{}
 	for _, st := range []string{"soft", "flow", "retry", "timeout", "severity"} {
 		ps[st] = k.promote(st, f.Name)
 	}
 	for st, p := range ps {
 		ps[st] = k.finished(p.Name)
 	}
-	check := func(stage string, phase kargo.PromotionPhase, message string, want ...string) kargo.Promotion {
+	check := func(stage string, phase kargoapi.PromotionPhase, message string, want ...string) kargoapi.Promotion {
 		t.Helper()
 		p := ps[stage]
 		if p.Status.Phase != phase || p.Status.Message != message {
@@ -150,7 +150,7 @@ func TestPromotionStepRules(t *testing.T) {
 		}
 		return p
 	}
-	attempts := func(p kargo.Promotion, action string, phase client.Phase, n int64) {
+	attempts := func(p kargoapi.Promotion, action string, phase client.Phase, n int64) {
 		t.Helper()
 		a, ok := k.actions(p.Name)[action]
 		if !ok || a.Phase != phase || a.Attempts != n {
@@ -159,7 +159,7 @@ func TestPromotionStepRules(t *testing.T) {
 	}
 
 	// A failure with continueOnError is recorded, and counts for nothing.
-	p := check("soft", kargo.PromotionPhaseSucceeded, "", "fail-soft=Failed", "after-soft=Succeeded", "on-failure=Skipped")
+	p := check("soft", kargoapi.PromotionPhaseSucceeded, "", "fail-soft=Failed", "after-soft=Succeeded", "on-failure=Skipped")
 	if m := record(p, "fail-soft"); !m.ContinueOnError || !strings.Contains(m.Message, "HTTP (500) response met failure criteria") {
 		t.Errorf("fail-soft: %+v", m)
 	}
@@ -173,7 +173,7 @@ func TestPromotionStepRules(t *testing.T) {
 	// After a failure: skipped without `if`, run by failure(), always()
 	// and status(); the worst step is the Promotion's phase and message.
 	p = ps["flow"]
-	check("flow", kargo.PromotionPhaseFailed, record(p, "fail-hard").Message,
+	check("flow", kargoapi.PromotionPhaseFailed, record(p, "fail-hard").Message,
 		"fail-hard=Failed", "skipped=Skipped", "cleanup=Succeeded", "on-success=Skipped", "always=Succeeded", "status=Succeeded")
 	if m := record(p, "skipped"); m.Message != "skipped because an earlier step failed or errored" || m.StartedAt == nil {
 		t.Errorf("skipped: %+v", m)
@@ -190,7 +190,7 @@ func TestPromotionStepRules(t *testing.T) {
 	// errorThreshold 3: two errors, then success; 2: two errors, Errored.
 	p = ps["retry"]
 	msg := record(p, "broken").Message
-	check("retry", kargo.PromotionPhaseErrored, msg, "flaky=Succeeded", "broken=Errored")
+	check("retry", kargoapi.PromotionPhaseErrored, msg, "flaky=Succeeded", "broken=Errored")
 	if !strings.HasPrefix(msg, `step "broken" met error threshold of 2: `) || !strings.Contains(msg, "failed to parse response") {
 		t.Errorf("broken: %q", msg)
 	}
@@ -206,12 +206,12 @@ func TestPromotionStepRules(t *testing.T) {
 	}
 
 	// retry.timeout bounds the attempt.
-	p = check("timeout", kargo.PromotionPhaseErrored, `step "nap" timed out after 1s`, "nap=Errored", "after=Succeeded")
+	p = check("timeout", kargoapi.PromotionPhaseErrored, `step "nap" timed out after 1s`, "nap=Errored", "after=Succeeded")
 	attempts(p, "step-1", client.TIMEDOUT, 1)
 
 	// Errored outranks Failed; nothing runs kind "nope"; an `if` must be a
 	// boolean.
-	p = check("severity", kargo.PromotionPhaseErrored, `no promotion step runner found for kind "nope"`,
+	p = check("severity", kargoapi.PromotionPhaseErrored, `no promotion step runner found for kind "nope"`,
 		"fail=Failed", "nope=Errored", "bad-if=Errored", "tail=Skipped")
 	if m := record(p, "bad-if"); m.Message != `error checking if step "bad-if" should be skipped: expression must evaluate to a boolean` {
 		t.Errorf("bad-if: %q", m.Message)
@@ -229,7 +229,7 @@ func TestPromotionErrors(t *testing.T) {
 	k.createStage("a", direct(), nil, pstep("echo", "e", nil))
 	k.createStage("b", from("a"), nil, pstep("echo", "e", nil))
 	k.createStage("cf", direct(), nil)
-	k.createStage("tasky", direct(), nil, kargo.PromotionStep{As: "t", Task: &kargo.PromotionTaskReference{Name: "deploy-task"}})
+	k.createStage("tasky", direct(), nil, kargoapi.PromotionStep{As: "t", Task: &kargoapi.PromotionTaskReference{Name: "deploy-task"}})
 	f := k.createFreight("1.0.0", "one")
 	problem := func(method, path, body string, code int, want string) {
 		t.Helper()
@@ -282,7 +282,7 @@ func TestPromotionErrors(t *testing.T) {
 	}
 
 	// A commit's Freight, named by the hash of its artifacts.
-	c := into[kargo.Freight](t, k.do(http.MethodPost, "/freight", `{"origin":{"kind":"Warehouse","name":"w"},"commits":[{"repoURL":"https://github.com/x/y","id":"abc"}]}`), http.StatusCreated)
+	c := into[kargoapi.Freight](t, k.do(http.MethodPost, "/freight", `{"origin":{"kind":"Warehouse","name":"w"},"commits":[{"repoURL":"https://github.com/x/y","id":"abc"}]}`), http.StatusCreated)
 	if len(c.Name) != 40 || c.Alias == "" || c.Name == f.Name {
 		t.Errorf("commit Freight %q alias %q", c.Name, c.Alias)
 	}
@@ -294,11 +294,11 @@ func TestPromotionErrors(t *testing.T) {
 	if out, errs, ok := kc.run("", "patch", "promotion", "-n", k.name, p.Name, "--type", "merge", "-p", `{"spec":{"freight":"x"}}`); ok || !strings.Contains(errs, "spec is immutable") {
 		t.Errorf("kubectl patch of the spec: ok %v: %s%s", ok, out, errs)
 	}
-	if p = k.finished(p.Name); p.Status.Phase != kargo.PromotionPhaseSucceeded || p.Spec.Freight != f.Name {
+	if p = k.finished(p.Name); p.Status.Phase != kargoapi.PromotionPhaseSucceeded || p.Spec.Freight != f.Name {
 		t.Errorf("Promotion to a: %s %q, freight %s", p.Status.Phase, p.Status.Message, p.Spec.Freight)
 	}
-	aborted := into[kargo.Promotion](t, k.do(http.MethodPost, "/promotions/"+p.Name+"/abort", ""), http.StatusOK)
-	if aborted.Status.Phase != kargo.PromotionPhaseSucceeded || aborted.Annotations[kargo.AnnotationKeyAbort] != "" {
+	aborted := into[kargoapi.Promotion](t, k.do(http.MethodPost, "/promotions/"+p.Name+"/abort", ""), http.StatusOK)
+	if aborted.Status.Phase != kargoapi.PromotionPhaseSucceeded || aborted.Annotations[kargoapi.AnnotationKeyAbort] != "" {
 		t.Errorf("abort of a finished Promotion: %s, annotations %v", aborted.Status.Phase, aborted.Annotations)
 	}
 }
@@ -327,7 +327,7 @@ func TestFreightSoak(t *testing.T) {
 	soak.RequiredSoakTime = &metav1.Duration{Duration: time.Second}
 	k.createStage("soak", soak, nil, pstep("echo", "e", nil))
 	f1, f2 := k.createFreight("1.0.0", ""), k.createFreight("2.0.0", "")
-	if p := k.finished(k.promote("test", f1.Name).Name); p.Status.Phase != kargo.PromotionPhaseSucceeded {
+	if p := k.finished(k.promote("test", f1.Name).Name); p.Status.Phase != kargoapi.PromotionPhaseSucceeded {
 		t.Fatalf("Promotion to test: %s %q", p.Status.Phase, p.Status.Message)
 	}
 	k.waitVerified(f1.Name, "test")
@@ -342,7 +342,7 @@ func TestFreightSoak(t *testing.T) {
 	}) {
 		t.Errorf("promote to soak (1s in test required) for 5 s: HTTP %d %s", last.code, last.body)
 	}
-	if p := k.finished(k.promote("test", f2.Name).Name); p.Status.Phase != kargo.PromotionPhaseSucceeded {
+	if p := k.finished(k.promote("test", f2.Name).Name); p.Status.Phase != kargoapi.PromotionPhaseSucceeded {
 		t.Fatalf("second Promotion to test: %s %q", p.Status.Phase, p.Status.Message)
 	}
 	if !within(3*time.Second, func() bool {
@@ -363,7 +363,7 @@ func TestPromotionLongNames(t *testing.T) {
 	k.createStage(stage, direct(), nil, pstep("echo", alias, nil))
 	f := k.createFreight("long", "")
 	p := k.finished(k.promote(stage, f.Name).Name)
-	if p.Status.Phase != kargo.PromotionPhaseSucceeded || record(p, alias).Status != kargo.PromotionStepStatusSucceeded {
+	if p.Status.Phase != kargoapi.PromotionPhaseSucceeded || record(p, alias).Status != kargoapi.PromotionStepStatusSucceeded {
 		t.Fatalf("Promotion %s ended %s (%s), step %+v", p.Name, p.Status.Phase, p.Status.Message, record(p, alias))
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
-	kargo "taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/app"
 	"taskactions/internal/executor"
 	"taskactions/pkg/client"
@@ -92,8 +92,8 @@ func into[T any](t testing.TB, r stageReply, want int) T {
 }
 
 // pstep is a promotion step; config (nil: none) is encoded as JSON.
-func pstep(uses, as string, config any) kargo.PromotionStep {
-	s := kargo.PromotionStep{Uses: uses, As: as}
+func pstep(uses, as string, config any) kargoapi.PromotionStep {
+	s := kargoapi.PromotionStep{Uses: uses, As: as}
 	if config != nil {
 		b, _ := json.Marshal(config)
 		s.Config = &apiextensionsv1.JSON{Raw: b}
@@ -102,13 +102,13 @@ func pstep(uses, as string, config any) kargo.PromotionStep {
 }
 
 // direct takes Freight from the Warehouse w; from takes it from Stages.
-func direct() kargo.FreightSources { return kargo.FreightSources{Direct: true} }
-func from(stages ...string) kargo.FreightSources {
-	return kargo.FreightSources{Stages: stages}
+func direct() kargoapi.FreightSources { return kargoapi.FreightSources{Direct: true} }
+func from(stages ...string) kargoapi.FreightSources {
+	return kargoapi.FreightSources{Stages: stages}
 }
 
 // createStage creates a Stage requesting Freight of Warehouse w.
-func (k *kproject) createStage(name string, src kargo.FreightSources, vars []kargo.ExpressionVariable, steps ...kargo.PromotionStep) kargo.Stage {
+func (k *kproject) createStage(name string, src kargoapi.FreightSources, vars []kargoapi.ExpressionVariable, steps ...kargoapi.PromotionStep) kargoapi.Stage {
 	k.t.Helper()
 	spec := map[string]any{
 		"requestedFreight": []any{map[string]any{"origin": map[string]any{"kind": "Warehouse", "name": "w"}, "sources": src}},
@@ -120,16 +120,16 @@ func (k *kproject) createStage(name string, src kargo.FreightSources, vars []kar
 		spec["vars"] = vars
 	}
 	body := mustMarshal(k.t, map[string]any{"metadata": map[string]any{"name": name}, "spec": spec})
-	return into[kargo.Stage](k.t, k.do(http.MethodPost, "/stages", body), http.StatusCreated)
+	return into[kargoapi.Stage](k.t, k.do(http.MethodPost, "/stages", body), http.StatusCreated)
 }
 
-func (k *kproject) stage(name string) kargo.Stage {
+func (k *kproject) stage(name string) kargoapi.Stage {
 	k.t.Helper()
-	return into[kargo.Stage](k.t, k.do(http.MethodGet, "/stages/"+name, ""), http.StatusOK)
+	return into[kargoapi.Stage](k.t, k.do(http.MethodGet, "/stages/"+name, ""), http.StatusOK)
 }
 
 // createFreight creates Freight of Warehouse w with one image at tag.
-func (k *kproject) createFreight(tag, alias string) kargo.Freight {
+func (k *kproject) createFreight(tag, alias string) kargoapi.Freight {
 	k.t.Helper()
 	body := map[string]any{
 		"origin": map[string]any{"kind": "Warehouse", "name": "w"},
@@ -138,24 +138,24 @@ func (k *kproject) createFreight(tag, alias string) kargo.Freight {
 	if alias != "" {
 		body["alias"] = alias
 	}
-	return into[kargo.Freight](k.t, k.do(http.MethodPost, "/freight", mustMarshal(k.t, body)), http.StatusCreated)
+	return into[kargoapi.Freight](k.t, k.do(http.MethodPost, "/freight", mustMarshal(k.t, body)), http.StatusCreated)
 }
 
-func (k *kproject) freight(nameOrAlias string) kargo.Freight {
+func (k *kproject) freight(nameOrAlias string) kargoapi.Freight {
 	k.t.Helper()
-	return into[kargo.Freight](k.t, k.do(http.MethodGet, "/freight/"+nameOrAlias, ""), http.StatusOK)
+	return into[kargoapi.Freight](k.t, k.do(http.MethodGet, "/freight/"+nameOrAlias, ""), http.StatusOK)
 }
 
 // promote promotes Freight (by name) to a Stage.
-func (k *kproject) promote(stage, freight string) kargo.Promotion {
+func (k *kproject) promote(stage, freight string) kargoapi.Promotion {
 	k.t.Helper()
 	r := k.do(http.MethodPost, "/stages/"+stage+"/promotions", fmt.Sprintf(`{"freight":%q}`, freight))
-	return into[kargo.Promotion](k.t, r, http.StatusCreated)
+	return into[kargoapi.Promotion](k.t, r, http.StatusCreated)
 }
 
-func (k *kproject) promotion(name string) kargo.Promotion {
+func (k *kproject) promotion(name string) kargoapi.Promotion {
 	k.t.Helper()
-	return into[kargo.Promotion](k.t, k.do(http.MethodGet, "/promotions/"+name, ""), http.StatusOK)
+	return into[kargoapi.Promotion](k.t, k.do(http.MethodGet, "/promotions/"+name, ""), http.StatusOK)
 }
 
 // promotionNames lists the names of a project's Promotions, or (stage
@@ -166,7 +166,7 @@ func (k *kproject) promotionNames(stage string) []string {
 	if stage != "" {
 		path = "/stages/" + stage + "/promotions"
 	}
-	l := into[kargo.PromotionList](k.t, k.do(http.MethodGet, path, ""), http.StatusOK)
+	l := into[kargoapi.PromotionList](k.t, k.do(http.MethodGet, path, ""), http.StatusOK)
 	names := []string{}
 	for _, p := range l.Items {
 		names = append(names, p.Name)
@@ -175,9 +175,9 @@ func (k *kproject) promotionNames(stage string) []string {
 }
 
 // finished waits for a Promotion to end and returns it.
-func (k *kproject) finished(name string) kargo.Promotion {
+func (k *kproject) finished(name string) kargoapi.Promotion {
 	k.t.Helper()
-	var p kargo.Promotion
+	var p kargoapi.Promotion
 	if !within(20*time.Second, func() bool {
 		p = k.promotion(name)
 		return p.Status.Phase.IsTerminal()
@@ -218,7 +218,7 @@ func (k *kproject) actions(promotion string) map[string]client.Action {
 }
 
 // steps describes a Promotion's step records as "alias=Status" each.
-func steps(p kargo.Promotion) []string {
+func steps(p kargoapi.Promotion) []string {
 	out := []string{}
 	for _, m := range p.Status.StepExecutionMetadata {
 		out = append(out, m.Alias+"="+string(m.Status))
@@ -227,17 +227,17 @@ func steps(p kargo.Promotion) []string {
 }
 
 // record is the step record of an alias (zero if none).
-func record(p kargo.Promotion, alias string) kargo.StepExecutionMetadata {
+func record(p kargoapi.Promotion, alias string) kargoapi.StepExecutionMetadata {
 	for _, m := range p.Status.StepExecutionMetadata {
 		if m.Alias == alias {
 			return m
 		}
 	}
-	return kargo.StepExecutionMetadata{}
+	return kargoapi.StepExecutionMetadata{}
 }
 
 // stateOf decodes a Promotion's status.state.
-func stateOf(t testing.TB, p kargo.Promotion) map[string]any {
+func stateOf(t testing.TB, p kargoapi.Promotion) map[string]any {
 	t.Helper()
 	out := map[string]any{}
 	if p.Status.State != nil {
@@ -249,9 +249,9 @@ func stateOf(t testing.TB, p kargo.Promotion) map[string]any {
 // pipelineSteps are the steps of every Stage of the pipeline: a login
 // whose output (the token) the deploy sends, both with config templated
 // from ctx, vars and outputs.
-func pipelineSteps(rec *recorder) []kargo.PromotionStep {
+func pipelineSteps(rec *recorder) []kargoapi.PromotionStep {
 	type nv = map[string]string
-	return []kargo.PromotionStep{
+	return []kargoapi.PromotionStep{
 		pstep("http", "login", map[string]any{
 			"method": "POST", "url": rec.URL + "/token",
 			"headers": []nv{{"name": "X-Stage", "value": "${{ ctx.stage }}"}, {"name": "X-Var", "value": "${{ vars.x }}"}},
@@ -275,12 +275,12 @@ func TestPromotionPipeline(t *testing.T) {
 	s := promoServer(t)
 	rec := newRecorder(t)
 	k := newKProject(t, s)
-	vars := []kargo.ExpressionVariable{{Name: "x", Value: "x-of-${{ ctx.stage }}"}}
+	vars := []kargoapi.ExpressionVariable{{Name: "x", Value: "x-of-${{ ctx.stage }}"}}
 	k.createStage("test", direct(), vars, pipelineSteps(rec)...)
 	k.createStage("uat", from("test"), vars, pipelineSteps(rec)...)
 	k.createStage("uat2", from("test"), vars, pipelineSteps(rec)...)
 	all := from("uat", "uat2")
-	all.AvailabilityStrategy = kargo.FreightAvailabilityStrategyAll
+	all.AvailabilityStrategy = kargoapi.FreightAvailabilityStrategyAll
 	k.createStage("prod", all, vars, pipelineSteps(rec)...)
 	f := k.createFreight("1.0.0", "first")
 	notAvailable := func(stage, freight string) {
@@ -297,16 +297,16 @@ func TestPromotionPipeline(t *testing.T) {
 
 	// test, by alias.
 	r := k.do(http.MethodPost, "/stages/test/promotions", `{"freightAlias":"first"}`)
-	p := into[kargo.Promotion](t, r, http.StatusCreated)
+	p := into[kargoapi.Promotion](t, r, http.StatusCreated)
 	if !strings.HasPrefix(p.Name, "test.") || !strings.HasSuffix(p.Name, "."+f.Name[:7]) || len(runOf(p.Name)) != 26 ||
 		p.Spec.Stage != "test" || p.Spec.Freight != f.Name || len(p.Spec.Steps) != 2 || len(p.Spec.Vars) != 1 {
 		t.Errorf("created Promotion %s: spec %+v", p.Name, p.Spec)
 	}
-	if a := p.Annotations[kargo.AnnotationKeyCreateActor]; !strings.HasPrefix(a, "subject:") {
+	if a := p.Annotations[kargoapi.AnnotationKeyCreateActor]; !strings.HasPrefix(a, "subject:") {
 		t.Errorf("create-actor annotation %q", a)
 	}
 	p = k.finished(p.Name)
-	if p.Status.Phase != kargo.PromotionPhaseSucceeded || p.Status.Message != "" {
+	if p.Status.Phase != kargoapi.PromotionPhaseSucceeded || p.Status.Message != "" {
 		t.Fatalf("Promotion to test: %s %q, steps %v", p.Status.Phase, p.Status.Message, steps(p))
 	}
 	if got := steps(p); !slices.Equal(got, []string{"login=Succeeded", "deploy=Succeeded"}) {
@@ -350,13 +350,13 @@ func TestPromotionPipeline(t *testing.T) {
 		}
 	}
 	// test's status follows; the Freight is verified there.
-	var st kargo.Stage
+	var st kargoapi.Stage
 	eventually(t, 10*time.Second, "test's status after its Promotion", func() bool {
 		st = k.stage("test")
-		c := condition(st, kargo.ConditionTypeReady)
+		c := condition(st, kargoapi.ConditionTypeReady)
 		return st.Status.LastPromotion != nil && st.Status.LastPromotion.Name == p.Name && c != nil && c.Status == "True"
 	})
-	if lp := st.Status.LastPromotion; lp.Status == nil || lp.Status.Phase != kargo.PromotionPhaseSucceeded || lp.Freight == nil || lp.Freight.Name != f.Name {
+	if lp := st.Status.LastPromotion; lp.Status == nil || lp.Status.Phase != kargoapi.PromotionPhaseSucceeded || lp.Freight == nil || lp.Freight.Name != f.Name {
 		t.Errorf("lastPromotion %+v", lp)
 	}
 	if cur := st.Status.FreightHistory.Current(); cur == nil || !cur.Includes(f.Name) || st.Status.CurrentPromotion != nil {
@@ -366,11 +366,11 @@ func TestPromotionPipeline(t *testing.T) {
 
 	// prod needs uat and uat2 (All); downstream of test are both, at once.
 	notAvailable("prod", f.Name)
-	ps := into[kargo.PromotionList](t, k.do(http.MethodPost, "/stages/test/promotions/downstream", fmt.Sprintf(`{"freight":%q}`, f.Name)), http.StatusCreated)
+	ps := into[kargoapi.PromotionList](t, k.do(http.MethodPost, "/stages/test/promotions/downstream", fmt.Sprintf(`{"freight":%q}`, f.Name)), http.StatusCreated)
 	var targets []string
 	for _, d := range ps.Items {
 		targets = append(targets, d.Spec.Stage)
-		if d := k.finished(d.Name); d.Status.Phase != kargo.PromotionPhaseSucceeded {
+		if d := k.finished(d.Name); d.Status.Phase != kargoapi.PromotionPhaseSucceeded {
 			t.Errorf("downstream Promotion to %s: %s %q", d.Spec.Stage, d.Status.Phase, d.Status.Message)
 		}
 	}
@@ -384,7 +384,7 @@ func TestPromotionPipeline(t *testing.T) {
 	}
 	k.waitVerified(f.Name, "uat")
 	k.waitVerified(f.Name, "uat2")
-	if d := k.finished(k.promote("prod", f.Name).Name); d.Status.Phase != kargo.PromotionPhaseSucceeded {
+	if d := k.finished(k.promote("prod", f.Name).Name); d.Status.Phase != kargoapi.PromotionPhaseSucceeded {
 		t.Errorf("Promotion to prod: %s %q", d.Status.Phase, d.Status.Message)
 	}
 	eventually(t, 10*time.Second, "prod's current Freight", func() bool {
@@ -411,18 +411,18 @@ func TestPromotionPipeline(t *testing.T) {
 		}
 	}
 	downstream("uat")
-	approved := into[kargo.Freight](t, k.do(http.MethodPost, "/freight/"+f2.Name+"/approve?stage=uat", ""), http.StatusOK)
+	approved := into[kargoapi.Freight](t, k.do(http.MethodPost, "/freight/"+f2.Name+"/approve?stage=uat", ""), http.StatusOK)
 	if !approved.IsApprovedFor("uat") || approved.IsApprovedFor("uat2") {
 		t.Errorf("approved for %v, want uat", approved.Status.ApprovedFor)
 	}
-	into[kargo.Freight](t, k.do(http.MethodPost, "/freight/second/approve?stage=uat", ""), http.StatusOK) // again: no-op
+	into[kargoapi.Freight](t, k.do(http.MethodPost, "/freight/second/approve?stage=uat", ""), http.StatusOK) // again: no-op
 	before := len(k.promotionNames("uat"))
 	downstream("uat2")
 	if n := len(k.promotionNames("uat")); n != before {
 		t.Errorf("a refused downstream promotion created %d Promotions of uat", n-before)
 	}
 	r = k.do(http.MethodPost, "/stages/uat/promotions", `{"freightAlias":"second"}`)
-	if d := k.finished(into[kargo.Promotion](t, r, http.StatusCreated).Name); d.Status.Phase != kargo.PromotionPhaseSucceeded {
+	if d := k.finished(into[kargoapi.Promotion](t, r, http.StatusCreated).Name); d.Status.Phase != kargoapi.PromotionPhaseSucceeded {
 		t.Errorf("Promotion of approved Freight to uat: %s %q", d.Status.Phase, d.Status.Message)
 	}
 	k.waitVerified(f2.Name, "uat")
@@ -449,7 +449,7 @@ func (k *kproject) waitVerified(freight, stage string) {
 
 func listFreightNames(t testing.TB, k *kproject) []string {
 	t.Helper()
-	l := into[kargo.FreightList](t, k.do(http.MethodGet, "/freight", ""), http.StatusOK)
+	l := into[kargoapi.FreightList](t, k.do(http.MethodGet, "/freight", ""), http.StatusOK)
 	var names []string
 	for _, f := range l.Items {
 		names = append(names, f.Name)

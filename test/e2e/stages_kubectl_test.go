@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	kargo "taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 )
 
 // Stages written with the genuine kubectl on the embedded control plane:
@@ -95,9 +95,9 @@ func TestStageKubectl(t *testing.T) {
 	}
 	test := getStage(t, ns, "test")
 	for _, c := range []struct{ typ, status, reason string }{
-		{kargo.ConditionTypeReady, "False", "NoFreight"},
-		{kargo.ConditionTypeHealthy, "Unknown", "NoFreight"},
-		{kargo.ConditionTypeVerified, "Unknown", "NoFreight"},
+		{kargoapi.ConditionTypeReady, "False", "NoFreight"},
+		{kargoapi.ConditionTypeHealthy, "Unknown", "NoFreight"},
+		{kargoapi.ConditionTypeVerified, "Unknown", "NoFreight"},
 	} {
 		if got := condition(test, c.typ); got == nil || got.Status != c.status || got.Reason != c.reason {
 			t.Errorf("test's %s condition %+v, want %s/%s", c.typ, got, c.status, c.reason)
@@ -110,9 +110,9 @@ func TestStageKubectl(t *testing.T) {
 	// The shard label: defaulted from spec.shard, overriding a label that
 	// disagrees, removed without spec.shard, and following an update.
 	shardLabel := func(name string) (string, bool) {
-		var st kargo.Stage
+		var st kargoapi.Stage
 		mustJSON(t, []byte(k.must("", "get", "stage", name, "-n", ns, "-o", "json")), &st)
-		v, ok := st.Labels[kargo.LabelKeyShard]
+		v, ok := st.Labels[kargoapi.LabelKeyShard]
 		return v, ok
 	}
 	if v, _ := shardLabel("test"); v != "blue" {

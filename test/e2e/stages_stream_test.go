@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	kargo "taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/pkg/client"
 )
 
@@ -23,7 +23,7 @@ func stageStreamURL(project, name string) string { return stagesURL(project, nam
 
 // stageEvent is the data of a `stage` event.
 type stageEvent struct {
-	kargo.Stage
+	kargoapi.Stage
 	Deleted bool `json:"deleted"`
 }
 
@@ -119,7 +119,7 @@ func named(name string) func(stageEvent) bool {
 	return func(s stageEvent) bool { return s.Name == name }
 }
 
-func refreshStage(t testing.TB, project, name string, wait bool) kargo.Stage {
+func refreshStage(t testing.TB, project, name string, wait bool) kargoapi.Stage {
 	t.Helper()
 	u := stagesURL(project, name, "refresh")
 	if wait {
@@ -137,11 +137,11 @@ func TestStageRefresh(t *testing.T) {
 	s.untilSynced(t)
 
 	st := refreshStage(t, p, "r", true)
-	token := st.Annotations[kargo.AnnotationKeyRefresh]
+	token := st.Annotations[kargoapi.AnnotationKeyRefresh]
 	if token == "" || st.Status.LastHandledRefresh != token {
 		t.Errorf("refresh?wait=true: annotation %q, lastHandledRefresh %q", token, st.Status.LastHandledRefresh)
 	}
-	if c := condition(st, kargo.ConditionTypeReady); c == nil || c.Status != "False" || c.Reason != "NoFreight" {
+	if c := condition(st, kargoapi.ConditionTypeReady); c == nil || c.Status != "False" || c.Reason != "NoFreight" {
 		t.Errorf("refreshed Stage's Ready: %+v", c)
 	}
 	if got := getStage(t, p, "r"); got.Status.LastHandledRefresh != token {
@@ -149,7 +149,7 @@ func TestStageRefresh(t *testing.T) {
 	}
 
 	st = refreshStage(t, p, "r", false)
-	token2 := st.Annotations[kargo.AnnotationKeyRefresh]
+	token2 := st.Annotations[kargoapi.AnnotationKeyRefresh]
 	if token2 == "" || token2 == token || st.Status.LastHandledRefresh == token2 {
 		t.Errorf("refresh without wait: annotation %q (before %q), lastHandledRefresh %q: want a new annotation, not yet handled",
 			token2, token, st.Status.LastHandledRefresh)
@@ -192,7 +192,7 @@ func TestStageProjectStream(t *testing.T) {
 	}
 	// The controller makes d, a control-flow Stage, Ready.
 	s.untilStage(t, "d Ready", &last, func(e stageEvent) bool {
-		c := condition(e.Stage, kargo.ConditionTypeReady)
+		c := condition(e.Stage, kargoapi.ConditionTypeReady)
 		return e.Name == "d" && c != nil && c.Status == "True" && e.Status.FreightSummary == "N/A"
 	})
 
@@ -201,7 +201,7 @@ func TestStageProjectStream(t *testing.T) {
 	next.Spec.Shard = "blue"
 	replaced := stageDo(t, http.MethodPut, stagesURL(p, "a"), "", mustMarshal(t, next)).stage(t, http.StatusOK)
 	s.untilStage(t, "a replaced", &last, func(e stageEvent) bool {
-		return e.Name == "a" && e.Generation == replaced.Generation && e.Spec.Shard == "blue" && e.Labels[kargo.LabelKeyShard] == "blue"
+		return e.Name == "a" && e.Generation == replaced.Generation && e.Spec.Shard == "blue" && e.Labels[kargoapi.LabelKeyShard] == "blue"
 	})
 
 	if r := stageDo(t, http.MethodDelete, stagesURL(p, "b"), "", ""); r.code != http.StatusNoContent {
@@ -250,7 +250,9 @@ func TestStageStreamResume(t *testing.T) {
 	}
 	var missed []want
 	c := createStage(t, p, regularStage("c", ""))
-	cs, _ := control.untilStage(t, "c's status", nil, func(e stageEvent) bool { return e.Name == "c" && condition(e.Stage, kargo.ConditionTypeReady) != nil })
+	cs, _ := control.untilStage(t, "c's status", nil, func(e stageEvent) bool {
+		return e.Name == "c" && condition(e.Stage, kargoapi.ConditionTypeReady) != nil
+	})
 	missed = append(missed, want{"c", c.ResourceVersion, false}, want{"c", cs.ResourceVersion, false})
 
 	a := getStage(t, p, "a")
@@ -258,7 +260,7 @@ func TestStageStreamResume(t *testing.T) {
 	a = stageDo(t, http.MethodPut, stagesURL(p, "a"), "", mustMarshal(t, &a)).stage(t, http.StatusOK)
 	as, _ := control.untilStage(t, "a's status for generation 2", nil, func(e stageEvent) bool {
 		for _, c := range e.Status.Conditions {
-			if e.Name == "a" && c.Type == kargo.ConditionTypeReady && c.ObservedGeneration == a.Generation {
+			if e.Name == "a" && c.Type == kargoapi.ConditionTypeReady && c.ObservedGeneration == a.Generation {
 				return true
 			}
 		}
@@ -332,7 +334,7 @@ func TestStageOneStream(t *testing.T) {
 	stageDo(t, http.MethodPut, stagesURL(p, "b"), "", mustMarshal(t, &b)).stage(t, http.StatusOK)
 	refreshStage(t, p, "b", false)
 	createStage(t, p, regularStage("a2", ""))
-	token := refreshStage(t, p, "a", false).Annotations[kargo.AnnotationKeyRefresh]
+	token := refreshStage(t, p, "a", false).Annotations[kargoapi.AnnotationKeyRefresh]
 	_, seen := s.untilStage(t, "a's handled refresh", nil, func(e stageEvent) bool { return e.Status.LastHandledRefresh == token })
 	for _, e := range seen {
 		if e.Name != "a" {

@@ -16,7 +16,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	kargo "taskactions/api/kargo/v1alpha1"
+	kargoapi "taskactions/api/kargo/v1alpha1"
 )
 
 // The Stage API (kargo.akuity.io/v1alpha1) over real HTTP: these helpers
@@ -68,7 +68,7 @@ func stageDo(t testing.TB, method, url, contentType, body string) stageReply {
 }
 
 // stage decodes a Stage, after checking the status.
-func (r stageReply) stage(t testing.TB, want int) kargo.Stage {
+func (r stageReply) stage(t testing.TB, want int) kargoapi.Stage {
 	t.Helper()
 	if r.code != want {
 		t.Fatalf("HTTP %d, want %d: %s", r.code, want, r.body)
@@ -76,7 +76,7 @@ func (r stageReply) stage(t testing.TB, want int) kargo.Stage {
 	if ct := r.header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type %q, want application/json", ct)
 	}
-	var s kargo.Stage
+	var s kargoapi.Stage
 	mustJSON(t, r.body, &s)
 	return s
 }
@@ -122,12 +122,12 @@ func controlFlowStage(name string) string {
 		`"requestedFreight":[{"origin":{"kind":"Warehouse","name":"w"},"sources":{"direct":true}}]}}`, name)
 }
 
-func createStage(t testing.TB, project, body string) kargo.Stage {
+func createStage(t testing.TB, project, body string) kargoapi.Stage {
 	t.Helper()
 	return stageDo(t, http.MethodPost, stagesURL(project), "", body).stage(t, http.StatusCreated)
 }
 
-func getStage(t testing.TB, project, name string) kargo.Stage {
+func getStage(t testing.TB, project, name string) kargoapi.Stage {
 	t.Helper()
 	return stageDo(t, http.MethodGet, stagesURL(project, name), "", "").stage(t, http.StatusOK)
 }
@@ -138,7 +138,7 @@ func listStageNames(t testing.TB, project string) []string {
 	if r.code != http.StatusOK {
 		t.Fatalf("list: HTTP %d %s", r.code, r.body)
 	}
-	var l struct{ Items []kargo.Stage }
+	var l struct{ Items []kargoapi.Stage }
 	mustJSON(t, r.body, &l)
 	names := []string{}
 	for _, s := range l.Items {
@@ -148,7 +148,7 @@ func listStageNames(t testing.TB, project string) []string {
 }
 
 // condition is a Stage's condition of a type (nil: none).
-func condition(s kargo.Stage, typ string) *struct{ Status, Reason, Message string } {
+func condition(s kargoapi.Stage, typ string) *struct{ Status, Reason, Message string } {
 	for _, c := range s.Status.Conditions {
 		if c.Type == typ {
 			return &struct{ Status, Reason, Message string }{string(c.Status), c.Reason, c.Message}
@@ -159,13 +159,13 @@ func condition(s kargo.Stage, typ string) *struct{ Status, Reason, Message strin
 
 // settled waits until the Stage controller has given a Stage its status
 // for the Stage's current generation, and returns the Stage.
-func settled(t testing.TB, project, name string) kargo.Stage {
+func settled(t testing.TB, project, name string) kargoapi.Stage {
 	t.Helper()
-	var s kargo.Stage
+	var s kargoapi.Stage
 	eventually(t, 10*time.Second, "the controller's status of "+name, func() bool {
 		s = getStage(t, project, name)
 		for _, c := range s.Status.Conditions {
-			if c.Type == kargo.ConditionTypeReady {
+			if c.Type == kargoapi.ConditionTypeReady {
 				return c.ObservedGeneration == s.Generation || (s.IsControlFlow() && s.Status.ObservedGeneration == s.Generation)
 			}
 		}
@@ -278,7 +278,7 @@ func TestStageREST(t *testing.T) {
 	if b.UID == "" || b.ResourceVersion == "" || b.Generation != 1 || b.CreationTimestamp.IsZero() {
 		t.Errorf("created metadata %+v", b.ObjectMeta)
 	}
-	if b.Labels[kargo.LabelKeyShard] != "blue" {
+	if b.Labels[kargoapi.LabelKeyShard] != "blue" {
 		t.Errorf("labels %v, want the shard label blue (from spec.shard)", b.Labels)
 	}
 
@@ -303,15 +303,15 @@ func TestStageREST(t *testing.T) {
 		if got.Name != want.Metadata.Name || got.Namespace != p {
 			t.Errorf("YAML create made %s/%s", got.Namespace, got.Name)
 		}
-		if wantShard := got.Spec.Shard; got.Labels[kargo.LabelKeyShard] != wantShard {
-			t.Errorf("%s: shard label %q, want %q", got.Name, got.Labels[kargo.LabelKeyShard], wantShard)
+		if wantShard := got.Spec.Shard; got.Labels[kargoapi.LabelKeyShard] != wantShard {
+			t.Errorf("%s: shard label %q, want %q", got.Name, got.Labels[kargoapi.LabelKeyShard], wantShard)
 		}
 	}
 	test := getStage(t, p, "test")
 	if test.Spec.Shard != "blue" || len(test.Spec.PromotionTemplate.Spec.Steps) != 7 || test.Spec.PromotionTemplate.Spec.Steps[2].As != "update-image" {
 		t.Errorf("get test: %+v", test.Spec)
 	}
-	if uat := getStage(t, p, "uat"); uat.Spec.RequestedFreight[0].Sources.AvailabilityStrategy != kargo.FreightAvailabilityStrategyOneOf ||
+	if uat := getStage(t, p, "uat"); uat.Spec.RequestedFreight[0].Sources.AvailabilityStrategy != kargoapi.FreightAvailabilityStrategyOneOf ||
 		uat.Spec.RequestedFreight[0].Sources.RequiredSoakTime.Duration != time.Hour || len(uat.Spec.Verification.Args) != 1 {
 		t.Errorf("get uat: %+v", uat.Spec)
 	}
@@ -330,10 +330,10 @@ func TestStageREST(t *testing.T) {
 	cur := settled(t, p, "b") // the controller's status write would make cur stale
 	next := cur.DeepCopy()
 	next.Spec.Shard = "green"
-	next.Spec.PromotionTemplate.Spec.Steps = append(next.Spec.PromotionTemplate.Spec.Steps, kargo.PromotionStep{Uses: "git-push", As: "push"})
+	next.Spec.PromotionTemplate.Spec.Steps = append(next.Spec.PromotionTemplate.Spec.Steps, kargoapi.PromotionStep{Uses: "git-push", As: "push"})
 	body, _ := json.Marshal(next)
 	replaced := stageDo(t, http.MethodPut, stagesURL(p, "b"), "", string(body)).stage(t, http.StatusOK)
-	if replaced.Spec.Shard != "green" || replaced.Labels[kargo.LabelKeyShard] != "green" || len(replaced.Spec.PromotionTemplate.Spec.Steps) != 2 {
+	if replaced.Spec.Shard != "green" || replaced.Labels[kargoapi.LabelKeyShard] != "green" || len(replaced.Spec.PromotionTemplate.Spec.Steps) != 2 {
 		t.Errorf("replaced: shard %q, labels %v, steps %d", replaced.Spec.Shard, replaced.Labels, len(replaced.Spec.PromotionTemplate.Spec.Steps))
 	}
 	if replaced.Generation != cur.Generation+1 || replaced.ResourceVersion == cur.ResourceVersion || replaced.UID != cur.UID {

@@ -1,0 +1,375 @@
+// Package orchestrator runs each Kargo Promotion as a run of TaskActions,
+// beside the executor (which runs the steps): the root action is the
+// Promotion, and each promotion step a child action whose task type is the
+// step's `uses` (the run's names are package promotions'). Between steps it
+// does what package engine decides; what it has decided it keeps in the
+// Promotion's status (records.go).
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/rs/zerolog"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	kargoapi "taskactions/api/kargo/v1alpha1"
+	v1 "taskactions/api/v1"
+	"taskactions/internal/kargo/engine"
+	"taskactions/internal/kargo/promotions"
+	"taskactions/internal/pipeline"
+	"taskactions/internal/taskactions"
+)
+
+// Actions is what the orchestrator needs of the action manager.
+type Actions interface {
+	Enqueue(ctx context.Context, req taskactions.EnqueueRequest) (*v1.TaskAction, bool, error)
+	GetTaskAction(ctx context.Context, id taskactions.ActionID) (*v1.TaskAction, error)
+	PutStatus(ctx context.Context, id taskactions.ActionID, attempt uint32, st taskactions.StatusUpdate) (*v1.TaskAction, error)
+	AbortAction(ctx context.Context, id taskactions.ActionID, reason string) error
+	Informer() cache.SharedIndexInformer
+}
+
+// Promotions is what the orchestrator needs of the Promotion manager.
+type Promotions interface {
+	PromotionInformer() cache.SharedIndexInformer
+	// Cached is a Promotion from the cache, nil when there is none.
+	Cached(namespace, name string) (*kargoapi.Promotion, error)
+	// OfRun is the Promotion whose run is run in project, if any.
+	OfRun(project, run string) *kargoapi.Promotion
+	ForStage(project, stage string) []*kargoapi.Promotion
+	// WriteStatus writes a Promotion's status (pipeline's errors).
+	WriteStatus(ctx context.Context, p *kargoapi.Promotion) (*kargoapi.Promotion, error)
+}
+
+// Stages is what the orchestrator reads of Stages: the Stage cache.
+type Stages interface {
+	Informer() cache.SharedIndexInformer
+	Get(namespace, name string) (*kargoapi.Stage, error)
+}
+
+// Freight finds the Freight a Promotion promotes.
+type Freight interface {
+	Named(ctx context.Context, project, name, alias string) (*kargoapi.Freight, error)
+}
+
+// Config holds the orchestrator's dependencies.
+type Config struct {
+	Promotions Promotions
+	Stages     Stages
+	Freight    Freight
+	Actions    Actions
+	// Runnable reports whether the executor runs a task type; a step whose
+	// `uses` it does not run ends Errored, with Kargo's message.
+	Runnable func(taskType string) bool
+	// OutputRoot is the executor's: a step's outputs are in
+	// <OutputRoot>/<project>/<domain>/<run>/<action>/outputs.json.
+	OutputRoot string
+	Workers    int
+	Log        zerolog.Logger
+}
+
+// Orchestrator runs each Promotion as a run of TaskActions, beside the
+// executor (which runs the steps): one Promotion at a time per Stage, the
+// one the Stage names currentPromotion (the Stage controller keeps Kargo's
+// queue); its steps in order, step N+1 enqueued once step N is terminal,
+// with Kargo's rules between them (package engine). What it has
+// decided is in the Promotion's status (step metadata, outputs in state),
+// written before the step's action is enqueued: a restart resumes from
+// there, and no step runs twice.
+type Orchestrator struct {
+	cfg Config
+}
+
+// New returns an orchestrator over the caches of Promotions and Stages.
+func New(cfg Config) *Orchestrator {
+	cfg.Workers = max(cfg.Workers, 1)
+	return &Orchestrator{cfg: cfg}
+}
+
+// Run reconciles Promotions until ctx ends: on their own events, on their
+// Stage's (the queue moves), and on their actions'.
+func (o *Orchestrator) Run(ctx context.Context) error {
+	k := pipeline.NewKeyQueue("promotions", o.cfg.Workers, o.cfg.Log)
+	stages := o.cfg.Stages.Informer()
+	sreg, err := stages.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj any) {
+			s := obj.(*kargoapi.Stage)
+			for _, p := range o.cfg.Promotions.ForStage(s.Namespace, s.Name) {
+				if !p.Status.Phase.IsTerminal() {
+					k.Add(p)
+				}
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = stages.RemoveEventHandler(sreg) }()
+	areg, err := o.cfg.Actions.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj any) {
+			if p := o.promotionOf(obj.(*v1.TaskAction)); p != nil {
+				k.Add(p)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = o.cfg.Actions.Informer().RemoveEventHandler(areg) }()
+	return k.Run(ctx, o.cfg.Promotions.PromotionInformer(), cache.ResourceEventHandlerFuncs{
+		AddFunc:    k.Add,
+		UpdateFunc: func(_, obj any) { k.Add(obj) },
+	}, o.reconcile)
+}
+
+// promotionOf is the Promotion whose run an action belongs to, if any.
+func (o *Orchestrator) promotionOf(ta *v1.TaskAction) *kargoapi.Promotion {
+	if ta.Spec.Domain != promotions.Domain {
+		return nil
+	}
+	return o.cfg.Promotions.OfRun(ta.Spec.Project, ta.Spec.RunName)
+}
+
+// reconcile advances one Promotion as far as it can go now.
+func (o *Orchestrator) reconcile(ctx context.Context, key string) error {
+	ns, name, _ := cache.SplitMetaNamespaceKey(key)
+	p, err := o.cfg.Promotions.Cached(ns, name)
+	if err != nil || p == nil || p.Status.Phase.IsTerminal() {
+		return err
+	}
+	// The cache, not the API's read: no project check (a namespace read on
+	// a cluster) at every round.
+	st, err := o.cfg.Stages.Get(ns, p.Spec.Stage)
+	if err != nil {
+		return err
+	}
+	switch roundOf(p, st) {
+	case roundNoStage:
+		return o.finish(ctx, p, kargoapi.PromotionPhaseErrored, fmt.Sprintf("Stage %q not found", p.Spec.Stage))
+	case roundAccept:
+		return o.accept(ctx, p, st)
+	case roundAbort:
+		return o.abort(ctx, p)
+	case roundRun:
+		if err := o.startRun(ctx, p); err != nil {
+			return err
+		}
+		return o.advance(ctx, p)
+	}
+	return nil
+}
+
+// accept marks a new Promotion Pending, with the Freight and the Freight
+// collection it will leave the Stage with.
+func (o *Orchestrator) accept(ctx context.Context, p *kargoapi.Promotion, st *kargoapi.Stage) error {
+	f, err := o.cfg.Freight.Named(ctx, p.Namespace, p.Spec.Freight, "")
+	if err != nil {
+		return o.finish(ctx, p, kargoapi.PromotionPhaseErrored, err.Error())
+	}
+	return o.updateStatus(ctx, p, func(s *kargoapi.PromotionStatus) {
+		ref := f.Reference()
+		s.Phase, s.Freight = kargoapi.PromotionPhasePending, &ref
+		s.FreightCollection = collectionAfter(st, ref)
+	})
+}
+
+// startRun enqueues the run's root action (idempotent) and marks both
+// running.
+func (o *Orchestrator) startRun(ctx context.Context, p *kargoapi.Promotion) error {
+	root := o.rootID(p)
+	ta, _, err := o.cfg.Actions.Enqueue(ctx, taskactions.EnqueueRequest{
+		ID: root, TaskType: promotions.RootTaskType, TaskTemplate: rootTemplate(p), ShortName: shortName(p.Name), Group: p.Spec.Stage,
+	})
+	if unrunnable(err) {
+		return o.finish(ctx, p, kargoapi.PromotionPhaseErrored, fmt.Sprintf("cannot start the run: %v", err))
+	}
+	if err != nil {
+		return fmt.Errorf("enqueue the run of Promotion %s: %w", p.Name, err)
+	}
+	if v1.PhaseOf(ta.Status.Conditions) == v1.PhaseQueued {
+		if _, err := o.cfg.Actions.PutStatus(ctx, root, 1, taskactions.StatusUpdate{Phase: v1.PhaseRunning}); err != nil {
+			return err
+		}
+	}
+	if p.Status.Phase == kargoapi.PromotionPhasePending {
+		return o.updateStatus(ctx, p, func(s *kargoapi.PromotionStatus) { s.Phase = kargoapi.PromotionPhaseRunning })
+	}
+	return nil
+}
+
+func (o *Orchestrator) rootID(p *kargoapi.Promotion) taskactions.ActionID {
+	r := promotions.RunOf(p)
+	return taskactions.ActionID{Project: r.Project, Domain: r.Domain, Run: r.Run, Name: promotions.RootAction}
+}
+
+func (o *Orchestrator) stepID(p *kargoapi.Promotion, i int) taskactions.ActionID {
+	id := o.rootID(p)
+	id.Name = promotions.StepAction(i)
+	return id
+}
+
+// advance takes every decision that needs no waiting and writes them in
+// one status update, before it enqueues the step to run next (so that a
+// restart finds it decided); a finished Promotion ends its run first.
+func (o *Orchestrator) advance(ctx context.Context, p *kargoapi.Promotion) error {
+	next := p.DeepCopy()
+	d, err := o.decide(ctx, next)
+	if err != nil {
+		return err
+	}
+	if d.Finished {
+		if err := o.finishRun(ctx, p, d.Phase, d.Message); err != nil {
+			return err
+		}
+		next.Status.Phase, next.Status.Message = d.Phase, d.Message
+		next.Status.FinishedAt = &metav1.Time{Time: time.Now()}
+	}
+	if !equality.Semantic.DeepEqual(p.Status, next.Status) {
+		if written, err := o.writeStatus(ctx, next); err != nil || !written {
+			return err
+		}
+	}
+	if d.Run {
+		return o.enqueueStep(ctx, p, d)
+	}
+	return nil
+}
+
+// decide records in p's status every decision it can take now, and
+// returns the last one: Waiting (a step runs), Finished, or Run (the step
+// to enqueue, recorded Running).
+func (o *Orchestrator) decide(ctx context.Context, p *kargoapi.Promotion) (engine.Decision, error) {
+	for {
+		in := engine.Input{Steps: p.Spec.Steps, Vars: p.Spec.Vars, Ctx: contextOf(p), Done: records(p)}
+		// The step in flight: record its end, or wait for it.
+		if n := len(in.Done); n > 0 && in.Done[n-1].Status == kargoapi.PromotionStepStatusRunning {
+			ta, err := o.cfg.Actions.GetTaskAction(ctx, o.stepID(p, n-1))
+			switch {
+			case errors.Is(err, pipeline.ErrNotFound):
+				in.Done = in.Done[:n-1] // decided, not yet enqueued when the server stopped
+			case err != nil:
+				return engine.Decision{}, err
+			default:
+				r, ended := o.ended(p, n-1, in.Done[n-1], ta)
+				if !ended {
+					return engine.Decision{Waiting: true}, nil
+				}
+				setRecord(&p.Status, n-1, r, p.Spec.Steps[n-1].ContinueOnError)
+				continue
+			}
+		}
+		d := engine.Decide(in)
+		r, ok := recordOf(d, o.cfg.Runnable, time.Now())
+		if !ok {
+			return d, nil // Waiting or Finished
+		}
+		setRecord(&p.Status, d.Index, r, p.Spec.Steps[d.Index].ContinueOnError)
+		if r.Status == kargoapi.PromotionStepStatusRunning {
+			return d, nil // to enqueue
+		}
+	}
+}
+
+// enqueueStep enqueues the action of a step decided to run (idempotent).
+func (o *Orchestrator) enqueueStep(ctx context.Context, p *kargoapi.Promotion, d engine.Decision) error {
+	tmpl, err := stepTemplate(d)
+	if err != nil {
+		return fmt.Errorf("Promotion %s, step %q: %w", p.Name, d.Alias, err)
+	}
+	_, _, err = o.cfg.Actions.Enqueue(ctx, taskactions.EnqueueRequest{
+		ID: o.stepID(p, d.Index), Parent: promotions.RootAction, TaskType: d.Uses, TaskTemplate: tmpl, ShortName: shortName(d.Alias),
+	})
+	switch {
+	case errors.Is(err, pipeline.ErrConflict):
+		return nil // enqueued before a restart, with a config evaluated then: keep that one
+	case unrunnable(err):
+		now := time.Now()
+		return o.updateStatus(ctx, p, func(s *kargoapi.PromotionStatus) {
+			setRecord(s, d.Index, engine.StepRecord{Alias: d.Alias, Status: kargoapi.PromotionStepStatusErrored,
+				Message: fmt.Sprintf("cannot run step %q: %v", d.Alias, err), StartedAt: &now, FinishedAt: &now},
+				p.Spec.Steps[d.Index].ContinueOnError)
+		})
+	}
+	return err
+}
+
+// ended reports whether a step's action is terminal, and its record if so
+// (stepEnd), with the outputs of a step that succeeded.
+func (o *Orchestrator) ended(p *kargoapi.Promotion, i int, r engine.StepRecord, ta *v1.TaskAction) (engine.StepRecord, bool) {
+	r, ended := stepEnd(p.Spec.Steps[i], r, ta, time.Now())
+	if !ended || v1.PhaseOf(ta.Status.Conditions) != v1.PhaseSucceeded {
+		return r, ended
+	}
+	id := o.stepID(p, i)
+	out, err := readOutputs(filepath.Join(o.cfg.OutputRoot, id.Project, id.Domain, id.Run, id.Name))
+	if err != nil {
+		r.Status, r.Message = kargoapi.PromotionStepStatusErrored, fmt.Sprintf("read the outputs of step %q: %v", r.Alias, err)
+	}
+	r.Outputs = out
+	return r, true
+}
+
+// finish ends the Promotion and its run's root action.
+func (o *Orchestrator) finish(ctx context.Context, p *kargoapi.Promotion, phase kargoapi.PromotionPhase, msg string) error {
+	if err := o.finishRun(ctx, p, phase, msg); err != nil {
+		return err
+	}
+	return o.updateStatus(ctx, p, func(s *kargoapi.PromotionStatus) {
+		s.Phase, s.Message = phase, msg
+		s.FinishedAt = &metav1.Time{Time: time.Now()}
+	})
+}
+
+// finishRun reports the end of a Promotion on its run's root action (an
+// aborted one was ended by the abort). It is written before the
+// Promotion's phase: a restart in between ends the run again, as a no-op.
+func (o *Orchestrator) finishRun(ctx context.Context, p *kargoapi.Promotion, phase kargoapi.PromotionPhase, msg string) error {
+	update, ok := runEnd(phase, msg)
+	if !ok {
+		return nil
+	}
+	_, err := o.cfg.Actions.PutStatus(ctx, o.rootID(p), 1, update)
+	if errors.Is(err, pipeline.ErrNotFound) || errors.Is(err, pipeline.ErrConflict) {
+		return nil // never started, or already ended
+	}
+	return err
+}
+
+// abort ends a Promotion that was asked to stop: a running one through its
+// run (the running step ends Aborted, and the Promotion with it), a
+// waiting one at once.
+func (o *Orchestrator) abort(ctx context.Context, p *kargoapi.Promotion) error {
+	if !stepInFlight(p) {
+		_ = o.cfg.Actions.AbortAction(ctx, o.rootID(p), "Promotion aborted")
+		return o.finish(ctx, p, kargoapi.PromotionPhaseAborted, "Promotion aborted")
+	}
+	if err := o.cfg.Actions.AbortAction(ctx, o.rootID(p), "Promotion aborted"); err != nil && !errors.Is(err, pipeline.ErrNotFound) {
+		return err
+	}
+	return o.advance(ctx, p)
+}
+
+// updateStatus writes a Promotion's status from the cached object.
+func (o *Orchestrator) updateStatus(ctx context.Context, p *kargoapi.Promotion, mutate func(*kargoapi.PromotionStatus)) error {
+	next := p.DeepCopy()
+	mutate(&next.Status)
+	_, err := o.writeStatus(ctx, next)
+	return err
+}
+
+// writeStatus writes a Promotion's status. A conflict means a newer
+// version is on its way, whose event brings the Promotion back: nothing
+// is written, and nothing more is done this round.
+func (o *Orchestrator) writeStatus(ctx context.Context, next *kargoapi.Promotion) (written bool, err error) {
+	_, err = o.cfg.Promotions.WriteStatus(ctx, next)
+	if errors.Is(err, pipeline.ErrConflict) || errors.Is(err, pipeline.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}

@@ -1,0 +1,96 @@
+package stages
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	kargoapi "taskactions/api/kargo/v1alpha1"
+)
+
+func TestStageKeyOf(t *testing.T) {
+	p := &kargoapi.Promotion{ObjectMeta: metav1.ObjectMeta{Name: "s.01j.abc", Namespace: "p"}, Spec: kargoapi.PromotionSpec{Stage: "s"}}
+	tests := []struct {
+		name string
+		obj  any
+		want string // "" = no Stage
+	}{
+		{"a Promotion wakes its Stage", p, "p/s"},
+		{"not a Promotion", &kargoapi.Stage{}, ""},
+		// The informer's tombstone of a Promotion deleted while its watch
+		// was down is not read (as before the move).
+		{"a tombstone", cache.DeletedFinalStateUnknown{Key: "p/s.01j.abc", Obj: p}, ""},
+	}
+	for _, tc := range tests {
+		key, ok := stageKeyOf(tc.obj)
+		if ok != (tc.want != "") || key != tc.want {
+			t.Errorf("%s: stageKeyOf = %q, %v; want %q", tc.name, key, ok, tc.want)
+		}
+	}
+}
+
+func TestStatusUpdate(t *testing.T) {
+	now := time.Date(2025, 1, 2, 3, 4, 5, 987654321, time.UTC)
+	fresh := validStage("s")
+	fresh.Namespace, fresh.Generation = "p", 1
+
+	// What the controller writes for a new Stage, as read back.
+	first := statusUpdate(fresh, nil, now)
+	if first == nil {
+		t.Fatal("a new Stage: no status to write")
+	}
+	if first == fresh || fresh.Status.FreightSummary != "" {
+		t.Error("statusUpdate changed the cached Stage; it must write a copy")
+	}
+	for _, c := range first.Status.Conditions {
+		if !c.LastTransitionTime.Equal(&metav1.Time{Time: now.Truncate(time.Second)}) {
+			t.Errorf("condition %s at %v, want %v (whole seconds)", c.Type, c.LastTransitionTime, now.Truncate(time.Second))
+		}
+	}
+	if first.Status.FreightSummary != "0/1 Fulfilled" {
+		t.Errorf("freight summary %q", first.Status.FreightSummary)
+	}
+
+	tests := []struct {
+		name   string
+		stage  func() *kargoapi.Stage
+		promos []*kargoapi.Promotion
+		now    time.Time
+		write  bool
+	}{
+		{name: "what it has: nothing to write, later in the same second", write: false,
+			stage: func() *kargoapi.Stage { return first.DeepCopy() }, now: now.Add(10 * time.Millisecond)},
+		{name: "what it has: nothing to write, a minute later", write: false,
+			stage: func() *kargoapi.Stage { return first.DeepCopy() }, now: now.Add(time.Minute)},
+		{name: "a refresh is handled", write: true, now: now, stage: func() *kargoapi.Stage {
+			s := first.DeepCopy()
+			s.Annotations = map[string]string{kargoapi.AnnotationKeyRefresh: "token"}
+			return s
+		}},
+		{name: "a new Promotion of it", write: true, now: now, stage: func() *kargoapi.Stage { return first.DeepCopy() },
+			promos: []*kargoapi.Promotion{{ObjectMeta: metav1.ObjectMeta{Name: "s.01j.abc", Namespace: "p"},
+				Spec: kargoapi.PromotionSpec{Stage: "s", Freight: "abc"}}}},
+		{name: "another Stage's Promotion", write: false, now: now, stage: func() *kargoapi.Stage { return first.DeepCopy() },
+			promos: []*kargoapi.Promotion{{ObjectMeta: metav1.ObjectMeta{Name: "t.01j.abc", Namespace: "p"},
+				Spec: kargoapi.PromotionSpec{Stage: "t", Freight: "abc"}}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.stage()
+			next := statusUpdate(s, tc.promos, tc.now)
+			if (next != nil) != tc.write {
+				t.Fatalf("write %v, want %v (status %+v)", next != nil, tc.write, next)
+			}
+			if next != nil && next.ResourceVersion != s.ResourceVersion {
+				t.Errorf("the write is not from the cached version")
+			}
+		})
+	}
+	refreshed := first.DeepCopy()
+	refreshed.Annotations = map[string]string{kargoapi.AnnotationKeyRefresh: "token"}
+	if next := statusUpdate(refreshed, nil, now); next == nil || next.Status.LastHandledRefresh != "token" {
+		t.Errorf("refresh: %+v", next)
+	}
+}

@@ -91,7 +91,7 @@ func ViewOf(ta *v1.TaskAction) Action {
 		InputURI:        s.InputURI,
 		RunOutputBase:   s.RunOutputBase,
 		OutputURI:       OutputURI(s),
-		Phase:           v1.PhaseOf(ta.Status.Conditions),
+		Phase:           v1.PhaseOfAction(ta),
 		Attempts:        ta.Status.Attempts,
 		CacheStatus:     ta.Status.CacheStatus,
 		SystemFailures:  ta.Status.SystemFailures,
@@ -147,7 +147,10 @@ func (u *ActionUpdate) sameView(o *ActionUpdate) bool {
 func updateOf(ta *v1.TaskAction, deleted bool) *ActionUpdate {
 	u := &ActionUpdate{Action: ViewOf(ta), Deleted: deleted}
 	if deleted && !u.Phase.Terminal() {
+		// As Flyte's Actions service reads a deletion. The reason, when an
+		// abort through this server deleted it, is on the object.
 		u.Phase = v1.PhaseAborted
+		u.AbortReason = abortReasonOf(ta)
 	}
 	return u
 }

@@ -2469,7 +2469,9 @@ type ClientInterface interface {
 	//
 	// Every non-terminal action of the subtree ends ABORTED with the reason
 	// kept; terminal ones keep their phase. Idempotent. The executor kills
-	// what still runs after this returns.
+	// what still runs after this returns. An action Flyte enqueued is
+	// aborted as Flyte aborts it: its object is deleted (its descendants
+	// follow), and it reads ABORTED, with the reason, from history.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2480,7 +2482,9 @@ type ClientInterface interface {
 	//
 	// Every non-terminal action of the subtree ends ABORTED with the reason
 	// kept; terminal ones keep their phase. Idempotent. The executor kills
-	// what still runs after this returns.
+	// what still runs after this returns. An action Flyte enqueued is
+	// aborted as Flyte aborts it: its object is deleted (its descendants
+	// follow), and it reads ABORTED, with the reason, from history.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3056,7 +3060,9 @@ func (c *Client) GetAction(ctx context.Context, project ProjectParam, domain Dom
 //
 // Every non-terminal action of the subtree ends ABORTED with the reason
 // kept; terminal ones keep their phase. Idempotent. The executor kills
-// what still runs after this returns.
+// what still runs after this returns. An action Flyte enqueued is
+// aborted as Flyte aborts it: its object is deleted (its descendants
+// follow), and it reads ABORTED, with the reason, from history.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3077,7 +3083,9 @@ func (c *Client) AbortActionWithBody(ctx context.Context, project ProjectParam, 
 //
 // Every non-terminal action of the subtree ends ABORTED with the reason
 // kept; terminal ones keep their phase. Idempotent. The executor kills
-// what still runs after this returns.
+// what still runs after this returns. An action Flyte enqueued is
+// aborted as Flyte aborts it: its object is deleted (its descendants
+// follow), and it reads ABORTED, with the reason, from history.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6596,7 +6604,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Every non-terminal action of the subtree ends ABORTED with the reason
 	// kept; terminal ones keep their phase. Idempotent. The executor kills
-	// what still runs after this returns.
+	// what still runs after this returns. An action Flyte enqueued is
+	// aborted as Flyte aborts it: its object is deleted (its descendants
+	// follow), and it reads ABORTED, with the reason, from history.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6607,7 +6617,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Every non-terminal action of the subtree ends ABORTED with the reason
 	// kept; terminal ones keep their phase. Idempotent. The executor kills
-	// what still runs after this returns.
+	// what still runs after this returns. An action Flyte enqueued is
+	// aborted as Flyte aborts it: its object is deleted (its descendants
+	// follow), and it reads ABORTED, with the reason, from history.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9145,7 +9157,9 @@ func (c *ClientWithResponses) GetActionWithResponse(ctx context.Context, project
 //
 // Every non-terminal action of the subtree ends ABORTED with the reason
 // kept; terminal ones keep their phase. Idempotent. The executor kills
-// what still runs after this returns.
+// what still runs after this returns. An action Flyte enqueued is
+// aborted as Flyte aborts it: its object is deleted (its descendants
+// follow), and it reads ABORTED, with the reason, from history.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9162,7 +9176,9 @@ func (c *ClientWithResponses) AbortActionWithBodyWithResponse(ctx context.Contex
 //
 // Every non-terminal action of the subtree ends ABORTED with the reason
 // kept; terminal ones keep their phase. Idempotent. The executor kills
-// what still runs after this returns.
+// what still runs after this returns. An action Flyte enqueued is
+// aborted as Flyte aborts it: its object is deleted (its descendants
+// follow), and it reads ABORTED, with the reason, from history.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

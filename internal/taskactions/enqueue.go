@@ -251,6 +251,7 @@ func (m *Manager) build(ns string, req EnqueueRequest, parent *v1.TaskAction) (*
 	if parent != nil {
 		maps.Copy(labels, parent.Labels)
 		delete(labels, v1.LabelTerminalState)
+		delete(labels, v1.LabelFlyteTerminalState)
 		maps.Copy(annotations, parent.Annotations)
 		delete(annotations, v1.AnnotationAbortReason)
 		maps.Copy(envs, parent.Spec.EnvVars)

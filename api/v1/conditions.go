@@ -58,6 +58,10 @@ const (
 	LabelFlyteTerminalState = "flyte.org/terminal-status-recorded"
 
 	AnnotationAbortReason = "flyte.org/abort-reason"
+	// AnnotationPendingReason says, on an action this server enqueued,
+	// why it waits: no executor of this server runs its task type. The
+	// API shows it until the action's first status.
+	AnnotationPendingReason = "taskactions.io/pending-reason"
 
 	// Action types of spec.actionType (empty is a task).
 	ActionTypeTask      = "task"

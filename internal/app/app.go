@@ -239,7 +239,7 @@ func (a *App) startComponents(ctx context.Context) error {
 		}
 		a.access.cluster.SetClient(kube)
 	}
-	if err := a.startManager(ctx, restCfg, kube, es.claims); err != nil {
+	if err := a.startManager(ctx, restCfg, kube, es); err != nil {
 		return err
 	}
 	a.startControllers(es)
@@ -255,7 +255,7 @@ func (a *App) startComponents(ctx context.Context) error {
 // startManager starts the action manager and the run service on the
 // control plane. kube is the core API client of an external cluster (nil
 // on the embedded control plane, which has no core API).
-func (a *App) startManager(ctx context.Context, restCfg *rest.Config, kube kubernetes.Interface, claimed string) error {
+func (a *App) startManager(ctx context.Context, restCfg *rest.Config, kube kubernetes.Interface, es executorSetup) error {
 	client, err := versioned.NewForConfig(restCfg)
 	if err != nil {
 		return err
@@ -272,7 +272,8 @@ func (a *App) startManager(ctx context.Context, restCfg *rest.Config, kube kuber
 	a.mgr = taskactions.New(taskactions.Config{
 		Client: client, Kube: kube, NamespaceTemplate: a.cfg.NamespaceTemplate, Workers: a.cfg.Workers,
 		Notifier: a.runs, History: a.history, Log: a.log.With().Str("component", "manager").Logger(),
-		Finalizers: executorFinalizers(claimed),
+		Finalizers: executorFinalizers(es.claims),
+		Pending:    es.pending,
 		Journal:    journalCfg,
 		Warm:       handlers.WarmAction,
 	})

@@ -254,6 +254,7 @@ func (m *Manager) build(ns string, req EnqueueRequest, parent *v1.TaskAction) (*
 		delete(labels, v1.LabelFlyteTerminalState)
 		maps.Copy(annotations, parent.Annotations)
 		delete(annotations, v1.AnnotationAbortReason)
+		delete(annotations, v1.AnnotationPendingReason)
 		maps.Copy(envs, parent.Spec.EnvVars)
 		if interruptible == nil {
 			interruptible = parent.Spec.Interruptible
@@ -261,6 +262,11 @@ func (m *Manager) build(ns string, req EnqueueRequest, parent *v1.TaskAction) (*
 	}
 	maps.Copy(labels, rs.Labels)
 	maps.Copy(annotations, rs.Annotations)
+	if m.cfg.Pending != nil {
+		if why := m.cfg.Pending(req.TaskType); why != "" {
+			annotations[v1.AnnotationPendingReason] = why
+		}
+	}
 	maps.Copy(envs, rs.Envs)
 	id := req.ID
 	maps.Copy(labels, map[string]string{

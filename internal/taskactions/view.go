@@ -54,8 +54,11 @@ type Action struct {
 	Conditions     []metav1.Condition
 	ErrorState     *v1.ErrorState
 	AbortReason    string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// PendingReason: why nothing runs the action yet, until its first
+	// status (AnnotationPendingReason).
+	PendingReason string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 
 	UID             string
 	ResourceVersion string
@@ -118,6 +121,9 @@ func ViewOf(ta *v1.TaskAction) Action {
 	if a.Phase == v1.PhaseAborted {
 		a.AbortReason = abortReasonOf(ta)
 	}
+	if len(ta.Status.Conditions) == 0 {
+		a.PendingReason = ta.Annotations[v1.AnnotationPendingReason]
+	}
 	a.PhaseHistory = make([]PhaseTransition, len(ta.Status.PhaseHistory))
 	for i, h := range ta.Status.PhaseHistory {
 		a.PhaseHistory[i] = PhaseTransition{Phase: v1.PhaseOfReason(h.Phase), OccurredAt: h.OccurredAt.Time, Message: h.Message}
@@ -151,6 +157,7 @@ func updateOf(ta *v1.TaskAction, deleted bool) *ActionUpdate {
 		// abort through this server deleted it, is on the object.
 		u.Phase = v1.PhaseAborted
 		u.AbortReason = abortReasonOf(ta)
+		u.PendingReason = ""
 	}
 	return u
 }

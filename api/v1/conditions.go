@@ -35,16 +35,27 @@ const (
 	ErrorKindSystem = "SYSTEM"
 )
 
-// Labels and annotations written on every TaskAction.
+// Labels and annotations written on every TaskAction: Flyte's identity
+// labels, which Flyte's Actions service writes the same way.
 const (
-	LabelProject       = "flyte.org/project"
-	LabelDomain        = "flyte.org/domain"
-	LabelRun           = "flyte.org/run"
-	LabelAction        = "flyte.org/action"
-	LabelParent        = "flyte.org/parent"
-	LabelIsRoot        = "flyte.org/is-root"
-	LabelActionType    = "flyte.org/action-type"
-	LabelTerminalState = "flyte.org/terminal-status-recorded"
+	LabelProject    = "flyte.org/project"
+	LabelDomain     = "flyte.org/domain"
+	LabelRun        = "flyte.org/run"
+	LabelAction     = "flyte.org/action"
+	LabelParent     = "flyte.org/parent"
+	LabelIsRoot     = "flyte.org/is-root"
+	LabelActionType = "flyte.org/action-type"
+
+	// LabelTerminalState is this server's bookkeeping: its history has
+	// the action's terminal status (retention waits for it, a restart
+	// does not record it again). Under this server's own prefix, and only
+	// on actions this server enqueued (not EnqueuedByFlyte).
+	LabelTerminalState = "taskactions.io/terminal-status-recorded"
+	// LabelFlyteTerminalState is Flyte's Actions service's mark of the
+	// same thing in its run service: it skips actions that carry it. This
+	// server never writes it; earlier versions set it where they now set
+	// LabelTerminalState, and it is left where they did.
+	LabelFlyteTerminalState = "flyte.org/terminal-status-recorded"
 
 	AnnotationAbortReason = "flyte.org/abort-reason"
 	// AnnotationMayExecute ("true") records that the subject who enqueued
@@ -53,6 +64,10 @@ const (
 	// server sets it at enqueue; a run spec cannot (taskactions.io/ is
 	// reserved), and a child does not inherit it.
 	AnnotationMayExecute = "taskactions.io/may-execute"
+	// AnnotationPendingReason says, on an action this server enqueued,
+	// why it waits: no executor of this server runs its task type. The
+	// API shows it until the action's first status.
+	AnnotationPendingReason = "taskactions.io/pending-reason"
 
 	// Action types of spec.actionType (empty is a task).
 	ActionTypeTask      = "task"

@@ -68,15 +68,17 @@ var progressingPhases = map[string]Phase{
 	ReasonPaused:              PhasePaused,
 }
 
-// PhaseOf maps conditions to the public phase the way Flyte reads them
-// (actions/k8s GetPhaseFromConditions): Succeeded=True is SUCCEEDED, or
-// RECOVERED by its reason; Failed=True is TIMED_OUT by its reason, FAILED
-// otherwise; Progressing=True gives QUEUED, INITIALIZING, RUNNING or
-// PAUSED by its reason, and UNSPECIFIED for any other reason (Flyte's
-// RetryableFailure included). Two differences, both for statuses Flyte
-// never writes: Failed=True with reason Aborted (this server's abort;
-// Flyte aborts by deleting) is ABORTED, and an action without conditions
-// (new: enqueueing is what queues it) is QUEUED.
+// PhaseOf maps conditions to the public phase this server reads from
+// them (PhaseOfAction is the reading of an action: Flyte's actions read
+// as Flyte reads them). As Flyte's GetPhaseFromConditions:
+// Succeeded=True is SUCCEEDED, or RECOVERED by its reason; Failed=True is
+// TIMED_OUT by its reason, FAILED otherwise; Progressing=True gives
+// QUEUED, INITIALIZING, RUNNING or PAUSED by its reason, and UNSPECIFIED
+// for any other reason (Flyte's RetryableFailure included). Two
+// differences: Failed=True with reason Aborted, which this server's abort
+// writes on its own actions, is ABORTED (Flyte reads FAILED: it aborts by
+// deleting the object), and an action without conditions (new:
+// enqueueing is what queues it) is QUEUED (Flyte: UNSPECIFIED).
 func PhaseOf(conds []metav1.Condition) Phase {
 	if len(conds) == 0 {
 		return PhaseQueued
@@ -135,6 +137,63 @@ func PhaseOfReason(reason string) Phase {
 		return PhaseQueued
 	case ReasonPermanentFailure, ReasonPluginNotFound, ReasonInvalidSpec:
 		return PhaseFailed
+	}
+	return PhaseUnspecified
+}
+
+// PhaseOfAction is the public phase of an action. This server's actions
+// read as PhaseOf says. An action Flyte enqueued (EnqueuedByFlyte) reads
+// exactly as Flyte's Actions service reads it (FlytePhaseOf), so that both
+// show one phase: Failed=True with reason Aborted, which Flyte's executor
+// writes when a plugin reports an abort, is FAILED there as in Flyte's
+// run service, which shows ABORTED only for an action whose object was
+// deleted before it finished (its abort, and this server's abort of
+// Flyte's actions, delete them). Two exceptions: without conditions it is
+// QUEUED, as any new action here; and an abort that an earlier version
+// of this server wrote on it (its reason annotation, Failed=True reason
+// Aborted) stays ABORTED, as history recorded it.
+func PhaseOfAction(ta *TaskAction) Phase {
+	conds := ta.Status.Conditions
+	if !EnqueuedByFlyte(ta) || len(conds) == 0 {
+		return PhaseOf(conds)
+	}
+	if _, ours := ta.Annotations[AnnotationAbortReason]; ours && PhaseOf(conds) == PhaseAborted {
+		return PhaseAborted
+	}
+	return FlytePhaseOf(conds)
+}
+
+// FlytePhaseOf is Flyte's GetPhaseFromConditions (flyteorg/flyte
+// actions/k8s/client.go), ported as it is: the first condition that
+// matches decides, in the order they are stored; no match is UNSPECIFIED.
+// It never answers ABORTED (Flyte's watcher makes a deleted unfinished
+// action ABORTED) nor RECOVERED (Flyte's run service records a recovered
+// action directly).
+func FlytePhaseOf(conds []metav1.Condition) Phase {
+	for _, c := range conds {
+		if c.Status != metav1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case ConditionSucceeded:
+			return PhaseSucceeded
+		case ConditionFailed:
+			if c.Reason == ReasonTimedOut {
+				return PhaseTimedOut
+			}
+			return PhaseFailed
+		case ConditionProgressing:
+			switch c.Reason {
+			case ReasonQueued:
+				return PhaseQueued
+			case ReasonInitializing:
+				return PhaseInitializing
+			case ReasonExecuting:
+				return PhaseRunning
+			case ReasonPaused:
+				return PhasePaused
+			}
+		}
 	}
 	return PhaseUnspecified
 }

@@ -102,7 +102,7 @@ func parseFlags(args []string) (cfg app.Config, logLevel, logFormat string, err 
 	fs.IntVar(&cfg.SSEReplayEvents, "sse-replay-events", cfg.SSEReplayEvents, "events kept for stream resumes")
 	fs.DurationVar(&cfg.SSEReplayAge, "sse-replay-age", cfg.SSEReplayAge, "how long events are kept for stream resumes")
 	fs.IntVar(&cfg.SSEMailbox, "sse-buffer", cfg.SSEMailbox, "distinct actions a slow stream may have pending before it is reset")
-	fs.StringVar(&cfg.ExecutorTaskTypes, "executor-task-types", cfg.ExecutorTaskTypes, `task types the built-in executor runs: auto ("*" on the embedded control plane, none against a cluster), "*" every type it has a plugin for, "" none, or a comma list`)
+	fs.StringVar(&cfg.ExecutorTaskTypes, "executor-task-types", cfg.ExecutorTaskTypes, `task types the built-in executor runs: auto ("*" on the embedded control plane, failing other types as no executor outside runs them; none against a cluster), "*" every type it has a plugin for, "" none, or a comma list (other types are left to an executor outside)`)
 	fs.StringVar(&cfg.KargoControllers, "kargo-controllers", cfg.KargoControllers, "run the Stage controller and the Promotion orchestrator: auto = only on the embedded control plane, where no Kargo controller runs")
 	fs.StringVar(&cfg.ExecutorProcess, "executor-process", cfg.ExecutorProcess, "enable the process plugin (runs commands sent over HTTP): auto = only embedded on loopback")
 	fs.IntVar(&cfg.ExecutorWorkers, "executor-workers", cfg.ExecutorWorkers, "concurrent reconciles of the executor")

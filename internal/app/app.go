@@ -277,6 +277,7 @@ func (a *App) startManager(ctx context.Context, restCfg *rest.Config, kube kuber
 		Notifier: a.runs, History: a.history, Log: a.log.With().Str("component", "manager").Logger(),
 		Finalizers: executorFinalizers(es.claims),
 		BuiltIn:    es.runs,
+		Pending:    es.pending,
 		Journal:    journalCfg,
 		Warm:       handlers.WarmAction,
 	})

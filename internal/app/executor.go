@@ -29,6 +29,9 @@ type executorSetup struct {
 	identity string // the replica's: host name and instance
 	plugins  map[string]plugins.Plugin
 	claims   string // a comma list
+	// outside: an executor outside this server may run the types it does
+	// not; else they fail (PluginNotFound).
+	outside bool
 }
 
 func (a *App) setUpExecutor() executorSetup {
@@ -44,7 +47,38 @@ func (a *App) setUpExecutor() executorSetup {
 		a.log.Error().Err(err).Msg("http plugin off")
 	}
 	es.claims = claimedTaskTypes(a.cfg.ExecutorTaskTypes, a.cp.Embedded(), es.plugins)
+	es.outside = outsideExecutor(a.cfg.ExecutorTaskTypes, a.cp.Embedded())
 	return es
+}
+
+// outsideExecutor: may an executor outside run what this server's does
+// not? Not on the embedded control plane by default ("auto"), where
+// nothing else is there: an action of a type no plugin runs fails at once
+// (PluginNotFound), as in Flyte, instead of waiting for nobody. Any
+// other --executor-task-types (a list, "*", "") says which types are this
+// server's and leaves the others to an executor outside; so does "auto"
+// on a cluster (Flyte's executor).
+func outsideExecutor(flag string, embedded bool) bool { return flag != "auto" || !embedded }
+
+// pending is why an action of the task type waits where an executor
+// outside runs it ("" for a type this server runs, and where nothing
+// outside is declared: such an action fails).
+func (es executorSetup) pending(taskType string) string {
+	if !es.outside {
+		return ""
+	}
+	return executor.Pending(es.runTypes(), taskType)
+}
+
+// runTypes lists the types the executor runs.
+func (es executorSetup) runTypes() []string {
+	var out []string
+	for _, t := range slices.Sorted(maps.Keys(es.plugins)) {
+		if es.runs(t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // claimedTaskTypes resolves --executor-task-types: "*" is every type the
@@ -71,7 +105,7 @@ func claimedTaskTypes(flag string, embedded bool, pl map[string]plugins.Plugin) 
 // process).
 func (a *App) startExecutor(kube kubernetes.Interface, es executorSetup) error {
 	ex := executor.New(executor.Config{
-		Manager: a.mgr, TaskTypes: es.claims, Plugins: es.plugins, Workers: a.cfg.ExecutorWorkers,
+		Manager: a.mgr, TaskTypes: es.claims, NoOutside: !es.outside, Plugins: es.plugins, Workers: a.cfg.ExecutorWorkers,
 		MaxSystemFailures: a.cfg.MaxSystemFailures, OutputRoot: a.outputRoot(),
 		ServerURL: a.URL(), TaskToken: a.access.taskToken, Metrics: a.metrics.Registry(), Log: a.log.With().Str("component", "executor").Logger(),
 	})

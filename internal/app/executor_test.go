@@ -17,15 +17,27 @@ func TestClaimedTaskTypes(t *testing.T) {
 		flag     string
 		embedded bool
 		want     string
+		outside  bool // an executor outside may run the other types
 	}{
-		{"auto", true, "echo,sleep"},
-		{"auto", false, ""},
-		{"*", false, "echo,sleep"},
-		{"", true, ""},
-		{"echo,python", false, "echo,python"},
+		{"auto", true, "echo,sleep", false},
+		{"auto", false, "", true},
+		{"*", false, "echo,sleep", true},
+		{"*", true, "echo,sleep", true},
+		{"", true, "", true},
+		{"echo,python", false, "echo,python", true},
 	} {
 		if got := claimedTaskTypes(tc.flag, tc.embedded, pl); got != tc.want {
 			t.Errorf("%q (embedded %v): %q, want %q", tc.flag, tc.embedded, got, tc.want)
+		}
+		if got := outsideExecutor(tc.flag, tc.embedded); got != tc.outside {
+			t.Errorf("%q (embedded %v): outside %v, want %v", tc.flag, tc.embedded, got, tc.outside)
+		}
+		es := executorSetup{plugins: pl, claims: claimedTaskTypes(tc.flag, tc.embedded, pl), outside: outsideExecutor(tc.flag, tc.embedded)}
+		if got := es.pending("spark"); (got != "") != tc.outside {
+			t.Errorf("%q (embedded %v): a spark action waits with %q", tc.flag, tc.embedded, got)
+		}
+		if got := es.pending("echo"); got != "" && tc.want != "" {
+			t.Errorf("%q (embedded %v): an echo action waits with %q", tc.flag, tc.embedded, got)
 		}
 	}
 }

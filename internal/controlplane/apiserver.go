@@ -138,7 +138,9 @@ func startAPIServer(cfg apiServerConfig) (*apiServer, error) {
 		return nil, fmt.Errorf("create api server: %w", err)
 	}
 	installRootDiscovery(server.GenericAPIServer)
-	server.GenericAPIServer.Handler.NonGoRestfulMux.HandlePrefix("/api/v1/namespaces/", namespaces{})
+	if err := installCoreGroup(server.GenericAPIServer, gc.DiscoveryAddresses); err != nil {
+		return nil, err
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &apiServer{cancel: cancel, done: make(chan error, 1), port: ro.SecureServing.BindPort}

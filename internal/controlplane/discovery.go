@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apimachineryversion "k8s.io/apimachinery/pkg/version"
@@ -19,13 +16,12 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/kubernetes/scheme"
 	basecompatibility "k8s.io/component-base/compatibility"
 )
 
 // What kubectl needs of an API server that the apiextensions server alone
-// does not serve: /apis discovery, a /version it can parse, and a
-// namespace lookup.
+// does not serve: /apis discovery, a /version it can parse, and the core
+// group's namespaces (core.go).
 
 // installRootDiscovery serves /apis. The apiextensions server turns the
 // generic server's discovery off (Complete sets EnableDiscovery=false): in
@@ -34,8 +30,7 @@ import (
 // discovery manager (CRD groups, plus apiextensions.k8s.io from
 // InstallAPIGroup), so /apis serves that, as the generic server would with
 // discovery on; the unaggregated APIGroupList is derived from it.
-// /api stays 404: there is no core group, and client-go discovery treats a
-// 404 there as "no legacy group".
+// /api is the core group's (core.go).
 func installRootDiscovery(s *genericapiserver.GenericAPIServer) {
 	agg := s.AggregatedDiscoveryGroupManager
 	h := discoveryaggregated.WrapAggregatedDiscoveryToHandler(groupList{agg}, agg, nil)
@@ -83,26 +78,3 @@ func (v servedVersion) Info() *apimachineryversion.Info {
 // libraries in go.mod (k8s.io/apiserver v0.X.Y is Kubernetes v1.X.Y); a
 // test keeps the two in step.
 const kubeLibraryVersion = "v1.37.2"
-
-// namespaces answers GET /api/v1/namespaces/<name> with an Active Namespace
-// of that name: this server keeps no Namespace objects, and any namespace
-// can hold TaskActions. kubectl get <kind> <name> -n <ns> probes it after
-// a NotFound (cli-runtime resource.Info.Get) and, on a 404 there, reports
-// "the server could not find the requested resource" instead of the
-// object's own NotFound.
-type namespaces struct{}
-
-func (namespaces) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	name := strings.TrimPrefix(req.URL.Path, "/api/v1/namespaces/")
-	gr := corev1.Resource("namespaces")
-	if req.Method != http.MethodGet || name == "" || strings.Contains(name, "/") {
-		responsewriters.ErrorNegotiated(apierrors.NewNotFound(gr, name), scheme.Codecs.WithoutConversion(), corev1.SchemeGroupVersion, w, req)
-		return
-	}
-	ns := &corev1.Namespace{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Status:     corev1.NamespaceStatus{Phase: corev1.NamespaceActive},
-	}
-	responsewriters.WriteObjectNegotiated(scheme.Codecs.WithoutConversion(), negotiation.DefaultEndpointRestrictions, corev1.SchemeGroupVersion, w, req, http.StatusOK, ns, false)
-}

@@ -45,6 +45,12 @@ type Config struct {
 	// executor is off), or a comma-separated list. Unclaimed actions are
 	// left to an executor outside, reporting through PUT .../status.
 	TaskTypes string
+	// NoOutside says that no executor outside this server exists: the
+	// executor then also takes this server's actions of the types it does
+	// not claim, and fails them at once (PluginNotFound, naming the types
+	// it runs), as Flyte's executor fails a type it has no plugin for,
+	// rather than leave them queued for nobody.
+	NoOutside bool
 	Plugins   map[string]plugins.Plugin
 	// Workers is how many actions are reconciled at once (default 8).
 	Workers int
@@ -165,7 +171,8 @@ func (c *Controller) claims(obj any) bool {
 
 // owns reports whether an action is this executor's to run. Two executors
 // must never work on one action, so it takes only a task (a condition
-// runs nothing) of a type it claims ("*": every type it has a plugin for),
+// runs nothing) of a type it claims ("*": every type it has a plugin for;
+// with NoOutside every type, those it cannot run to fail them),
 // whose template it can read (JSON, as this server writes it; Flyte's is
 // a serialized protobuf, for Flyte's executor), and that carries no
 // finalizer of another executor.
@@ -174,7 +181,7 @@ func (c *Controller) owns(ta *v1.TaskAction) bool {
 	switch {
 	case s.ActionType == v1.ActionTypeCondition:
 		return false
-	case !c.types.Claims(s.TaskType):
+	case !c.types.Claims(s.TaskType) && !c.cfg.NoOutside:
 		return false
 	case len(s.TaskTemplate) > 0 && !json.Valid(s.TaskTemplate):
 		return false

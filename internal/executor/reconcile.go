@@ -47,9 +47,8 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 		return 0, c.fail(ctx, key, ta, v1.ReasonInvalidSpec, v1.ErrorKindUser, "InvalidSpec", err.Error())
 	}
 	plugin := c.cfg.Plugins[ta.Spec.TaskType]
-	if plugin == nil {
-		return 0, c.fail(ctx, key, ta, v1.ReasonPluginNotFound, v1.ErrorKindSystem, "PluginNotFound",
-			fmt.Sprintf("no plugin runs task type %q here", ta.Spec.TaskType))
+	if plugin == nil || !c.types.Claims(ta.Spec.TaskType) {
+		return 0, c.fail(ctx, key, ta, v1.ReasonPluginNotFound, v1.ErrorKindSystem, "PluginNotFound", c.unrunnable(ta.Spec.TaskType))
 	}
 	if !slices.Contains(ta.Finalizers, v1.FinalizerPlugin) {
 		// From here on something may run: deletion must wait for cleanup.

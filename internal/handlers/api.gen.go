@@ -493,6 +493,11 @@ type Action struct {
 	// ParentActionName Absent for the root action of a run.
 	ParentActionName *string `json:"parentActionName,omitempty"`
 
+	// PendingReason Why nothing runs the action yet: no executor of this server runs
+	// its task type, and one outside is to report its status (see
+	// --executor-task-types). Present only until its first status.
+	PendingReason *string `json:"pendingReason,omitempty"`
+
 	// Phase Flyte's ActionPhase. PAUSED: a condition action waits for its signal.
 	// RECOVERED: succeeded with the outputs of an earlier run. Terminal:
 	// SUCCEEDED, RECOVERED, FAILED, ABORTED, TIMED_OUT.
@@ -539,6 +544,11 @@ type ActionEvent struct {
 
 	// ParentActionName Absent for the root action of a run.
 	ParentActionName *string `json:"parentActionName,omitempty"`
+
+	// PendingReason Why nothing runs the action yet: no executor of this server runs
+	// its task type, and one outside is to report its status (see
+	// --executor-task-types). Present only until its first status.
+	PendingReason *string `json:"pendingReason,omitempty"`
 
 	// Phase Flyte's ActionPhase. PAUSED: a condition action waits for its signal.
 	// RECOVERED: succeeded with the outputs of an earlier run. Terminal:

@@ -30,6 +30,7 @@ func actionOf(a *taskactions.Action) Action {
 		PhaseHistory:     make([]PhaseTransition, len(a.PhaseHistory)),
 		Conditions:       make([]Condition, len(a.Conditions)),
 		AbortReason:      optional(a.AbortReason),
+		PendingReason:    optional(a.PendingReason),
 		CreatedAt:        a.CreatedAt.UTC(),
 		UpdatedAt:        a.UpdatedAt.UTC(),
 	}

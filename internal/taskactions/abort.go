@@ -3,10 +3,13 @@ package taskactions
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 
 	v1 "taskactions/api/v1"
 )
@@ -15,18 +18,24 @@ import (
 const DefaultAbortReason = "aborted by user"
 
 // AbortAction records an abort on the action and returns: the reason goes
-// on as an annotation, and an unfinished action ends ABORTED (condition
-// reason Aborted). The Aborter then ends every unfinished descendant the
-// same way, in the background, so the request neither waits for a large
-// run nor leaves it half aborted when its client gives up; a restart picks
-// the work up again from the annotations and phases. An action already
-// finished keeps its phase, but the annotation still asks for its
-// unfinished descendants to be aborted. Idempotent: the first reason
-// stays. Nothing is deleted, and nothing relies on owner-reference garbage
-// collection, which the embedded control plane does not have.
+// on as an annotation, and an unfinished action ends ABORTED. The Aborter
+// then ends every unfinished descendant the same way, in the background,
+// so the request neither waits for a large run nor leaves it half aborted
+// when its client gives up; a restart picks the work up again from the
+// annotations and phases. An action already finished keeps its phase, but
+// the annotation still asks for its unfinished descendants to be aborted.
+// Idempotent: the first reason stays.
 //
-// Each status write is conditional on the version it read, so an abort
-// racing a SUCCEEDED report ends in exactly one of the two.
+// How an action ends ABORTED depends on whose it is. This server's own
+// get the terminal condition (Failed, reason Aborted), and nothing is
+// deleted. An action Flyte enqueued is aborted as Flyte's Actions service
+// aborts it: its object is deleted (with the reason on it), which Flyte's
+// executor answers by stopping the task and Flyte's Actions service, like
+// this server, reads as ABORTED; a terminal condition would read FAILED
+// there and leave Flyte's task running.
+//
+// Each write is conditional on the version it read, so an abort racing a
+// SUCCEEDED report ends in exactly one of the two.
 func (m *Manager) AbortAction(ctx context.Context, id ActionID, reason string) error {
 	if reason == "" {
 		reason = DefaultAbortReason
@@ -36,7 +45,7 @@ func (m *Manager) AbortAction(ctx context.Context, id ActionID, reason string) e
 	if err != nil {
 		return err
 	}
-	if v1.PhaseOf(cur.Status.Conditions) == v1.PhaseAborted {
+	if v1.PhaseOfAction(cur) == v1.PhaseAborted {
 		return nil
 	}
 	if _, ok := cur.Annotations[v1.AnnotationAbortReason]; !ok {
@@ -53,14 +62,18 @@ func (m *Manager) AbortAction(ctx context.Context, id ActionID, reason string) e
 		}
 		m.actions.Wrote(out)
 		reason = out.Annotations[v1.AnnotationAbortReason]
+		cur = out
 	}
-	return m.abortOne(ctx, id, reason)
+	return m.abortOne(ctx, cur, reason)
 }
 
 // abortOne ends one unfinished action ABORTED; a finished one keeps its
 // phase.
-func (m *Manager) abortOne(ctx context.Context, id ActionID, reason string) error {
-	_, err := m.UpdateStatus(ctx, id, func(ta *v1.TaskAction) error {
+func (m *Manager) abortOne(ctx context.Context, ta *v1.TaskAction, reason string) error {
+	if v1.EnqueuedByFlyte(ta) {
+		return m.abortFlytes(ctx, ta)
+	}
+	_, err := m.UpdateStatus(ctx, IDOf(ta), func(ta *v1.TaskAction) error {
 		if v1.PhaseOf(ta.Status.Conditions).Terminal() {
 			return ErrNoChange
 		}
@@ -71,12 +84,44 @@ func (m *Manager) abortOne(ctx context.Context, id ActionID, reason string) erro
 	return err
 }
 
+// abortFlytes aborts an unfinished action of Flyte's as Flyte does
+// (actions/k8s AbortAction): by deleting its object, whose descendants
+// follow it (the garbage collector, or the Collector here). The delete is
+// conditional on the version read: if the action changed meanwhile it is
+// read again, and left as it is once finished.
+func (m *Manager) abortFlytes(ctx context.Context, ta *v1.TaskAction) error {
+	id := IDOf(ta)
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		if ta.DeletionTimestamp != nil || v1.PhaseOfAction(ta).Terminal() {
+			return nil
+		}
+		err := m.client.FlyteV1().TaskActions(ta.Namespace).Delete(ctx, ta.Name, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &ta.UID, ResourceVersion: &ta.ResourceVersion},
+		})
+		if apierrors.IsConflict(err) {
+			if cur, rerr := m.live(ctx, id); rerr == nil && cur.UID == ta.UID {
+				ta = cur
+			} else if errors.Is(rerr, ErrNotFound) {
+				return nil
+			}
+		}
+		return err
+	})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("abort %s (delete its object, as Flyte aborts): %w", id, err)
+	}
+	return nil
+}
+
 // abortRequested: the action is ABORTED, or an abort was asked of it (an
 // action already finished when it was aborted), so its unfinished
 // descendants are to be aborted.
 func abortRequested(ta *v1.TaskAction) bool {
 	_, asked := ta.Annotations[v1.AnnotationAbortReason]
-	return asked || v1.PhaseOf(ta.Status.Conditions) == v1.PhaseAborted
+	return asked || v1.PhaseOfAction(ta) == v1.PhaseAborted
 }
 
 // abortReasonOf is why an action was aborted: the reason recorded on it

@@ -72,12 +72,12 @@ func (a *Aborter) reconcile(ctx context.Context, key string, store cache.Store, 
 	if src == nil {
 		return nil
 	}
-	if !v1.PhaseOf(ta.Status.Conditions).Terminal() {
+	if !v1.PhaseOfAction(ta).Terminal() {
 		reason := abortReasonOf(src)
 		if reason == "" {
 			reason = DefaultAbortReason
 		}
-		return a.m.abortOne(ctx, IDOf(ta), reason)
+		return a.m.abortOne(ctx, ta, reason)
 	}
 	s := &ta.Spec
 	// From the index, not the sorted lists: order does not matter here, and

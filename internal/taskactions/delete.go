@@ -93,7 +93,7 @@ func tombstones(tas []*v1.TaskAction) []runs.Action {
 		id := IDOf(ta)
 		out[i] = runs.Action{
 			Project: id.Project, Domain: id.Domain, Run: id.Run, Name: id.Name, Parent: specParent(&ta.Spec),
-			UID: string(ta.UID), Phase: v1.PhaseOf(ta.Status.Conditions), CreatedAt: ta.CreationTimestamp.Time, UpdatedAt: ta.CreationTimestamp.Time,
+			UID: string(ta.UID), Phase: v1.PhaseOfAction(ta), CreatedAt: ta.CreationTimestamp.Time, UpdatedAt: ta.CreationTimestamp.Time,
 		}
 	}
 	return out

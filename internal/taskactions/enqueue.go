@@ -232,7 +232,7 @@ func (m *Manager) parentOf(ctx context.Context, req EnqueueRequest) (*v1.TaskAct
 	if err != nil {
 		return nil, fmt.Errorf("parent: %w", err)
 	}
-	if v1.PhaseOf(p.Status.Conditions) == v1.PhaseAborted {
+	if v1.PhaseOfAction(p) == v1.PhaseAborted {
 		return nil, fmt.Errorf("parent %s is aborted: %w", pid, ErrConflict)
 	}
 	return p, nil
@@ -255,9 +255,11 @@ func (m *Manager) build(ns string, req EnqueueRequest, parent *v1.TaskAction) (*
 	if parent != nil {
 		maps.Copy(labels, parent.Labels)
 		delete(labels, v1.LabelTerminalState)
+		delete(labels, v1.LabelFlyteTerminalState)
 		maps.Copy(annotations, parent.Annotations)
 		delete(annotations, v1.AnnotationAbortReason)
 		delete(annotations, v1.AnnotationMayExecute)
+		delete(annotations, v1.AnnotationPendingReason)
 		maps.Copy(envs, parent.Spec.EnvVars)
 		if interruptible == nil {
 			interruptible = parent.Spec.Interruptible
@@ -267,6 +269,11 @@ func (m *Manager) build(ns string, req EnqueueRequest, parent *v1.TaskAction) (*
 	maps.Copy(annotations, rs.Annotations)
 	if req.MayExecute {
 		annotations[v1.AnnotationMayExecute] = "true"
+	}
+	if m.cfg.Pending != nil {
+		if why := m.cfg.Pending(req.TaskType); why != "" {
+			annotations[v1.AnnotationPendingReason] = why
+		}
 	}
 	maps.Copy(envs, rs.Envs)
 	id := req.ID

@@ -98,3 +98,28 @@ func TestOneNamespaceForAllProjects(t *testing.T) {
 		}
 	}
 }
+
+// A root named as its run is stored under Flyte's name for it, <run>-a0
+// (actions/k8s buildTaskActionName), which Flyte's GetTaskAction looks up;
+// a child named a0 then takes another name, and each is itself.
+func TestRootNamedAsItsRunIsStoredAsFlyteNamesIt(t *testing.T) {
+	m := newManager(t, nil)
+	ctx := context.Background()
+	run := newRun()
+	root := mustEnqueue(t, m, echoRequest(run.action(run.Run), ""))
+	if root.Name != run.Run+"-a0" {
+		t.Errorf("the root is %s, want %s-a0", root.Name, run.Run)
+	}
+	child := mustEnqueue(t, m, echoRequest(run.action("a0"), run.Run))
+	if child.Name == root.Name {
+		t.Fatalf("the child a0 took its root's name")
+	}
+	for _, id := range []ActionID{run.action(run.Run), run.action("a0")} {
+		if got, err := m.GetTaskAction(ctx, id); err != nil || !id.matches(&got.Spec) {
+			t.Errorf("get %s: %v", id, err)
+		}
+	}
+	if other := mustEnqueue(t, m, echoRequest(run.action("b"), "")); other.Name != run.Run+"-b" {
+		t.Errorf("another root: %s", other.Name)
+	}
+}

@@ -65,6 +65,11 @@ type Config struct {
 	// report from outside cannot move them, and no log is appended to
 	// them through the API.
 	BuiltIn func(taskType string) bool
+	// Pending, when set, says why a new action of a task type will wait:
+	// no executor of this server runs the type (an executor outside may).
+	// The reason goes on the action (AnnotationPendingReason) and shows
+	// until its first status.
+	Pending func(taskType string) string
 	// Warm, when set, is given each changed action's latest update by a
 	// worker, off the informer's goroutine: the API passes its encoder, so
 	// that the first list of a big run copies encodings instead of making

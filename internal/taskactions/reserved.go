@@ -10,7 +10,7 @@ import (
 )
 
 // reservedDomains own the labels and annotations this server writes
-// (flyte.org/run, flyte.org/terminal-status-recorded, ...). A caller who
+// (flyte.org/run, taskactions.io/terminal-status-recorded, ...). A caller who
 // set one could hide a run from the run service or pose as another run's
 // action, so none may be set through a run spec.
 var reservedDomains = []string{"flyte.org", "taskactions.io"}

@@ -121,10 +121,11 @@ func (r *Retirer) retire(ctx context.Context, tas []*v1.TaskAction) (int, error)
 	return n, nil
 }
 
-// due: finished before the cutoff, its terminal status recorded (the
-// label), not being deleted, and no child object left.
+// due: finished before the cutoff, its terminal status recorded (this
+// server's label), not being deleted, no child object left, and not
+// Flyte's: Flyte's garbage collector ends the life of its actions.
 func (r *Retirer) due(ta *v1.TaskAction, cutoff time.Time) bool {
-	if ta.DeletionTimestamp != nil || ta.Labels[v1.LabelTerminalState] != "true" {
+	if ta.DeletionTimestamp != nil || ta.Labels[v1.LabelTerminalState] != "true" || v1.EnqueuedByFlyte(ta) {
 		return false
 	}
 	u := r.m.actions.View(ta)

@@ -28,7 +28,7 @@ var ErrNoChange = errors.New("no change")
 func (m *Manager) UpdateStatus(ctx context.Context, id ActionID, mutate func(*v1.TaskAction) error) (*v1.TaskAction, error) {
 	return m.update(ctx, id, mutate, func(ta *v1.TaskAction) (*v1.TaskAction, error) {
 		boundStatus(&ta.Status)
-		ta.Status.Phase = v1.PhaseOf(ta.Status.Conditions)
+		ta.Status.Phase = v1.PhaseOfAction(ta)
 		ta.Status.StateJSON = stateJSON(ta)
 		out, err := m.client.FlyteV1().TaskActions(ta.Namespace).UpdateStatus(ctx, ta, metav1.UpdateOptions{})
 		if err == nil && ta.Status.Phase.Terminal() {
@@ -109,7 +109,7 @@ func stateJSON(ta *v1.TaskAction) string {
 		Attempts    uint32         `json:"attempts"`
 		CacheStatus string         `json:"cacheStatus"`
 		Error       *v1.ErrorState `json:"error,omitempty"`
-	}{v1.PhaseOf(ta.Status.Conditions), ta.Status.Attempts, ta.Status.CacheStatus.String(), ta.Status.ErrorState})
+	}{v1.PhaseOfAction(ta), ta.Status.Attempts, ta.Status.CacheStatus.String(), ta.Status.ErrorState})
 	return string(b)
 }
 

@@ -54,8 +54,11 @@ type Action struct {
 	Conditions     []metav1.Condition
 	ErrorState     *v1.ErrorState
 	AbortReason    string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// PendingReason: why nothing runs the action yet, until its first
+	// status (AnnotationPendingReason).
+	PendingReason string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 
 	UID             string
 	ResourceVersion string
@@ -91,7 +94,7 @@ func ViewOf(ta *v1.TaskAction) Action {
 		InputURI:        s.InputURI,
 		RunOutputBase:   s.RunOutputBase,
 		OutputURI:       OutputURI(s),
-		Phase:           v1.PhaseOf(ta.Status.Conditions),
+		Phase:           v1.PhaseOfAction(ta),
 		Attempts:        ta.Status.Attempts,
 		CacheStatus:     ta.Status.CacheStatus,
 		SystemFailures:  ta.Status.SystemFailures,
@@ -117,6 +120,9 @@ func ViewOf(ta *v1.TaskAction) Action {
 	}
 	if a.Phase == v1.PhaseAborted {
 		a.AbortReason = abortReasonOf(ta)
+	}
+	if len(ta.Status.Conditions) == 0 {
+		a.PendingReason = ta.Annotations[v1.AnnotationPendingReason]
 	}
 	a.PhaseHistory = make([]PhaseTransition, len(ta.Status.PhaseHistory))
 	for i, h := range ta.Status.PhaseHistory {
@@ -147,7 +153,11 @@ func (u *ActionUpdate) sameView(o *ActionUpdate) bool {
 func updateOf(ta *v1.TaskAction, deleted bool) *ActionUpdate {
 	u := &ActionUpdate{Action: ViewOf(ta), Deleted: deleted}
 	if deleted && !u.Phase.Terminal() {
+		// As Flyte's Actions service reads a deletion. The reason, when an
+		// abort through this server deleted it, is on the object.
 		u.Phase = v1.PhaseAborted
+		u.AbortReason = abortReasonOf(ta)
+		u.PendingReason = ""
 	}
 	return u
 }

@@ -141,7 +141,11 @@ func (m *Manager) handleTaskActionEvent(ctx context.Context, w *workers, item wo
 
 // shouldSkipTaskAction is true for actions whose terminal status the run
 // service already has: a restart or re-list must not replay them. They
-// still serve snapshots and lists.
+// still serve snapshots and lists. Only this server's label says so:
+// Flyte's (flyte.org/terminal-status-recorded) says that Flyte's run
+// service has it, which is no reason to miss it here, and where earlier
+// versions of this server set Flyte's label, the action is recorded once
+// more (history keeps a terminal status as it is) and then labelled ours.
 func shouldSkipTaskAction(ta *v1.TaskAction) bool {
 	return ta.Labels[v1.LabelTerminalState] == "true"
 }
@@ -170,7 +174,9 @@ func (m *Manager) notifyRunService(ctx context.Context, w *workers, ta *v1.TaskA
 		return nil
 	}
 	w.setNotified(ta.UID, u.Phase, true)
-	if u.Phase.Terminal() && (!seen || prev != u.Phase) {
+	// Flyte's actions carry no bookkeeping of ours: a restart records
+	// their terminal status again, which history keeps as it is.
+	if u.Phase.Terminal() && (!seen || prev != u.Phase) && !v1.EnqueuedByFlyte(ta) {
 		failpoint.Hit(failpoint.Recorded)
 		if err := m.markTerminalStatusRecorded(ctx, ta); err != nil {
 			// Not retried by the queue: the run service has the status, and

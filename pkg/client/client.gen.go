@@ -495,6 +495,11 @@ type Action struct {
 	// ParentActionName Absent for the root action of a run.
 	ParentActionName *string `json:"parentActionName,omitempty"`
 
+	// PendingReason Why nothing runs the action yet: no executor of this server runs
+	// its task type, and one outside is to report its status (see
+	// --executor-task-types). Present only until its first status.
+	PendingReason *string `json:"pendingReason,omitempty"`
+
 	// Phase Flyte's ActionPhase. PAUSED: a condition action waits for its signal.
 	// RECOVERED: succeeded with the outputs of an earlier run. Terminal:
 	// SUCCEEDED, RECOVERED, FAILED, ABORTED, TIMED_OUT.
@@ -541,6 +546,11 @@ type ActionEvent struct {
 
 	// ParentActionName Absent for the root action of a run.
 	ParentActionName *string `json:"parentActionName,omitempty"`
+
+	// PendingReason Why nothing runs the action yet: no executor of this server runs
+	// its task type, and one outside is to report its status (see
+	// --executor-task-types). Present only until its first status.
+	PendingReason *string `json:"pendingReason,omitempty"`
 
 	// Phase Flyte's ActionPhase. PAUSED: a condition action waits for its signal.
 	// RECOVERED: succeeded with the outputs of an earlier run. Terminal:
@@ -2469,7 +2479,9 @@ type ClientInterface interface {
 	//
 	// Every non-terminal action of the subtree ends ABORTED with the reason
 	// kept; terminal ones keep their phase. Idempotent. The executor kills
-	// what still runs after this returns.
+	// what still runs after this returns. An action Flyte enqueued is
+	// aborted as Flyte aborts it: its object is deleted (its descendants
+	// follow), and it reads ABORTED, with the reason, from history.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2480,7 +2492,9 @@ type ClientInterface interface {
 	//
 	// Every non-terminal action of the subtree ends ABORTED with the reason
 	// kept; terminal ones keep their phase. Idempotent. The executor kills
-	// what still runs after this returns.
+	// what still runs after this returns. An action Flyte enqueued is
+	// aborted as Flyte aborts it: its object is deleted (its descendants
+	// follow), and it reads ABORTED, with the reason, from history.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3068,7 +3082,9 @@ func (c *Client) GetAction(ctx context.Context, project ProjectParam, domain Dom
 //
 // Every non-terminal action of the subtree ends ABORTED with the reason
 // kept; terminal ones keep their phase. Idempotent. The executor kills
-// what still runs after this returns.
+// what still runs after this returns. An action Flyte enqueued is
+// aborted as Flyte aborts it: its object is deleted (its descendants
+// follow), and it reads ABORTED, with the reason, from history.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3089,7 +3105,9 @@ func (c *Client) AbortActionWithBody(ctx context.Context, project ProjectParam, 
 //
 // Every non-terminal action of the subtree ends ABORTED with the reason
 // kept; terminal ones keep their phase. Idempotent. The executor kills
-// what still runs after this returns.
+// what still runs after this returns. An action Flyte enqueued is
+// aborted as Flyte aborts it: its object is deleted (its descendants
+// follow), and it reads ABORTED, with the reason, from history.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6620,7 +6638,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Every non-terminal action of the subtree ends ABORTED with the reason
 	// kept; terminal ones keep their phase. Idempotent. The executor kills
-	// what still runs after this returns.
+	// what still runs after this returns. An action Flyte enqueued is
+	// aborted as Flyte aborts it: its object is deleted (its descendants
+	// follow), and it reads ABORTED, with the reason, from history.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6631,7 +6651,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Every non-terminal action of the subtree ends ABORTED with the reason
 	// kept; terminal ones keep their phase. Idempotent. The executor kills
-	// what still runs after this returns.
+	// what still runs after this returns. An action Flyte enqueued is
+	// aborted as Flyte aborts it: its object is deleted (its descendants
+	// follow), and it reads ABORTED, with the reason, from history.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9181,7 +9203,9 @@ func (c *ClientWithResponses) GetActionWithResponse(ctx context.Context, project
 //
 // Every non-terminal action of the subtree ends ABORTED with the reason
 // kept; terminal ones keep their phase. Idempotent. The executor kills
-// what still runs after this returns.
+// what still runs after this returns. An action Flyte enqueued is
+// aborted as Flyte aborts it: its object is deleted (its descendants
+// follow), and it reads ABORTED, with the reason, from history.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9198,7 +9222,9 @@ func (c *ClientWithResponses) AbortActionWithBodyWithResponse(ctx context.Contex
 //
 // Every non-terminal action of the subtree ends ABORTED with the reason
 // kept; terminal ones keep their phase. Idempotent. The executor kills
-// what still runs after this returns.
+// what still runs after this returns. An action Flyte enqueued is
+// aborted as Flyte aborts it: its object is deleted (its descendants
+// follow), and it reads ABORTED, with the reason, from history.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -625,6 +625,12 @@ class DetailPanel {
         h('h3', { text: 'Abort reason' }),
         h('p', { class: a.abortReason ? 'wrap' : 'muted', text: a.abortReason || 'No reason given.' })));
     }
+    // Nothing here runs its task type: say so while it waits.
+    if (a.pendingReason) {
+      sections.push(h('div', { class: 'callout', role: 'note' },
+        h('h3', { text: 'Waiting for an executor' }),
+        h('p', { class: 'wrap', text: a.pendingReason })));
+    }
     // An abort is said once, by its reason above, not again as an error.
     if (a.phase !== 'ABORTED' && a.errorState && (a.errorState.code || a.errorState.message)) {
       const e = a.errorState;

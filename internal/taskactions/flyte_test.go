@@ -1,0 +1,120 @@
+package taskactions
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	v1 "taskactions/api/v1"
+)
+
+// flyteFixtures are test/e2e/testdata/flyte-statuses.yaml: TaskActions as
+// Flyte's own Enqueue and executor write them, with Flyte's readings in
+// annotations (see the file's header).
+func flyteFixtures(t *testing.T) []*v1.TaskAction {
+	t.Helper()
+	b, err := os.ReadFile("../../test/e2e/testdata/flyte-statuses.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*v1.TaskAction
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		ta := &v1.TaskAction{}
+		if err := yaml.UnmarshalStrict([]byte(doc), ta); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, ta)
+	}
+	return out
+}
+
+func flyteReads(ta *v1.TaskAction, key string) v1.Phase {
+	return v1.Phase(strings.TrimPrefix(ta.Annotations["fixture.flytecheck/"+key], "ACTION_PHASE_"))
+}
+
+func fixtureNamed(t *testing.T, name string) *v1.TaskAction {
+	t.Helper()
+	for _, ta := range flyteFixtures(t) {
+		if ta.Spec.ActionName == name {
+			return ta
+		}
+	}
+	t.Fatalf("no fixture %s", name)
+	return nil
+}
+
+// A deletion reads as Flyte's watcher reads it (buildActionUpdate with a
+// Deleted event): an unfinished action ends ABORTED, a finished one keeps
+// its phase (Flyte's TestBuildActionUpdate_DeleteAfterTerminalPreservesPhase
+// and _DeleteOnNonTerminalForcesAborted, on Flyte's own objects).
+func TestDeletionsReadAsFlyteReadsThem(t *testing.T) {
+	for _, ta := range flyteFixtures(t) {
+		if got, want := updateOf(ta, true).Phase, flyteReads(ta, "phase-when-deleted"); got != want {
+			t.Errorf("%s deleted: %s, Flyte reads %s", ta.Name, got, want)
+		}
+	}
+}
+
+// createFlytes stores a fixture under a run of the test's own, as Flyte
+// would have (object, then its executor's status), and returns it.
+func createFlytes(t *testing.T, fixture *v1.TaskAction, run RunID, name string) *v1.TaskAction {
+	t.Helper()
+	ctx := context.Background()
+	ta := fixture.DeepCopy()
+	ta.Name, ta.Namespace, ta.OwnerReferences, ta.Annotations = run.Run+"-"+name, "flyte", nil, nil
+	ta.Spec.Project, ta.Spec.Domain, ta.Spec.RunName, ta.Spec.ActionName, ta.Spec.ParentActionName = run.Project, run.Domain, run.Run, name, nil
+	ta.Labels[v1.LabelProject], ta.Labels[v1.LabelDomain], ta.Labels[v1.LabelRun], ta.Labels[v1.LabelAction] = run.Project, run.Domain, run.Run, name
+	c := kubeClient(t).FlyteV1().TaskActions("flyte")
+	out, err := c.Create(ctx, ta, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Status = ta.Status
+	if out, err = c.UpdateStatus(ctx, out, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// An abort through this server of an action Flyte enqueued is Flyte's
+// abort: the object is deleted (so Flyte's executor stops the task, and
+// Flyte's Actions service reads ABORTED), and history keeps the action
+// ABORTED with the reason given. A terminal condition instead would read
+// FAILED in Flyte and leave its task running.
+func TestAbortOfFlytesActionDeletesIt(t *testing.T) {
+	n := newCountingNotifier(t)
+	m := newManager(t, n, func(c *Config) { c.History = n.Store() })
+	ctx := context.Background()
+	run := newRun()
+	ta := createFlytes(t, fixtureNamed(t, "running"), run, "n0")
+	id := run.action("n0")
+	eventually(t, 10*time.Second, "the cache to have it RUNNING", func() bool {
+		got, _ := m.GetTaskAction(ctx, id)
+		return got != nil && v1.PhaseOfAction(got) == v1.PhaseRunning
+	})
+	if err := m.AbortAction(ctx, id, "stop the Flyte task"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kubeClient(t).FlyteV1().TaskActions("flyte").Get(ctx, ta.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the object after the abort: %v, want it deleted", err)
+	}
+	var rec *ActionUpdate
+	eventually(t, 10*time.Second, "history to have it ABORTED", func() bool {
+		rec, _ = m.retired(ctx, id)
+		return rec != nil && rec.Phase == v1.PhaseAborted
+	})
+	if rec.AbortReason != "stop the Flyte task" {
+		t.Errorf("the abort reason in history: %q", rec.AbortReason)
+	}
+	// Gone from the control plane: the API answers from history.
+	if err := m.AbortAction(ctx, id, "again"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a second abort: %v, want ErrNotFound", err)
+	}
+}

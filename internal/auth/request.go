@@ -45,6 +45,13 @@ func (a *RequestAuthenticator) Authenticate(r *http.Request) (*Subject, error) {
 	return nil, fmt.Errorf("%w: send Authorization: Bearer <token>, or log in to the dashboard", ErrUnauthenticated)
 }
 
+// HasBearerToken reports whether r carries a bearer token, which then is
+// its only credential: Authenticate never reads its cookie.
+func HasBearerToken(r *http.Request) bool {
+	_, ok := bearer(r)
+	return ok
+}
+
 // bearer returns the token of an "Authorization: Bearer" header.
 func bearer(r *http.Request) (string, bool) {
 	h := r.Header.Get("Authorization")

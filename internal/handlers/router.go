@@ -74,9 +74,13 @@ func NewRouter(cfg Config) (http.Handler, error) {
 	if err := checkRules(v.doc); err != nil {
 		return nil, err
 	}
+	gs, err := guards(cfg)
+	if err != nil {
+		return nil, err
+	}
 	r := chi.NewRouter()
 	r.Use(withRequestID(cfg.Log), recoverPanics, accessLog(cfg.Metrics))
-	r.Use(guards(cfg)...)
+	r.Use(gs...)
 	r.Use(middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
@@ -95,8 +99,9 @@ func NewRouter(cfg Config) (http.Handler, error) {
 
 // guards are the defences of every route against a hostile page in the
 // user's browser (guard.go): well-formed URLs, our own Host, CORS only for
-// the origins named, and our own Origin on unsafe methods.
-func guards(cfg Config) []func(http.Handler) http.Handler {
+// the origins named, and no cross-origin unsafe request but with a bearer
+// token.
+func guards(cfg Config) ([]func(http.Handler) http.Handler, error) {
 	gs := []func(http.Handler) http.Handler{wellFormedURLs, guardHost(cfg.AllowedHosts)}
 	if len(cfg.CORSOrigins) > 0 {
 		gs = append(gs, cors.Handler(cors.Options{
@@ -109,12 +114,17 @@ func guards(cfg Config) []func(http.Handler) http.Handler {
 			MaxAge:         600,
 		}))
 	}
-	return append(gs, guardOrigin(cfg.CORSOrigins))
+	crossOrigin, err := guardCrossOrigin(cfg.CORSOrigins)
+	if err != nil {
+		return nil, err
+	}
+	return append(gs, crossOrigin), nil
 }
 
 // apiRouter is /api/v1: the generated routes, each request refused unless
-// it declares JSON (when unsafe), authenticated (unless the document says
-// the operation is public), valid, and authorized by the operation's rule.
+// its body, if it has one, is declared JSON or YAML, authenticated (unless
+// the document says the operation is public), valid, and authorized by the
+// operation's rule.
 func apiRouter(cfg Config, v *validator) http.Handler {
 	r := chi.NewRouter()
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
@@ -128,9 +138,8 @@ func apiRouter(cfg Config, v *validator) http.Handler {
 	})
 	HandlerWithOptions(strict, ChiServerOptions{
 		BaseRouter: r,
-		// The last runs first: refuse a body that is not JSON (a forged
-		// cross-site request, before anything else), authenticate, then
-		// validate.
+		// The last runs first: refuse a body that is not JSON or YAML,
+		// authenticate, then validate.
 		Middlewares:      []MiddlewareFunc{v.middleware, authenticate(cfg.Authenticator, v), requireJSON},
 		ErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(w, r, badRequest{err}) },
 	})

@@ -208,6 +208,16 @@ func (inv *invalidRequest) collect(err error, param string) {
 		}
 		inv.collect(e.Err, param)
 	case *openapi3.SchemaError:
+		// A field whose schema is allOf (a $ref with a description beside
+		// it) fails as "doesn't match all schemas": what it wants is in the
+		// schemas it did not match (an enum names its values there).
+		var inner openapi3.MultiError
+		if e.SchemaField == "allOf" && errors.As(e.Origin, &inner) && len(inner) > 0 {
+			for _, x := range inner {
+				inv.collect(x, param)
+			}
+			return
+		}
 		inv.add(param, jsonPointer(e.JSONPointer()), e.Reason)
 	case *openapi3filter.ParseError:
 		// JSON, or YAML where the operation takes it (Kargo's objects).

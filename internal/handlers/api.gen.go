@@ -1299,7 +1299,9 @@ type ListRunsParams struct {
 	// Continue The `continue` of the previous page.
 	Continue *ContinueParam `form:"continue,omitempty" json:"continue,omitempty"`
 
-	// Phase Only runs whose root is in one of these phases.
+	// Phase Only runs whose root is in one of these phases: the parameter
+	// repeated (`phase=FAILED&phase=TIMED_OUT`, as clients send an
+	// array), or its values separated by commas (`phase=FAILED,TIMED_OUT`).
 	Phase *[]Phase `form:"phase,omitempty" json:"phase,omitempty"`
 
 	// StartedAfter Only runs started at or after this time.
@@ -2901,7 +2903,7 @@ func (siw *ServerInterfaceWrapper) ListRuns(w http.ResponseWriter, r *http.Reque
 
 	// ------------- Optional query parameter "phase" -------------
 
-	err = runtime.BindQueryParameterWithOptions("form", false, false, "phase", r.URL.Query(), &params.Phase, runtime.BindQueryParameterOptions{Type: "array", Format: ""})
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "phase", r.URL.Query(), &params.Phase, runtime.BindQueryParameterOptions{Type: "array", Format: ""})
 	if err != nil {
 		var requiredError *runtime.RequiredParameterError
 		if errors.As(err, &requiredError) {

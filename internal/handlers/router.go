@@ -129,7 +129,7 @@ func apiRouter(cfg Config, v *validator) http.Handler {
 	r := chi.NewRouter()
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
-	r.Use(gate(cfg.Synced), middleware.GetHead, markHead, keepRequest)
+	r.Use(gate(cfg.Synced), middleware.GetHead, markHead, splitCommaLists(commaListParams(v.doc)), keepRequest)
 	srv := &Server{mgr: cfg.Manager, stages: cfg.Stages, promos: cfg.Promotions, runs: cfg.Runs, logs: cfg.Logs, authz: cfg.Authorizer, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, streams: newStreamSlots(cfg.MaxStreams)}
 	az := &authorizer{authz: cfg.Authorizer, executeTypes: cfg.ExecuteTaskTypes}
 	strict := NewStrictHandlerWithOptions(srv, []StrictMiddlewareFunc{az.middleware}, StrictHTTPServerOptions{

@@ -1301,7 +1301,9 @@ type ListRunsParams struct {
 	// Continue The `continue` of the previous page.
 	Continue *ContinueParam `form:"continue,omitempty" json:"continue,omitempty"`
 
-	// Phase Only runs whose root is in one of these phases.
+	// Phase Only runs whose root is in one of these phases: the parameter
+	// repeated (`phase=FAILED&phase=TIMED_OUT`, as clients send an
+	// array), or its values separated by commas (`phase=FAILED,TIMED_OUT`).
 	Phase *[]Phase `form:"phase,omitempty" json:"phase,omitempty"`
 
 	// StartedAfter Only runs started at or after this time.
@@ -2470,6 +2472,8 @@ type ClientInterface interface {
 	// Every non-terminal action of the subtree ends ABORTED with the reason
 	// kept; terminal ones keep their phase. Idempotent. The executor kills
 	// what still runs after this returns.
+	// The body is optional: without one (and without a Content-Type) the
+	// abort has no reason.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2481,6 +2485,8 @@ type ClientInterface interface {
 	// Every non-terminal action of the subtree ends ABORTED with the reason
 	// kept; terminal ones keep their phase. Idempotent. The executor kills
 	// what still runs after this returns.
+	// The body is optional: without one (and without a Content-Type) the
+	// abort has no reason.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3057,6 +3063,8 @@ func (c *Client) GetAction(ctx context.Context, project ProjectParam, domain Dom
 // Every non-terminal action of the subtree ends ABORTED with the reason
 // kept; terminal ones keep their phase. Idempotent. The executor kills
 // what still runs after this returns.
+// The body is optional: without one (and without a Content-Type) the
+// abort has no reason.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3078,6 +3086,8 @@ func (c *Client) AbortActionWithBody(ctx context.Context, project ProjectParam, 
 // Every non-terminal action of the subtree ends ABORTED with the reason
 // kept; terminal ones keep their phase. Idempotent. The executor kills
 // what still runs after this returns.
+// The body is optional: without one (and without a Content-Type) the
+// abort has no reason.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4126,7 +4136,7 @@ func NewListRunsRequest(server string, project ProjectParam, domain DomainParam,
 
 		if params.Phase != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "phase", *params.Phase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "phase", *params.Phase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -6597,6 +6607,8 @@ type ClientWithResponsesInterface interface {
 	// Every non-terminal action of the subtree ends ABORTED with the reason
 	// kept; terminal ones keep their phase. Idempotent. The executor kills
 	// what still runs after this returns.
+	// The body is optional: without one (and without a Content-Type) the
+	// abort has no reason.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6608,6 +6620,8 @@ type ClientWithResponsesInterface interface {
 	// Every non-terminal action of the subtree ends ABORTED with the reason
 	// kept; terminal ones keep their phase. Idempotent. The executor kills
 	// what still runs after this returns.
+	// The body is optional: without one (and without a Content-Type) the
+	// abort has no reason.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9146,6 +9160,8 @@ func (c *ClientWithResponses) GetActionWithResponse(ctx context.Context, project
 // Every non-terminal action of the subtree ends ABORTED with the reason
 // kept; terminal ones keep their phase. Idempotent. The executor kills
 // what still runs after this returns.
+// The body is optional: without one (and without a Content-Type) the
+// abort has no reason.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9163,6 +9179,8 @@ func (c *ClientWithResponses) AbortActionWithBodyWithResponse(ctx context.Contex
 // Every non-terminal action of the subtree ends ABORTED with the reason
 // kept; terminal ones keep their phase. Idempotent. The executor kills
 // what still runs after this returns.
+// The body is optional: without one (and without a Content-Type) the
+// abort has no reason.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -812,6 +812,24 @@ type ObjectMeta struct {
 	Uid             *string `json:"uid,omitempty"`
 }
 
+// OpenAPIDocument An OpenAPI 3.0 document (this one).
+type OpenAPIDocument struct {
+	Components *map[string]interface{} `json:"components,omitempty"`
+	Info       OpenAPIDocument_Info    `json:"info"`
+
+	// Openapi Example: 3.0.3
+	Openapi              string                 `json:"openapi"`
+	Paths                map[string]interface{} `json:"paths"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// OpenAPIDocument_Info defines model for OpenAPIDocument.Info.
+type OpenAPIDocument_Info struct {
+	Title                string                 `json:"title"`
+	Version              string                 `json:"version"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
 // Phase Flyte's ActionPhase. PAUSED: a condition action waits for its signal.
 // RECOVERED: succeeded with the outputs of an earlier run. Terminal:
 // SUCCEEDED, RECOVERED, FAILED, ABORTED, TIMED_OUT.
@@ -1462,6 +1480,194 @@ type PromoteDownstreamJSONRequestBody = PromoteRequest
 
 // CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
 type CreateSessionJSONRequestBody = LoginRequest
+
+// Getter for additional properties for OpenAPIDocument. Returns the specified
+// element and whether it was found
+func (a OpenAPIDocument) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for OpenAPIDocument
+func (a *OpenAPIDocument) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for OpenAPIDocument to handle AdditionalProperties
+func (a *OpenAPIDocument) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["components"]; found {
+		err = json.Unmarshal(raw, &a.Components)
+		if err != nil {
+			return fmt.Errorf("error reading 'components': %w", err)
+		}
+		delete(object, "components")
+	}
+
+	if raw, found := object["info"]; found {
+		err = json.Unmarshal(raw, &a.Info)
+		if err != nil {
+			return fmt.Errorf("error reading 'info': %w", err)
+		}
+		delete(object, "info")
+	}
+
+	if raw, found := object["openapi"]; found {
+		err = json.Unmarshal(raw, &a.Openapi)
+		if err != nil {
+			return fmt.Errorf("error reading 'openapi': %w", err)
+		}
+		delete(object, "openapi")
+	}
+
+	if raw, found := object["paths"]; found {
+		err = json.Unmarshal(raw, &a.Paths)
+		if err != nil {
+			return fmt.Errorf("error reading 'paths': %w", err)
+		}
+		delete(object, "paths")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for OpenAPIDocument to handle AdditionalProperties
+func (a OpenAPIDocument) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Components != nil {
+		object["components"], err = json.Marshal(a.Components)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'components': %w", err)
+		}
+	}
+
+	object["info"], err = json.Marshal(a.Info)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'info': %w", err)
+	}
+
+	object["openapi"], err = json.Marshal(a.Openapi)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'openapi': %w", err)
+	}
+
+	if a.Paths != nil {
+		object["paths"], err = json.Marshal(a.Paths)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'paths': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for OpenAPIDocument_Info. Returns the specified
+// element and whether it was found
+func (a OpenAPIDocument_Info) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for OpenAPIDocument_Info
+func (a *OpenAPIDocument_Info) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for OpenAPIDocument_Info to handle AdditionalProperties
+func (a *OpenAPIDocument_Info) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["title"]; found {
+		err = json.Unmarshal(raw, &a.Title)
+		if err != nil {
+			return fmt.Errorf("error reading 'title': %w", err)
+		}
+		delete(object, "title")
+	}
+
+	if raw, found := object["version"]; found {
+		err = json.Unmarshal(raw, &a.Version)
+		if err != nil {
+			return fmt.Errorf("error reading 'version': %w", err)
+		}
+		delete(object, "version")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for OpenAPIDocument_Info to handle AdditionalProperties
+func (a OpenAPIDocument_Info) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["title"], err = json.Marshal(a.Title)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'title': %w", err)
+	}
+
+	object["version"], err = json.Marshal(a.Version)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'version': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
 
 // AsActionItemEvent returns the union data inside the ActionStreamEvent as a ActionItemEvent
 func (t ActionStreamEvent) AsActionItemEvent() (ActionItemEvent, error) {
@@ -2290,7 +2496,10 @@ type ServerInterface interface {
 	// EnqueueAction Enqueue an action
 	// (POST /actions)
 	EnqueueAction(w http.ResponseWriter, r *http.Request)
-	// GetOpenAPI This document
+	// GetOpenAPIJSON This document, in JSON
+	// (GET /openapi.json)
+	GetOpenAPIJSON(w http.ResponseWriter, r *http.Request)
+	// GetOpenAPI This document, in YAML
 	// (GET /openapi.yaml)
 	GetOpenAPI(w http.ResponseWriter, r *http.Request)
 	// StreamProjects Live stream of the projects and domains
@@ -2425,7 +2634,13 @@ func (_ Unimplemented) EnqueueAction(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
-// GetOpenAPI This document
+// GetOpenAPIJSON This document, in JSON
+// (GET /openapi.json)
+func (_ Unimplemented) GetOpenAPIJSON(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetOpenAPI This document, in YAML
 // (GET /openapi.yaml)
 func (_ Unimplemented) GetOpenAPI(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
@@ -2685,6 +2900,20 @@ func (siw *ServerInterfaceWrapper) EnqueueAction(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.EnqueueAction(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetOpenAPIJSON operation middleware
+func (siw *ServerInterfaceWrapper) GetOpenAPIJSON(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetOpenAPIJSON(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5014,6 +5243,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/openapi.yaml", wrapper.GetOpenAPI)
 	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/openapi.json", wrapper.GetOpenAPIJSON)
+	})
 
 	return r
 }
@@ -5087,6 +5319,27 @@ func (response EnqueueActiondefaultApplicationProblemPlusJSONResponse) VisitEnqu
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOpenAPIJSONRequestObject struct {
+}
+
+type GetOpenAPIJSONResponseObject interface {
+	VisitGetOpenAPIJSONResponse(w http.ResponseWriter) error
+}
+
+type GetOpenAPIJSON200JSONResponse OpenAPIDocument
+
+func (response GetOpenAPIJSON200JSONResponse) VisitGetOpenAPIJSONResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7043,7 +7296,10 @@ type StrictServerInterface interface {
 	// EnqueueAction Enqueue an action
 	// (POST /actions)
 	EnqueueAction(ctx context.Context, request EnqueueActionRequestObject) (EnqueueActionResponseObject, error)
-	// GetOpenAPI This document
+	// GetOpenAPIJSON This document, in JSON
+	// (GET /openapi.json)
+	GetOpenAPIJSON(ctx context.Context, request GetOpenAPIJSONRequestObject) (GetOpenAPIJSONResponseObject, error)
+	// GetOpenAPI This document, in YAML
 	// (GET /openapi.yaml)
 	GetOpenAPI(ctx context.Context, request GetOpenAPIRequestObject) (GetOpenAPIResponseObject, error)
 	// StreamProjects Live stream of the projects and domains
@@ -7231,6 +7487,30 @@ func (sh *strictHandler) EnqueueAction(w http.ResponseWriter, r *http.Request) {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(EnqueueActionResponseObject); ok {
 		if err := validResponse.VisitEnqueueActionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetOpenAPIJSON operation middleware
+func (sh *strictHandler) GetOpenAPIJSON(w http.ResponseWriter, r *http.Request) {
+	var request GetOpenAPIJSONRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetOpenAPIJSON(ctx, request.(GetOpenAPIJSONRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetOpenAPIJSON")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetOpenAPIJSONResponseObject); ok {
+		if err := validResponse.VisitGetOpenAPIJSONResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

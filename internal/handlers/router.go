@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -74,6 +73,10 @@ func NewRouter(cfg Config) (http.Handler, error) {
 	if err := checkRules(v.doc); err != nil {
 		return nil, err
 	}
+	doc, err := parseDocument(api.OpenAPI)
+	if err != nil {
+		return nil, err
+	}
 	gs, err := guards(cfg)
 	if err != nil {
 		return nil, err
@@ -90,7 +93,7 @@ func NewRouter(cfg Config) (http.Handler, error) {
 	r.Get("/readyz", readyz(cfg.Ready))
 	r.Handle("/metrics", requireSubject(cfg.Authenticator, cfg.Metrics.Handler()))
 	r.Get("/login", login(cfg.LoginCodes))
-	r.Mount(BasePath, apiRouter(cfg, v))
+	r.Mount(BasePath, apiRouter(cfg, v, doc))
 	if cfg.Web != nil {
 		r.Handle("/*", cfg.Web)
 	}
@@ -125,12 +128,12 @@ func guards(cfg Config) ([]func(http.Handler) http.Handler, error) {
 // its body, if it has one, is declared JSON or YAML, authenticated (unless
 // the document says the operation is public), valid, and authorized by the
 // operation's rule.
-func apiRouter(cfg Config, v *validator) http.Handler {
+func apiRouter(cfg Config, v *validator, doc OpenAPIDocument) http.Handler {
 	r := chi.NewRouter()
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
 	r.Use(gate(cfg.Synced), middleware.GetHead, markHead, splitCommaLists(commaListParams(v.doc)), keepRequest)
-	srv := &Server{mgr: cfg.Manager, stages: cfg.Stages, promos: cfg.Promotions, runs: cfg.Runs, logs: cfg.Logs, authz: cfg.Authorizer, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, streams: newStreamSlots(cfg.MaxStreams)}
+	srv := &Server{mgr: cfg.Manager, stages: cfg.Stages, promos: cfg.Promotions, runs: cfg.Runs, logs: cfg.Logs, authz: cfg.Authorizer, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, streams: newStreamSlots(cfg.MaxStreams), document: doc}
 	az := &authorizer{authz: cfg.Authorizer, executeTypes: cfg.ExecuteTaskTypes}
 	strict := NewStrictHandlerWithOptions(srv, []StrictMiddlewareFunc{az.middleware}, StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(w, r, badRequest{err}) },
@@ -151,7 +154,7 @@ func apiRouter(cfg Config, v *validator) http.Handler {
 func gate(synced func() bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if synced != nil && !synced() && !strings.HasSuffix(r.URL.Path, "/openapi.yaml") {
+			if synced != nil && !synced() && !document(r.URL.Path) {
 				w.Header().Set("Retry-After", "1")
 				writeProblem(w, r, errNotReady)
 				return
@@ -159,6 +162,11 @@ func gate(synced func() bool) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// document reports whether path is the API document's (YAML or JSON).
+func document(path string) bool {
+	return path == BasePath+"/openapi.yaml" || path == BasePath+"/openapi.json"
 }
 
 // methodNotAllowed answers 405 with the Allow header the route supports.

@@ -814,6 +814,24 @@ type ObjectMeta struct {
 	Uid             *string `json:"uid,omitempty"`
 }
 
+// OpenAPIDocument An OpenAPI 3.0 document (this one).
+type OpenAPIDocument struct {
+	Components *map[string]interface{} `json:"components,omitempty"`
+	Info       OpenAPIDocument_Info    `json:"info"`
+
+	// Openapi Example: 3.0.3
+	Openapi              string                 `json:"openapi"`
+	Paths                map[string]interface{} `json:"paths"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// OpenAPIDocument_Info defines model for OpenAPIDocument.Info.
+type OpenAPIDocument_Info struct {
+	Title                string                 `json:"title"`
+	Version              string                 `json:"version"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
 // Phase Flyte's ActionPhase. PAUSED: a condition action waits for its signal.
 // RECOVERED: succeeded with the outputs of an earlier run. Terminal:
 // SUCCEEDED, RECOVERED, FAILED, ABORTED, TIMED_OUT.
@@ -1464,6 +1482,194 @@ type PromoteDownstreamJSONRequestBody = PromoteRequest
 
 // CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
 type CreateSessionJSONRequestBody = LoginRequest
+
+// Getter for additional properties for OpenAPIDocument. Returns the specified
+// element and whether it was found
+func (a OpenAPIDocument) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for OpenAPIDocument
+func (a *OpenAPIDocument) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for OpenAPIDocument to handle AdditionalProperties
+func (a *OpenAPIDocument) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["components"]; found {
+		err = json.Unmarshal(raw, &a.Components)
+		if err != nil {
+			return fmt.Errorf("error reading 'components': %w", err)
+		}
+		delete(object, "components")
+	}
+
+	if raw, found := object["info"]; found {
+		err = json.Unmarshal(raw, &a.Info)
+		if err != nil {
+			return fmt.Errorf("error reading 'info': %w", err)
+		}
+		delete(object, "info")
+	}
+
+	if raw, found := object["openapi"]; found {
+		err = json.Unmarshal(raw, &a.Openapi)
+		if err != nil {
+			return fmt.Errorf("error reading 'openapi': %w", err)
+		}
+		delete(object, "openapi")
+	}
+
+	if raw, found := object["paths"]; found {
+		err = json.Unmarshal(raw, &a.Paths)
+		if err != nil {
+			return fmt.Errorf("error reading 'paths': %w", err)
+		}
+		delete(object, "paths")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for OpenAPIDocument to handle AdditionalProperties
+func (a OpenAPIDocument) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Components != nil {
+		object["components"], err = json.Marshal(a.Components)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'components': %w", err)
+		}
+	}
+
+	object["info"], err = json.Marshal(a.Info)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'info': %w", err)
+	}
+
+	object["openapi"], err = json.Marshal(a.Openapi)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'openapi': %w", err)
+	}
+
+	if a.Paths != nil {
+		object["paths"], err = json.Marshal(a.Paths)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'paths': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for OpenAPIDocument_Info. Returns the specified
+// element and whether it was found
+func (a OpenAPIDocument_Info) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for OpenAPIDocument_Info
+func (a *OpenAPIDocument_Info) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for OpenAPIDocument_Info to handle AdditionalProperties
+func (a *OpenAPIDocument_Info) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["title"]; found {
+		err = json.Unmarshal(raw, &a.Title)
+		if err != nil {
+			return fmt.Errorf("error reading 'title': %w", err)
+		}
+		delete(object, "title")
+	}
+
+	if raw, found := object["version"]; found {
+		err = json.Unmarshal(raw, &a.Version)
+		if err != nil {
+			return fmt.Errorf("error reading 'version': %w", err)
+		}
+		delete(object, "version")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for OpenAPIDocument_Info to handle AdditionalProperties
+func (a OpenAPIDocument_Info) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["title"], err = json.Marshal(a.Title)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'title': %w", err)
+	}
+
+	object["version"], err = json.Marshal(a.Version)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'version': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
 
 // AsActionItemEvent returns the union data inside the ActionStreamEvent as a ActionItemEvent
 func (t ActionStreamEvent) AsActionItemEvent() (ActionItemEvent, error) {
@@ -2387,7 +2593,16 @@ type ClientInterface interface {
 	// Corresponds with POST /actions (the `EnqueueAction` operationId).
 	EnqueueAction(ctx context.Context, body EnqueueActionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetOpenAPI This document
+	// GetOpenAPIJSON This document, in JSON
+	//
+	// Corresponds with GET /openapi.json (the `GetOpenAPIJSON` operationId).
+	GetOpenAPIJSON(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOpenAPI This document, in YAML
+	//
+	// The document as it is written. Clients read it as bytes (the Go
+	// client's Body, a Blob in @hey-api/openapi-ts, `parseAs: "text"` in
+	// openapi-fetch); getOpenAPIJSON is the same document parsed.
 	//
 	// Corresponds with GET /openapi.yaml (the `GetOpenAPI` operationId).
 	GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2878,7 +3093,26 @@ func (c *Client) EnqueueAction(ctx context.Context, body EnqueueActionJSONReques
 	return c.Client.Do(req)
 }
 
-// GetOpenAPI This document
+// GetOpenAPIJSON This document, in JSON
+//
+// Corresponds with GET /openapi.json (the `GetOpenAPIJSON` operationId).
+func (c *Client) GetOpenAPIJSON(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOpenAPIJSONRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOpenAPI This document, in YAML
+//
+// The document as it is written. Clients read it as bytes (the Go
+// client's Body, a Blob in @hey-api/openapi-ts, `parseAs: "text"` in
+// openapi-fetch); getOpenAPIJSON is the same document parsed.
 //
 // Corresponds with GET /openapi.yaml (the `GetOpenAPI` operationId).
 func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3858,6 +4092,33 @@ func NewEnqueueActionRequestWithBody(server string, contentType string, body io.
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetOpenAPIJSONRequest constructs an http.Request for the GetOpenAPIJSON method
+func NewGetOpenAPIJSONRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/openapi.json")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -6502,7 +6763,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /actions (the `EnqueueAction` operationId).
 	EnqueueActionWithResponse(ctx context.Context, body EnqueueActionJSONRequestBody, reqEditors ...RequestEditorFn) (*EnqueueActionResponse, error)
 
-	// GetOpenAPIWithResponse This document
+	// GetOpenAPIJSONWithResponse This document, in JSON
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /openapi.json (the `GetOpenAPIJSON` operationId).
+	GetOpenAPIJSONWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIJSONResponse, error)
+
+	// GetOpenAPIWithResponse This document, in YAML
+	//
+	// The document as it is written. Clients read it as bytes (the Go
+	// client's Body, a Blob in @hey-api/openapi-ts, `parseAs: "text"` in
+	// openapi-fetch); getOpenAPIJSON is the same document parsed.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7066,15 +7338,56 @@ func (r EnqueueActionResponse) ContentType() string {
 	return ""
 }
 
+type GetOpenAPIJSONResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OpenAPIDocument
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOpenAPIJSONResponse) GetJSON200() *OpenAPIDocument {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOpenAPIJSONResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOpenAPIJSONResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOpenAPIJSONResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOpenAPIJSONResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetOpenAPIResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// YAML200 the response for an HTTP 200 `application/yaml` response
-	YAML200 *string
+	YAML200 *yaml.Node
 }
 
 // GetYAML200 returns the response for an HTTP 200 `application/yaml` response
-func (r GetOpenAPIResponse) GetYAML200() *string {
+func (r GetOpenAPIResponse) GetYAML200() *yaml.Node {
 	return r.YAML200
 }
 
@@ -8995,7 +9308,24 @@ func (c *ClientWithResponses) EnqueueActionWithResponse(ctx context.Context, bod
 	return ParseEnqueueActionResponse(rsp)
 }
 
-// GetOpenAPIWithResponse This document
+// GetOpenAPIJSONWithResponse This document, in JSON
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /openapi.json (the `GetOpenAPIJSON` operationId).
+func (c *ClientWithResponses) GetOpenAPIJSONWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIJSONResponse, error) {
+	rsp, err := c.GetOpenAPIJSON(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOpenAPIJSONResponse(rsp)
+}
+
+// GetOpenAPIWithResponse This document, in YAML
+//
+// The document as it is written. Clients read it as bytes (the Go
+// client's Body, a Blob in @hey-api/openapi-ts, `parseAs: "text"` in
+// openapi-fetch); getOpenAPIJSON is the same document parsed.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -9843,6 +10173,32 @@ func ParseEnqueueActionResponse(rsp *http.Response) (*EnqueueActionResponse, err
 	return response, nil
 }
 
+// ParseGetOpenAPIJSONResponse parses an HTTP response from a GetOpenAPIJSONWithResponse call
+func ParseGetOpenAPIJSONResponse(rsp *http.Response) (*GetOpenAPIJSONResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOpenAPIJSONResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OpenAPIDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetOpenAPIResponse parses an HTTP response from a GetOpenAPIWithResponse call
 func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -9858,7 +10214,7 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
-		var dest string
+		var dest yaml.Node
 		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -2085,7 +2085,7 @@ type ClientInterface interface {
 	// kept; terminal ones keep their phase. Idempotent. The executor kills
 	// what still runs after this returns.
 	// The body is optional: without one (and without a Content-Type) the
-	// abort has no reason.
+	// reason is "aborted by user".
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2098,7 +2098,7 @@ type ClientInterface interface {
 	// kept; terminal ones keep their phase. Idempotent. The executor kills
 	// what still runs after this returns.
 	// The body is optional: without one (and without a Content-Type) the
-	// abort has no reason.
+	// reason is "aborted by user".
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2601,7 +2601,7 @@ func (c *Client) GetAction(ctx context.Context, project ProjectParam, domain Dom
 // kept; terminal ones keep their phase. Idempotent. The executor kills
 // what still runs after this returns.
 // The body is optional: without one (and without a Content-Type) the
-// abort has no reason.
+// reason is "aborted by user".
 //
 // Takes any type of body and a specified content type.
 //
@@ -2624,7 +2624,7 @@ func (c *Client) AbortActionWithBody(ctx context.Context, project ProjectParam, 
 // kept; terminal ones keep their phase. Idempotent. The executor kills
 // what still runs after this returns.
 // The body is optional: without one (and without a Content-Type) the
-// abort has no reason.
+// reason is "aborted by user".
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5257,7 +5257,7 @@ type ClientWithResponsesInterface interface {
 	// kept; terminal ones keep their phase. Idempotent. The executor kills
 	// what still runs after this returns.
 	// The body is optional: without one (and without a Content-Type) the
-	// abort has no reason.
+	// reason is "aborted by user".
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5270,7 +5270,7 @@ type ClientWithResponsesInterface interface {
 	// kept; terminal ones keep their phase. Idempotent. The executor kills
 	// what still runs after this returns.
 	// The body is optional: without one (and without a Content-Type) the
-	// abort has no reason.
+	// reason is "aborted by user".
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7395,7 +7395,7 @@ func (c *ClientWithResponses) GetActionWithResponse(ctx context.Context, project
 // kept; terminal ones keep their phase. Idempotent. The executor kills
 // what still runs after this returns.
 // The body is optional: without one (and without a Content-Type) the
-// abort has no reason.
+// reason is "aborted by user".
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7414,7 +7414,7 @@ func (c *ClientWithResponses) AbortActionWithBodyWithResponse(ctx context.Contex
 // kept; terminal ones keep their phase. Idempotent. The executor kills
 // what still runs after this returns.
 // The body is optional: without one (and without a Content-Type) the
-// abort has no reason.
+// reason is "aborted by user".
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -231,12 +231,21 @@ func contractKargo(t *testing.T, ctx context.Context, c *client.ClientWithRespon
 	if n := len(decoded(t, ls.JSON200).Items); n != 2 {
 		t.Errorf("%d Stages, want 2", n)
 	}
-	gs, err := c.GetStageWithResponse(ctx, k, "test")
-	want(t, gs, err, http.StatusOK)
-	got := *decoded(t, gs.JSON200)
-	got.Spec.Shard = "a"
-	rs, err := c.ReplaceStageWithResponse(ctx, k, "test", got)
-	want(t, rs, err, http.StatusOK)
+	// A Stage changed since it was read (its controller writes it too) is
+	// 409: read it again, as the document says.
+	var rs *client.ReplaceStageResponse
+	for tries := 1; ; tries++ {
+		gs, err := c.GetStageWithResponse(ctx, k, "test")
+		want(t, gs, err, http.StatusOK)
+		got := *decoded(t, gs.JSON200)
+		got.Spec.Shard = "a"
+		rs, err = c.ReplaceStageWithResponse(ctx, k, "test", got)
+		if err == nil && rs.StatusCode() == http.StatusConflict && tries < 10 {
+			continue
+		}
+		want(t, rs, err, http.StatusOK)
+		break
+	}
 	if decoded(t, rs.JSON200).Spec.Shard != "a" {
 		t.Errorf("replaced shard %q", rs.JSON200.Spec.Shard)
 	}

@@ -113,14 +113,16 @@ bench:
 
 # The OpenAPI document as outside tools see it: Redocly's recommended rules
 # (redocly.yaml says which are off and why), and the TypeScript SDKs that
-# openapi-typescript and @hey-api/openapi-ts generate from it, whose stream
-# events hack/openapi/sdk-check.ts needs typed. The tools are pinned in
-# hack/openapi (npm).
+# openapi-typescript (with openapi-fetch) and @hey-api/openapi-ts generate
+# from it, with hack/openapi/e2e compiled against them (tsc --strict, which
+# also checks that each SDK types its streams as what it yields). test/e2e's
+# TestTypeScriptSDKs runs that build against a real server. The tools are
+# pinned in hack/openapi (npm).
 OPENAPI_TOOLS := hack/openapi/node_modules/.bin
 lint-openapi:
 	cd hack/openapi && npm ci --no-audit --no-fund --loglevel=error
 	$(OPENAPI_TOOLS)/redocly lint --config redocly.yaml api/openapi.yaml
-	cd hack/openapi && rm -rf gen && node_modules/.bin/openapi-typescript ../../api/openapi.yaml -o gen/openapi-typescript.ts \
+	cd hack/openapi && rm -rf gen build && node_modules/.bin/openapi-typescript ../../api/openapi.yaml -o gen/openapi-typescript.ts \
 	  && node_modules/.bin/openapi-ts -i ../../api/openapi.yaml -o gen/hey-api >/dev/null && node_modules/.bin/tsc -p tsconfig.json
 
 lint:

@@ -114,7 +114,7 @@ func (a *App) newAccess() (*access, error) {
 		return nil, err
 	}
 	_, port, _ := net.SplitHostPort(a.ln.Addr().String())
-	ac.sessions = auth.NewSessions(ac.signer, tokens, "taskactions-session-"+port, a.cfg.TLSCert != "")
+	ac.sessions = auth.NewSessions(ac.signer, tokens, auth.CookieName+"-"+port, a.cfg.TLSCert != "")
 	ac.login = auth.NewLoginCodes(ac.sessions, token, loginCodeTTL)
 	ac.throttle = auth.NewThrottle(auth.DefaultFailureBurst, auth.DefaultFailureRate)
 	authn := &auth.RequestAuthenticator{Tokens: tokens, Sessions: ac.sessions, Signer: ac.signer,

@@ -34,7 +34,7 @@ func (a *RequestAuthenticator) Authenticate(r *http.Request) (s *Subject, err er
 		})
 		return s, err
 	}
-	if c, cerr := r.Cookie(a.Sessions.Name); cerr == nil && c.Value != "" {
+	if c, cerr := a.Sessions.requestCookie(r); cerr == nil && c.Value != "" {
 		err = a.Throttle.Check(r.RemoteAddr, c.Value, func() error {
 			s, _, err = a.Sessions.subject(r)
 			return err
@@ -65,6 +65,13 @@ func (a *RequestAuthenticator) bearerSubject(ctx context.Context, token string) 
 		return a.Cluster.Review(ctx, token)
 	}
 	return nil, fmt.Errorf("%w: the bearer token is not valid", ErrUnauthenticated)
+}
+
+// HasBearerToken reports whether r carries a bearer token, which then is
+// its only credential: Authenticate never reads its cookie.
+func HasBearerToken(r *http.Request) bool {
+	_, ok := bearer(r)
+	return ok
 }
 
 // bearer returns the token of an "Authorization: Bearer" header.

@@ -22,6 +22,8 @@ type Sessions struct {
 	tokens *Tokens
 	// Name is the cookie's name. Cookies do not tell ports apart, so it
 	// carries the server's port: two servers on one host keep their own.
+	// A cookie named CookieName, as the API document names it, is taken
+	// too.
 	Name string
 	// Secure marks the cookie HTTPS-only (when the server serves TLS).
 	Secure bool
@@ -35,6 +37,20 @@ type Sessions struct {
 // before (a stream held while the server starts) is checked again when
 // the API serves it.
 func (s *Sessions) SetLogouts(l *Logouts) { s.logouts.Store(l) }
+
+// CookieName is the session cookie's name in the API document, which can
+// name no port: the server sets CookieName-<port> (Sessions.Name) and
+// takes either.
+const CookieName = "taskactions-session"
+
+// requestCookie is r's session cookie: the one of this server's port, else
+// one named as the document names it.
+func (s *Sessions) requestCookie(r *http.Request) (*http.Cookie, error) {
+	if c, err := r.Cookie(s.Name); err == nil {
+		return c, nil
+	}
+	return r.Cookie(CookieName)
+}
 
 // DefaultSessionTTL is how long a session lasts.
 const DefaultSessionTTL = 7 * 24 * time.Hour
@@ -68,7 +84,7 @@ func (s *Sessions) cookie(h [32]byte) *http.Cookie {
 // returns the cookie that ends the session in the browser.
 func (s *Sessions) Close(ctx context.Context, r *http.Request) (*http.Cookie, error) {
 	l := s.logouts.Load()
-	c, err := r.Cookie(s.Name)
+	c, err := s.requestCookie(r)
 	if err != nil || l == nil {
 		return s.Closed(), nil
 	}
@@ -88,7 +104,7 @@ func (s *Sessions) Closed() *http.Cookie {
 // subject returns the subject of the request's session cookie; ok is false
 // when it has none.
 func (s *Sessions) subject(r *http.Request) (sub *Subject, ok bool, err error) {
-	c, err := r.Cookie(s.Name)
+	c, err := s.requestCookie(r)
 	if err != nil || c.Value == "" {
 		return nil, false, nil
 	}

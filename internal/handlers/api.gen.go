@@ -56,21 +56,6 @@ func (e ActionEventActionType) Valid() bool {
 	}
 }
 
-// Defines values for ActionItemEventEvent.
-const (
-	ActionItemEventEventAction ActionItemEventEvent = "action"
-)
-
-// Valid indicates whether the value is a known member of the ActionItemEventEvent enum.
-func (e ActionItemEventEvent) Valid() bool {
-	switch e {
-	case ActionItemEventEventAction:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for CacheStatus.
 const (
 	DISABLED      CacheStatus = "DISABLED"
@@ -188,21 +173,6 @@ func (e KubeConditionStatus) Valid() bool {
 	}
 }
 
-// Defines values for LogEOFEventEvent.
-const (
-	Eof LogEOFEventEvent = "eof"
-)
-
-// Valid indicates whether the value is a known member of the LogEOFEventEvent enum.
-func (e LogEOFEventEvent) Valid() bool {
-	switch e {
-	case Eof:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for LogStream.
 const (
 	Stderr LogStream = "stderr"
@@ -215,21 +185,6 @@ func (e LogStream) Valid() bool {
 	case Stderr:
 		return true
 	case Stdout:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for LogTextEventEvent.
-const (
-	Log LogTextEventEvent = "log"
-)
-
-// Valid indicates whether the value is a known member of the LogTextEventEvent enum.
-func (e LogTextEventEvent) Valid() bool {
-	switch e {
-	case Log:
 		return true
 	default:
 		return false
@@ -281,21 +236,6 @@ func (e Phase) Valid() bool {
 	}
 }
 
-// Defines values for ProjectItemEventEvent.
-const (
-	Project ProjectItemEventEvent = "project"
-)
-
-// Valid indicates whether the value is a known member of the ProjectItemEventEvent enum.
-func (e ProjectItemEventEvent) Valid() bool {
-	switch e {
-	case Project:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for PromotionEventStatusPhase.
 const (
 	PromotionEventStatusPhaseAborted   PromotionEventStatusPhase = "Aborted"
@@ -326,21 +266,6 @@ func (e PromotionEventStatusPhase) Valid() bool {
 	}
 }
 
-// Defines values for PromotionItemEventEvent.
-const (
-	PromotionItemEventEventPromotion PromotionItemEventEvent = "promotion"
-)
-
-// Valid indicates whether the value is a known member of the PromotionItemEventEvent enum.
-func (e PromotionItemEventEvent) Valid() bool {
-	switch e {
-	case PromotionItemEventEventPromotion:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ResetEventReason.
 const (
 	CursorNotCovered ResetEventReason = "cursor-not-covered"
@@ -353,66 +278,6 @@ func (e ResetEventReason) Valid() bool {
 	case CursorNotCovered:
 		return true
 	case Lagged:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ResetStreamEventEvent.
-const (
-	Reset ResetStreamEventEvent = "reset"
-)
-
-// Valid indicates whether the value is a known member of the ResetStreamEventEvent enum.
-func (e ResetStreamEventEvent) Valid() bool {
-	switch e {
-	case Reset:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for RunItemEventEvent.
-const (
-	Run RunItemEventEvent = "run"
-)
-
-// Valid indicates whether the value is a known member of the RunItemEventEvent enum.
-func (e RunItemEventEvent) Valid() bool {
-	switch e {
-	case Run:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for StageItemEventEvent.
-const (
-	StageItemEventEventStage StageItemEventEvent = "stage"
-)
-
-// Valid indicates whether the value is a known member of the StageItemEventEvent enum.
-func (e StageItemEventEvent) Valid() bool {
-	switch e {
-	case StageItemEventEventStage:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for SyncedStreamEventEvent.
-const (
-	Synced SyncedStreamEventEvent = "synced"
-)
-
-// Valid indicates whether the value is a known member of the SyncedStreamEventEvent enum.
-func (e SyncedStreamEventEvent) Valid() bool {
-	switch e {
-	case Synced:
 		return true
 	default:
 		return false
@@ -577,17 +442,6 @@ type ActionIdentifier struct {
 	Run  RunIdentifier `json:"run"`
 }
 
-// ActionItemEvent defines model for ActionItemEvent.
-type ActionItemEvent struct {
-	// Data The data of an `action` stream event.
-	Data  ActionEvent          `json:"data"`
-	Event ActionItemEventEvent `json:"event"`
-	Id    string               `json:"id"`
-}
-
-// ActionItemEventEvent defines model for ActionItemEvent.Event.
-type ActionItemEventEvent string
-
 // ActionList defines model for ActionList.
 type ActionList struct {
 	// Continue Pass as `continue` for the next page; absent on the last page.
@@ -620,9 +474,13 @@ type ActionStatus struct {
 	Phase Phase `json:"phase"`
 }
 
-// ActionStreamEvent One event of an action stream as an EventSource delivers it: its
-// name (`event`), its `id` (the cursor to resume from) and its `data`.
-type ActionStreamEvent struct {
+// ActionStreamData An action stream: a snapshot of `action` events, `synced`, then live `action` events.
+// What the `data` of one event parses to (JSON), by the event's name:
+// `action` ActionEvent, `synced` SyncedEvent, `reset` ResetEvent.
+// The name and the id are the event's own fields (EventSource's
+// MessageEvent.type and .lastEventId); x-sse-events maps each name to
+// its schema.
+type ActionStreamData struct {
 	union json.RawMessage
 }
 
@@ -761,45 +619,30 @@ type LogAppended struct {
 	Size int64 `json:"size"`
 }
 
-// LogEOFEvent defines model for LogEOFEvent.
-type LogEOFEvent struct {
-	Data struct {
-		// Dropped Bytes dropped past --log-max-bytes.
-		Dropped int64 `json:"dropped"`
-		Size    int64 `json:"size"`
-	} `json:"data"`
-	Event LogEOFEventEvent `json:"event"`
-
-	// Id The log's size.
-	Id string `json:"id"`
+// LogEOF The data of an `eof` event, the last of the attempt's log.
+type LogEOF struct {
+	// Dropped Bytes dropped past --log-max-bytes.
+	Dropped int64 `json:"dropped"`
+	Size    int64 `json:"size"`
 }
-
-// LogEOFEventEvent defines model for LogEOFEvent.Event.
-type LogEOFEventEvent string
 
 // LogStream defines model for LogStream.
 type LogStream string
 
-// LogStreamEvent One event of a log stream.
-type LogStreamEvent struct {
+// LogStreamData What the `data` of one event of a log stream parses to (JSON), by
+// the event's name: `log` LogText, `eof` LogEOF, `reset` ResetEvent.
+// A `log` event's id is the byte offset after its text; `eof`'s the
+// log's size.
+type LogStreamData struct {
 	union json.RawMessage
 }
 
-// LogTextEvent defines model for LogTextEvent.
-type LogTextEvent struct {
-	Data struct {
-		// Offset The byte offset of the text's start.
-		Offset int64  `json:"offset"`
-		Text   string `json:"text"`
-	} `json:"data"`
-	Event LogTextEventEvent `json:"event"`
-
-	// Id The byte offset after this text.
-	Id string `json:"id"`
+// LogText The data of a `log` event.
+type LogText struct {
+	// Offset The byte offset of the text's start.
+	Offset int64  `json:"offset"`
+	Text   string `json:"text"`
 }
-
-// LogTextEventEvent defines model for LogTextEvent.Event.
-type LogTextEventEvent string
 
 // LoginRequest defines model for LoginRequest.
 type LoginRequest struct {
@@ -820,6 +663,24 @@ type ObjectMeta struct {
 	Namespace       *string `json:"namespace,omitempty"`
 	ResourceVersion *string `json:"resourceVersion,omitempty"`
 	Uid             *string `json:"uid,omitempty"`
+}
+
+// OpenAPIDocument An OpenAPI 3.0 document (this one).
+type OpenAPIDocument struct {
+	Components *map[string]interface{} `json:"components,omitempty"`
+	Info       OpenAPIDocument_Info    `json:"info"`
+
+	// Openapi Example: 3.0.3
+	Openapi              string                 `json:"openapi"`
+	Paths                map[string]interface{} `json:"paths"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// OpenAPIDocument_Info defines model for OpenAPIDocument.Info.
+type OpenAPIDocument_Info struct {
+	Title                string                 `json:"title"`
+	Version              string                 `json:"version"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // Phase Flyte's ActionPhase. PAUSED: a condition action waits for its signal.
@@ -870,16 +731,6 @@ type ProjectDomain struct {
 	RunCount int64 `json:"runCount"`
 }
 
-// ProjectItemEvent defines model for ProjectItemEvent.
-type ProjectItemEvent struct {
-	Data  ProjectDomain         `json:"data"`
-	Event ProjectItemEventEvent `json:"event"`
-	Id    string                `json:"id"`
-}
-
-// ProjectItemEventEvent defines model for ProjectItemEvent.Event.
-type ProjectItemEventEvent string
-
 // ProjectList defines model for ProjectList.
 type ProjectList struct {
 	Items []ProjectDomain `json:"items"`
@@ -888,8 +739,13 @@ type ProjectList struct {
 // ProjectName Example: flytesnacks
 type ProjectName = string
 
-// ProjectStreamEvent One event of the projects stream (see ActionStreamEvent).
-type ProjectStreamEvent struct {
+// ProjectStreamData The projects stream (see ActionStreamData).
+// What the `data` of one event parses to (JSON), by the event's name:
+// `project` ProjectDomain, `synced` SyncedEvent, `reset` ResetEvent.
+// The name and the id are the event's own fields (EventSource's
+// MessageEvent.type and .lastEventId); x-sse-events maps each name to
+// its schema.
+type ProjectStreamData struct {
 	union json.RawMessage
 }
 
@@ -938,17 +794,6 @@ type PromotionEvent struct {
 // PromotionEventStatusPhase defines model for PromotionEvent.Status.Phase.
 type PromotionEventStatusPhase string
 
-// PromotionItemEvent defines model for PromotionItemEvent.
-type PromotionItemEvent struct {
-	// Data The data of a `promotion` stream event.
-	Data  PromotionEvent          `json:"data"`
-	Event PromotionItemEventEvent `json:"event"`
-	Id    string                  `json:"id"`
-}
-
-// PromotionItemEventEvent defines model for PromotionItemEvent.Event.
-type PromotionItemEventEvent string
-
 // PromotionList defines model for PromotionList.
 type PromotionList struct {
 	Items []Promotion `json:"items"`
@@ -972,8 +817,13 @@ type PromotionStep struct {
 	Vars *[]ExpressionVariable `json:"vars,omitempty"`
 }
 
-// PromotionStreamEvent One event of a Promotion stream (see ActionStreamEvent).
-type PromotionStreamEvent struct {
+// PromotionStreamData A Promotion stream (see ActionStreamData).
+// What the `data` of one event parses to (JSON), by the event's name:
+// `promotion` PromotionEvent, `synced` SyncedEvent, `reset` ResetEvent.
+// The name and the id are the event's own fields (EventSource's
+// MessageEvent.type and .lastEventId); x-sse-events maps each name to
+// its schema.
+type PromotionStreamData struct {
 	union json.RawMessage
 }
 
@@ -985,18 +835,6 @@ type ResetEvent struct {
 
 // ResetEventReason defines model for ResetEvent.Reason.
 type ResetEventReason string
-
-// ResetStreamEvent defines model for ResetStreamEvent.
-type ResetStreamEvent struct {
-	// Data The data of a `reset` event: the server cannot resume from the
-	// client's cursor; drop what you have, a snapshot and `synced` follow.
-	Data  ResetEvent            `json:"data"`
-	Event ResetStreamEventEvent `json:"event"`
-	Id    string                `json:"id"`
-}
-
-// ResetStreamEventEvent defines model for ResetStreamEvent.Event.
-type ResetStreamEventEvent string
 
 // RunEvent The data of a `run` stream event.
 type RunEvent struct {
@@ -1031,17 +869,6 @@ type RunIdentifier struct {
 	Project ProjectName `json:"project"`
 }
 
-// RunItemEvent defines model for RunItemEvent.
-type RunItemEvent struct {
-	// Data The data of a `run` stream event.
-	Data  RunEvent          `json:"data"`
-	Event RunItemEventEvent `json:"event"`
-	Id    string            `json:"id"`
-}
-
-// RunItemEventEvent defines model for RunItemEvent.Event.
-type RunItemEventEvent string
-
 // RunList defines model for RunList.
 type RunList struct {
 	// Continue Pass as `continue` for the next page; absent on the last page.
@@ -1060,8 +887,13 @@ type RunSpec struct {
 	Labels        *StringMap `json:"labels,omitempty"`
 }
 
-// RunStreamEvent One event of a run-summary stream (see ActionStreamEvent).
-type RunStreamEvent struct {
+// RunStreamData A run-summary stream (see ActionStreamData).
+// What the `data` of one event parses to (JSON), by the event's name:
+// `run` RunEvent, `synced` SyncedEvent, `reset` ResetEvent.
+// The name and the id are the event's own fields (EventSource's
+// MessageEvent.type and .lastEventId); x-sse-events maps each name to
+// its schema.
+type RunStreamData struct {
 	union json.RawMessage
 }
 
@@ -1113,17 +945,6 @@ type StageEvent struct {
 	Status   *StageStatus `json:"status,omitempty"`
 }
 
-// StageItemEvent defines model for StageItemEvent.
-type StageItemEvent struct {
-	// Data The data of a `stage` stream event.
-	Data  StageEvent          `json:"data"`
-	Event StageItemEventEvent `json:"event"`
-	Id    string              `json:"id"`
-}
-
-// StageItemEventEvent defines model for StageItemEvent.Event.
-type StageItemEventEvent string
-
 // StageList defines model for StageList.
 type StageList struct {
 	Items []Stage `json:"items"`
@@ -1158,8 +979,13 @@ type StageStatus struct {
 	ObservedGeneration *int64                    `json:"observedGeneration,omitempty"`
 }
 
-// StageStreamEvent One event of a Stage stream (see ActionStreamEvent).
-type StageStreamEvent struct {
+// StageStreamData A Stage stream (see ActionStreamData).
+// What the `data` of one event parses to (JSON), by the event's name:
+// `stage` StageEvent, `synced` SyncedEvent, `reset` ResetEvent.
+// The name and the id are the event's own fields (EventSource's
+// MessageEvent.type and .lastEventId); x-sse-events maps each name to
+// its schema.
+type StageStreamData struct {
 	union json.RawMessage
 }
 
@@ -1180,17 +1006,6 @@ type SyncedEvent struct {
 	// Resumed True when the stream resumed from the client's cursor; false after a snapshot.
 	Resumed bool `json:"resumed"`
 }
-
-// SyncedStreamEvent defines model for SyncedStreamEvent.
-type SyncedStreamEvent struct {
-	// Data The data of a `synced` event. After it, events are live.
-	Data  SyncedEvent            `json:"data"`
-	Event SyncedStreamEventEvent `json:"event"`
-	Id    string                 `json:"id"`
-}
-
-// SyncedStreamEventEvent defines model for SyncedStreamEvent.Event.
-type SyncedStreamEventEvent string
 
 // TaskMetadata defines model for TaskMetadata.
 type TaskMetadata struct {
@@ -1309,7 +1124,9 @@ type ListRunsParams struct {
 	// Continue The `continue` of the previous page.
 	Continue *ContinueParam `form:"continue,omitempty" json:"continue,omitempty"`
 
-	// Phase Only runs whose root is in one of these phases.
+	// Phase Only runs whose root is in one of these phases: the parameter
+	// repeated (`phase=FAILED&phase=TIMED_OUT`, as clients send an
+	// array), or its values separated by commas (`phase=FAILED,TIMED_OUT`).
 	Phase *[]Phase `form:"phase,omitempty" json:"phase,omitempty"`
 
 	// StartedAfter Only runs started at or after this time.
@@ -1471,31 +1288,211 @@ type PromoteDownstreamJSONRequestBody = PromoteRequest
 // CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
 type CreateSessionJSONRequestBody = LoginRequest
 
-// AsActionItemEvent returns the union data inside the ActionStreamEvent as a ActionItemEvent
-func (t ActionStreamEvent) AsActionItemEvent() (ActionItemEvent, error) {
-	var body ActionItemEvent
+// Getter for additional properties for OpenAPIDocument. Returns the specified
+// element and whether it was found
+func (a OpenAPIDocument) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for OpenAPIDocument
+func (a *OpenAPIDocument) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for OpenAPIDocument to handle AdditionalProperties
+func (a *OpenAPIDocument) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["components"]; found {
+		err = json.Unmarshal(raw, &a.Components)
+		if err != nil {
+			return fmt.Errorf("error reading 'components': %w", err)
+		}
+		delete(object, "components")
+	}
+
+	if raw, found := object["info"]; found {
+		err = json.Unmarshal(raw, &a.Info)
+		if err != nil {
+			return fmt.Errorf("error reading 'info': %w", err)
+		}
+		delete(object, "info")
+	}
+
+	if raw, found := object["openapi"]; found {
+		err = json.Unmarshal(raw, &a.Openapi)
+		if err != nil {
+			return fmt.Errorf("error reading 'openapi': %w", err)
+		}
+		delete(object, "openapi")
+	}
+
+	if raw, found := object["paths"]; found {
+		err = json.Unmarshal(raw, &a.Paths)
+		if err != nil {
+			return fmt.Errorf("error reading 'paths': %w", err)
+		}
+		delete(object, "paths")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for OpenAPIDocument to handle AdditionalProperties
+func (a OpenAPIDocument) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Components != nil {
+		object["components"], err = json.Marshal(a.Components)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'components': %w", err)
+		}
+	}
+
+	object["info"], err = json.Marshal(a.Info)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'info': %w", err)
+	}
+
+	object["openapi"], err = json.Marshal(a.Openapi)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'openapi': %w", err)
+	}
+
+	if a.Paths != nil {
+		object["paths"], err = json.Marshal(a.Paths)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'paths': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for OpenAPIDocument_Info. Returns the specified
+// element and whether it was found
+func (a OpenAPIDocument_Info) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for OpenAPIDocument_Info
+func (a *OpenAPIDocument_Info) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for OpenAPIDocument_Info to handle AdditionalProperties
+func (a *OpenAPIDocument_Info) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["title"]; found {
+		err = json.Unmarshal(raw, &a.Title)
+		if err != nil {
+			return fmt.Errorf("error reading 'title': %w", err)
+		}
+		delete(object, "title")
+	}
+
+	if raw, found := object["version"]; found {
+		err = json.Unmarshal(raw, &a.Version)
+		if err != nil {
+			return fmt.Errorf("error reading 'version': %w", err)
+		}
+		delete(object, "version")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for OpenAPIDocument_Info to handle AdditionalProperties
+func (a OpenAPIDocument_Info) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["title"], err = json.Marshal(a.Title)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'title': %w", err)
+	}
+
+	object["version"], err = json.Marshal(a.Version)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'version': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// AsActionEvent returns the union data inside the ActionStreamData as a ActionEvent
+func (t ActionStreamData) AsActionEvent() (ActionEvent, error) {
+	var body ActionEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromActionItemEvent overwrites any union data inside the ActionStreamEvent as the provided ActionItemEvent
-func (t *ActionStreamEvent) FromActionItemEvent(v ActionItemEvent) error {
+// FromActionEvent overwrites any union data inside the ActionStreamData as the provided ActionEvent
+func (t *ActionStreamData) FromActionEvent(v ActionEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"action"}`))
 	t.union = b
 	return err
 }
 
-// MergeActionItemEvent performs a merge with any union data inside the ActionStreamEvent, using the provided ActionItemEvent
-func (t *ActionStreamEvent) MergeActionItemEvent(v ActionItemEvent) error {
+// MergeActionEvent performs a merge with any union data inside the ActionStreamData, using the provided ActionEvent
+func (t *ActionStreamData) MergeActionEvent(v ActionEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"action"}`))
 	if err != nil {
 		return err
 	}
@@ -1505,31 +1502,23 @@ func (t *ActionStreamEvent) MergeActionItemEvent(v ActionItemEvent) error {
 	return err
 }
 
-// AsSyncedStreamEvent returns the union data inside the ActionStreamEvent as a SyncedStreamEvent
-func (t ActionStreamEvent) AsSyncedStreamEvent() (SyncedStreamEvent, error) {
-	var body SyncedStreamEvent
+// AsSyncedEvent returns the union data inside the ActionStreamData as a SyncedEvent
+func (t ActionStreamData) AsSyncedEvent() (SyncedEvent, error) {
+	var body SyncedEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromSyncedStreamEvent overwrites any union data inside the ActionStreamEvent as the provided SyncedStreamEvent
-func (t *ActionStreamEvent) FromSyncedStreamEvent(v SyncedStreamEvent) error {
+// FromSyncedEvent overwrites any union data inside the ActionStreamData as the provided SyncedEvent
+func (t *ActionStreamData) FromSyncedEvent(v SyncedEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
 	t.union = b
 	return err
 }
 
-// MergeSyncedStreamEvent performs a merge with any union data inside the ActionStreamEvent, using the provided SyncedStreamEvent
-func (t *ActionStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
+// MergeSyncedEvent performs a merge with any union data inside the ActionStreamData, using the provided SyncedEvent
+func (t *ActionStreamData) MergeSyncedEvent(v SyncedEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
 	if err != nil {
 		return err
 	}
@@ -1539,31 +1528,23 @@ func (t *ActionStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
 	return err
 }
 
-// AsResetStreamEvent returns the union data inside the ActionStreamEvent as a ResetStreamEvent
-func (t ActionStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
-	var body ResetStreamEvent
+// AsResetEvent returns the union data inside the ActionStreamData as a ResetEvent
+func (t ActionStreamData) AsResetEvent() (ResetEvent, error) {
+	var body ResetEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromResetStreamEvent overwrites any union data inside the ActionStreamEvent as the provided ResetStreamEvent
-func (t *ActionStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+// FromResetEvent overwrites any union data inside the ActionStreamData as the provided ResetEvent
+func (t *ActionStreamData) FromResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	t.union = b
 	return err
 }
 
-// MergeResetStreamEvent performs a merge with any union data inside the ActionStreamEvent, using the provided ResetStreamEvent
-func (t *ActionStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+// MergeResetEvent performs a merge with any union data inside the ActionStreamData, using the provided ResetEvent
+func (t *ActionStreamData) MergeResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	if err != nil {
 		return err
 	}
@@ -1573,66 +1554,33 @@ func (t *ActionStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
 	return err
 }
 
-func (t ActionStreamEvent) Discriminator() (string, error) {
-	var discriminator struct {
-		Discriminator string `json:"event"`
-	}
-	err := json.Unmarshal(t.union, &discriminator)
-	return discriminator.Discriminator, err
-}
-
-func (t ActionStreamEvent) ValueByDiscriminator() (interface{}, error) {
-	discriminator, err := t.Discriminator()
-	if err != nil {
-		return nil, err
-	}
-	switch discriminator {
-	case "action":
-		return t.AsActionItemEvent()
-	case "reset":
-		return t.AsResetStreamEvent()
-	case "synced":
-		return t.AsSyncedStreamEvent()
-	default:
-		return nil, errors.New("unknown discriminator value: " + discriminator)
-	}
-}
-
-func (t ActionStreamEvent) MarshalJSON() ([]byte, error) {
+func (t ActionStreamData) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
 }
 
-func (t *ActionStreamEvent) UnmarshalJSON(b []byte) error {
+func (t *ActionStreamData) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
 
-// AsLogTextEvent returns the union data inside the LogStreamEvent as a LogTextEvent
-func (t LogStreamEvent) AsLogTextEvent() (LogTextEvent, error) {
-	var body LogTextEvent
+// AsLogText returns the union data inside the LogStreamData as a LogText
+func (t LogStreamData) AsLogText() (LogText, error) {
+	var body LogText
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromLogTextEvent overwrites any union data inside the LogStreamEvent as the provided LogTextEvent
-func (t *LogStreamEvent) FromLogTextEvent(v LogTextEvent) error {
+// FromLogText overwrites any union data inside the LogStreamData as the provided LogText
+func (t *LogStreamData) FromLogText(v LogText) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"log"}`))
 	t.union = b
 	return err
 }
 
-// MergeLogTextEvent performs a merge with any union data inside the LogStreamEvent, using the provided LogTextEvent
-func (t *LogStreamEvent) MergeLogTextEvent(v LogTextEvent) error {
+// MergeLogText performs a merge with any union data inside the LogStreamData, using the provided LogText
+func (t *LogStreamData) MergeLogText(v LogText) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"log"}`))
 	if err != nil {
 		return err
 	}
@@ -1642,31 +1590,23 @@ func (t *LogStreamEvent) MergeLogTextEvent(v LogTextEvent) error {
 	return err
 }
 
-// AsLogEOFEvent returns the union data inside the LogStreamEvent as a LogEOFEvent
-func (t LogStreamEvent) AsLogEOFEvent() (LogEOFEvent, error) {
-	var body LogEOFEvent
+// AsLogEOF returns the union data inside the LogStreamData as a LogEOF
+func (t LogStreamData) AsLogEOF() (LogEOF, error) {
+	var body LogEOF
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromLogEOFEvent overwrites any union data inside the LogStreamEvent as the provided LogEOFEvent
-func (t *LogStreamEvent) FromLogEOFEvent(v LogEOFEvent) error {
+// FromLogEOF overwrites any union data inside the LogStreamData as the provided LogEOF
+func (t *LogStreamData) FromLogEOF(v LogEOF) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"eof"}`))
 	t.union = b
 	return err
 }
 
-// MergeLogEOFEvent performs a merge with any union data inside the LogStreamEvent, using the provided LogEOFEvent
-func (t *LogStreamEvent) MergeLogEOFEvent(v LogEOFEvent) error {
+// MergeLogEOF performs a merge with any union data inside the LogStreamData, using the provided LogEOF
+func (t *LogStreamData) MergeLogEOF(v LogEOF) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"eof"}`))
 	if err != nil {
 		return err
 	}
@@ -1676,31 +1616,23 @@ func (t *LogStreamEvent) MergeLogEOFEvent(v LogEOFEvent) error {
 	return err
 }
 
-// AsResetStreamEvent returns the union data inside the LogStreamEvent as a ResetStreamEvent
-func (t LogStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
-	var body ResetStreamEvent
+// AsResetEvent returns the union data inside the LogStreamData as a ResetEvent
+func (t LogStreamData) AsResetEvent() (ResetEvent, error) {
+	var body ResetEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromResetStreamEvent overwrites any union data inside the LogStreamEvent as the provided ResetStreamEvent
-func (t *LogStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+// FromResetEvent overwrites any union data inside the LogStreamData as the provided ResetEvent
+func (t *LogStreamData) FromResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	t.union = b
 	return err
 }
 
-// MergeResetStreamEvent performs a merge with any union data inside the LogStreamEvent, using the provided ResetStreamEvent
-func (t *LogStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+// MergeResetEvent performs a merge with any union data inside the LogStreamData, using the provided ResetEvent
+func (t *LogStreamData) MergeResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	if err != nil {
 		return err
 	}
@@ -1710,66 +1642,33 @@ func (t *LogStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
 	return err
 }
 
-func (t LogStreamEvent) Discriminator() (string, error) {
-	var discriminator struct {
-		Discriminator string `json:"event"`
-	}
-	err := json.Unmarshal(t.union, &discriminator)
-	return discriminator.Discriminator, err
-}
-
-func (t LogStreamEvent) ValueByDiscriminator() (interface{}, error) {
-	discriminator, err := t.Discriminator()
-	if err != nil {
-		return nil, err
-	}
-	switch discriminator {
-	case "eof":
-		return t.AsLogEOFEvent()
-	case "log":
-		return t.AsLogTextEvent()
-	case "reset":
-		return t.AsResetStreamEvent()
-	default:
-		return nil, errors.New("unknown discriminator value: " + discriminator)
-	}
-}
-
-func (t LogStreamEvent) MarshalJSON() ([]byte, error) {
+func (t LogStreamData) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
 }
 
-func (t *LogStreamEvent) UnmarshalJSON(b []byte) error {
+func (t *LogStreamData) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
 
-// AsProjectItemEvent returns the union data inside the ProjectStreamEvent as a ProjectItemEvent
-func (t ProjectStreamEvent) AsProjectItemEvent() (ProjectItemEvent, error) {
-	var body ProjectItemEvent
+// AsProjectDomain returns the union data inside the ProjectStreamData as a ProjectDomain
+func (t ProjectStreamData) AsProjectDomain() (ProjectDomain, error) {
+	var body ProjectDomain
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromProjectItemEvent overwrites any union data inside the ProjectStreamEvent as the provided ProjectItemEvent
-func (t *ProjectStreamEvent) FromProjectItemEvent(v ProjectItemEvent) error {
+// FromProjectDomain overwrites any union data inside the ProjectStreamData as the provided ProjectDomain
+func (t *ProjectStreamData) FromProjectDomain(v ProjectDomain) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"project"}`))
 	t.union = b
 	return err
 }
 
-// MergeProjectItemEvent performs a merge with any union data inside the ProjectStreamEvent, using the provided ProjectItemEvent
-func (t *ProjectStreamEvent) MergeProjectItemEvent(v ProjectItemEvent) error {
+// MergeProjectDomain performs a merge with any union data inside the ProjectStreamData, using the provided ProjectDomain
+func (t *ProjectStreamData) MergeProjectDomain(v ProjectDomain) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"project"}`))
 	if err != nil {
 		return err
 	}
@@ -1779,31 +1678,23 @@ func (t *ProjectStreamEvent) MergeProjectItemEvent(v ProjectItemEvent) error {
 	return err
 }
 
-// AsSyncedStreamEvent returns the union data inside the ProjectStreamEvent as a SyncedStreamEvent
-func (t ProjectStreamEvent) AsSyncedStreamEvent() (SyncedStreamEvent, error) {
-	var body SyncedStreamEvent
+// AsSyncedEvent returns the union data inside the ProjectStreamData as a SyncedEvent
+func (t ProjectStreamData) AsSyncedEvent() (SyncedEvent, error) {
+	var body SyncedEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromSyncedStreamEvent overwrites any union data inside the ProjectStreamEvent as the provided SyncedStreamEvent
-func (t *ProjectStreamEvent) FromSyncedStreamEvent(v SyncedStreamEvent) error {
+// FromSyncedEvent overwrites any union data inside the ProjectStreamData as the provided SyncedEvent
+func (t *ProjectStreamData) FromSyncedEvent(v SyncedEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
 	t.union = b
 	return err
 }
 
-// MergeSyncedStreamEvent performs a merge with any union data inside the ProjectStreamEvent, using the provided SyncedStreamEvent
-func (t *ProjectStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
+// MergeSyncedEvent performs a merge with any union data inside the ProjectStreamData, using the provided SyncedEvent
+func (t *ProjectStreamData) MergeSyncedEvent(v SyncedEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
 	if err != nil {
 		return err
 	}
@@ -1813,31 +1704,23 @@ func (t *ProjectStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
 	return err
 }
 
-// AsResetStreamEvent returns the union data inside the ProjectStreamEvent as a ResetStreamEvent
-func (t ProjectStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
-	var body ResetStreamEvent
+// AsResetEvent returns the union data inside the ProjectStreamData as a ResetEvent
+func (t ProjectStreamData) AsResetEvent() (ResetEvent, error) {
+	var body ResetEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromResetStreamEvent overwrites any union data inside the ProjectStreamEvent as the provided ResetStreamEvent
-func (t *ProjectStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+// FromResetEvent overwrites any union data inside the ProjectStreamData as the provided ResetEvent
+func (t *ProjectStreamData) FromResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	t.union = b
 	return err
 }
 
-// MergeResetStreamEvent performs a merge with any union data inside the ProjectStreamEvent, using the provided ResetStreamEvent
-func (t *ProjectStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+// MergeResetEvent performs a merge with any union data inside the ProjectStreamData, using the provided ResetEvent
+func (t *ProjectStreamData) MergeResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	if err != nil {
 		return err
 	}
@@ -1847,66 +1730,33 @@ func (t *ProjectStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
 	return err
 }
 
-func (t ProjectStreamEvent) Discriminator() (string, error) {
-	var discriminator struct {
-		Discriminator string `json:"event"`
-	}
-	err := json.Unmarshal(t.union, &discriminator)
-	return discriminator.Discriminator, err
-}
-
-func (t ProjectStreamEvent) ValueByDiscriminator() (interface{}, error) {
-	discriminator, err := t.Discriminator()
-	if err != nil {
-		return nil, err
-	}
-	switch discriminator {
-	case "project":
-		return t.AsProjectItemEvent()
-	case "reset":
-		return t.AsResetStreamEvent()
-	case "synced":
-		return t.AsSyncedStreamEvent()
-	default:
-		return nil, errors.New("unknown discriminator value: " + discriminator)
-	}
-}
-
-func (t ProjectStreamEvent) MarshalJSON() ([]byte, error) {
+func (t ProjectStreamData) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
 }
 
-func (t *ProjectStreamEvent) UnmarshalJSON(b []byte) error {
+func (t *ProjectStreamData) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
 
-// AsPromotionItemEvent returns the union data inside the PromotionStreamEvent as a PromotionItemEvent
-func (t PromotionStreamEvent) AsPromotionItemEvent() (PromotionItemEvent, error) {
-	var body PromotionItemEvent
+// AsPromotionEvent returns the union data inside the PromotionStreamData as a PromotionEvent
+func (t PromotionStreamData) AsPromotionEvent() (PromotionEvent, error) {
+	var body PromotionEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromPromotionItemEvent overwrites any union data inside the PromotionStreamEvent as the provided PromotionItemEvent
-func (t *PromotionStreamEvent) FromPromotionItemEvent(v PromotionItemEvent) error {
+// FromPromotionEvent overwrites any union data inside the PromotionStreamData as the provided PromotionEvent
+func (t *PromotionStreamData) FromPromotionEvent(v PromotionEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"promotion"}`))
 	t.union = b
 	return err
 }
 
-// MergePromotionItemEvent performs a merge with any union data inside the PromotionStreamEvent, using the provided PromotionItemEvent
-func (t *PromotionStreamEvent) MergePromotionItemEvent(v PromotionItemEvent) error {
+// MergePromotionEvent performs a merge with any union data inside the PromotionStreamData, using the provided PromotionEvent
+func (t *PromotionStreamData) MergePromotionEvent(v PromotionEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"promotion"}`))
 	if err != nil {
 		return err
 	}
@@ -1916,31 +1766,23 @@ func (t *PromotionStreamEvent) MergePromotionItemEvent(v PromotionItemEvent) err
 	return err
 }
 
-// AsSyncedStreamEvent returns the union data inside the PromotionStreamEvent as a SyncedStreamEvent
-func (t PromotionStreamEvent) AsSyncedStreamEvent() (SyncedStreamEvent, error) {
-	var body SyncedStreamEvent
+// AsSyncedEvent returns the union data inside the PromotionStreamData as a SyncedEvent
+func (t PromotionStreamData) AsSyncedEvent() (SyncedEvent, error) {
+	var body SyncedEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromSyncedStreamEvent overwrites any union data inside the PromotionStreamEvent as the provided SyncedStreamEvent
-func (t *PromotionStreamEvent) FromSyncedStreamEvent(v SyncedStreamEvent) error {
+// FromSyncedEvent overwrites any union data inside the PromotionStreamData as the provided SyncedEvent
+func (t *PromotionStreamData) FromSyncedEvent(v SyncedEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
 	t.union = b
 	return err
 }
 
-// MergeSyncedStreamEvent performs a merge with any union data inside the PromotionStreamEvent, using the provided SyncedStreamEvent
-func (t *PromotionStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
+// MergeSyncedEvent performs a merge with any union data inside the PromotionStreamData, using the provided SyncedEvent
+func (t *PromotionStreamData) MergeSyncedEvent(v SyncedEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
 	if err != nil {
 		return err
 	}
@@ -1950,31 +1792,23 @@ func (t *PromotionStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error
 	return err
 }
 
-// AsResetStreamEvent returns the union data inside the PromotionStreamEvent as a ResetStreamEvent
-func (t PromotionStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
-	var body ResetStreamEvent
+// AsResetEvent returns the union data inside the PromotionStreamData as a ResetEvent
+func (t PromotionStreamData) AsResetEvent() (ResetEvent, error) {
+	var body ResetEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromResetStreamEvent overwrites any union data inside the PromotionStreamEvent as the provided ResetStreamEvent
-func (t *PromotionStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+// FromResetEvent overwrites any union data inside the PromotionStreamData as the provided ResetEvent
+func (t *PromotionStreamData) FromResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	t.union = b
 	return err
 }
 
-// MergeResetStreamEvent performs a merge with any union data inside the PromotionStreamEvent, using the provided ResetStreamEvent
-func (t *PromotionStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+// MergeResetEvent performs a merge with any union data inside the PromotionStreamData, using the provided ResetEvent
+func (t *PromotionStreamData) MergeResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	if err != nil {
 		return err
 	}
@@ -1984,66 +1818,33 @@ func (t *PromotionStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
 	return err
 }
 
-func (t PromotionStreamEvent) Discriminator() (string, error) {
-	var discriminator struct {
-		Discriminator string `json:"event"`
-	}
-	err := json.Unmarshal(t.union, &discriminator)
-	return discriminator.Discriminator, err
-}
-
-func (t PromotionStreamEvent) ValueByDiscriminator() (interface{}, error) {
-	discriminator, err := t.Discriminator()
-	if err != nil {
-		return nil, err
-	}
-	switch discriminator {
-	case "promotion":
-		return t.AsPromotionItemEvent()
-	case "reset":
-		return t.AsResetStreamEvent()
-	case "synced":
-		return t.AsSyncedStreamEvent()
-	default:
-		return nil, errors.New("unknown discriminator value: " + discriminator)
-	}
-}
-
-func (t PromotionStreamEvent) MarshalJSON() ([]byte, error) {
+func (t PromotionStreamData) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
 }
 
-func (t *PromotionStreamEvent) UnmarshalJSON(b []byte) error {
+func (t *PromotionStreamData) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
 
-// AsRunItemEvent returns the union data inside the RunStreamEvent as a RunItemEvent
-func (t RunStreamEvent) AsRunItemEvent() (RunItemEvent, error) {
-	var body RunItemEvent
+// AsRunEvent returns the union data inside the RunStreamData as a RunEvent
+func (t RunStreamData) AsRunEvent() (RunEvent, error) {
+	var body RunEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromRunItemEvent overwrites any union data inside the RunStreamEvent as the provided RunItemEvent
-func (t *RunStreamEvent) FromRunItemEvent(v RunItemEvent) error {
+// FromRunEvent overwrites any union data inside the RunStreamData as the provided RunEvent
+func (t *RunStreamData) FromRunEvent(v RunEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"run"}`))
 	t.union = b
 	return err
 }
 
-// MergeRunItemEvent performs a merge with any union data inside the RunStreamEvent, using the provided RunItemEvent
-func (t *RunStreamEvent) MergeRunItemEvent(v RunItemEvent) error {
+// MergeRunEvent performs a merge with any union data inside the RunStreamData, using the provided RunEvent
+func (t *RunStreamData) MergeRunEvent(v RunEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"run"}`))
 	if err != nil {
 		return err
 	}
@@ -2053,31 +1854,23 @@ func (t *RunStreamEvent) MergeRunItemEvent(v RunItemEvent) error {
 	return err
 }
 
-// AsSyncedStreamEvent returns the union data inside the RunStreamEvent as a SyncedStreamEvent
-func (t RunStreamEvent) AsSyncedStreamEvent() (SyncedStreamEvent, error) {
-	var body SyncedStreamEvent
+// AsSyncedEvent returns the union data inside the RunStreamData as a SyncedEvent
+func (t RunStreamData) AsSyncedEvent() (SyncedEvent, error) {
+	var body SyncedEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromSyncedStreamEvent overwrites any union data inside the RunStreamEvent as the provided SyncedStreamEvent
-func (t *RunStreamEvent) FromSyncedStreamEvent(v SyncedStreamEvent) error {
+// FromSyncedEvent overwrites any union data inside the RunStreamData as the provided SyncedEvent
+func (t *RunStreamData) FromSyncedEvent(v SyncedEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
 	t.union = b
 	return err
 }
 
-// MergeSyncedStreamEvent performs a merge with any union data inside the RunStreamEvent, using the provided SyncedStreamEvent
-func (t *RunStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
+// MergeSyncedEvent performs a merge with any union data inside the RunStreamData, using the provided SyncedEvent
+func (t *RunStreamData) MergeSyncedEvent(v SyncedEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
 	if err != nil {
 		return err
 	}
@@ -2087,31 +1880,23 @@ func (t *RunStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
 	return err
 }
 
-// AsResetStreamEvent returns the union data inside the RunStreamEvent as a ResetStreamEvent
-func (t RunStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
-	var body ResetStreamEvent
+// AsResetEvent returns the union data inside the RunStreamData as a ResetEvent
+func (t RunStreamData) AsResetEvent() (ResetEvent, error) {
+	var body ResetEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromResetStreamEvent overwrites any union data inside the RunStreamEvent as the provided ResetStreamEvent
-func (t *RunStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+// FromResetEvent overwrites any union data inside the RunStreamData as the provided ResetEvent
+func (t *RunStreamData) FromResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	t.union = b
 	return err
 }
 
-// MergeResetStreamEvent performs a merge with any union data inside the RunStreamEvent, using the provided ResetStreamEvent
-func (t *RunStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+// MergeResetEvent performs a merge with any union data inside the RunStreamData, using the provided ResetEvent
+func (t *RunStreamData) MergeResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	if err != nil {
 		return err
 	}
@@ -2121,66 +1906,33 @@ func (t *RunStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
 	return err
 }
 
-func (t RunStreamEvent) Discriminator() (string, error) {
-	var discriminator struct {
-		Discriminator string `json:"event"`
-	}
-	err := json.Unmarshal(t.union, &discriminator)
-	return discriminator.Discriminator, err
-}
-
-func (t RunStreamEvent) ValueByDiscriminator() (interface{}, error) {
-	discriminator, err := t.Discriminator()
-	if err != nil {
-		return nil, err
-	}
-	switch discriminator {
-	case "reset":
-		return t.AsResetStreamEvent()
-	case "run":
-		return t.AsRunItemEvent()
-	case "synced":
-		return t.AsSyncedStreamEvent()
-	default:
-		return nil, errors.New("unknown discriminator value: " + discriminator)
-	}
-}
-
-func (t RunStreamEvent) MarshalJSON() ([]byte, error) {
+func (t RunStreamData) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
 }
 
-func (t *RunStreamEvent) UnmarshalJSON(b []byte) error {
+func (t *RunStreamData) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
 
-// AsStageItemEvent returns the union data inside the StageStreamEvent as a StageItemEvent
-func (t StageStreamEvent) AsStageItemEvent() (StageItemEvent, error) {
-	var body StageItemEvent
+// AsStageEvent returns the union data inside the StageStreamData as a StageEvent
+func (t StageStreamData) AsStageEvent() (StageEvent, error) {
+	var body StageEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromStageItemEvent overwrites any union data inside the StageStreamEvent as the provided StageItemEvent
-func (t *StageStreamEvent) FromStageItemEvent(v StageItemEvent) error {
+// FromStageEvent overwrites any union data inside the StageStreamData as the provided StageEvent
+func (t *StageStreamData) FromStageEvent(v StageEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"stage"}`))
 	t.union = b
 	return err
 }
 
-// MergeStageItemEvent performs a merge with any union data inside the StageStreamEvent, using the provided StageItemEvent
-func (t *StageStreamEvent) MergeStageItemEvent(v StageItemEvent) error {
+// MergeStageEvent performs a merge with any union data inside the StageStreamData, using the provided StageEvent
+func (t *StageStreamData) MergeStageEvent(v StageEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"stage"}`))
 	if err != nil {
 		return err
 	}
@@ -2190,31 +1942,23 @@ func (t *StageStreamEvent) MergeStageItemEvent(v StageItemEvent) error {
 	return err
 }
 
-// AsSyncedStreamEvent returns the union data inside the StageStreamEvent as a SyncedStreamEvent
-func (t StageStreamEvent) AsSyncedStreamEvent() (SyncedStreamEvent, error) {
-	var body SyncedStreamEvent
+// AsSyncedEvent returns the union data inside the StageStreamData as a SyncedEvent
+func (t StageStreamData) AsSyncedEvent() (SyncedEvent, error) {
+	var body SyncedEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromSyncedStreamEvent overwrites any union data inside the StageStreamEvent as the provided SyncedStreamEvent
-func (t *StageStreamEvent) FromSyncedStreamEvent(v SyncedStreamEvent) error {
+// FromSyncedEvent overwrites any union data inside the StageStreamData as the provided SyncedEvent
+func (t *StageStreamData) FromSyncedEvent(v SyncedEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
 	t.union = b
 	return err
 }
 
-// MergeSyncedStreamEvent performs a merge with any union data inside the StageStreamEvent, using the provided SyncedStreamEvent
-func (t *StageStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
+// MergeSyncedEvent performs a merge with any union data inside the StageStreamData, using the provided SyncedEvent
+func (t *StageStreamData) MergeSyncedEvent(v SyncedEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
 	if err != nil {
 		return err
 	}
@@ -2224,31 +1968,23 @@ func (t *StageStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
 	return err
 }
 
-// AsResetStreamEvent returns the union data inside the StageStreamEvent as a ResetStreamEvent
-func (t StageStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
-	var body ResetStreamEvent
+// AsResetEvent returns the union data inside the StageStreamData as a ResetEvent
+func (t StageStreamData) AsResetEvent() (ResetEvent, error) {
+	var body ResetEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromResetStreamEvent overwrites any union data inside the StageStreamEvent as the provided ResetStreamEvent
-func (t *StageStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+// FromResetEvent overwrites any union data inside the StageStreamData as the provided ResetEvent
+func (t *StageStreamData) FromResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	t.union = b
 	return err
 }
 
-// MergeResetStreamEvent performs a merge with any union data inside the StageStreamEvent, using the provided ResetStreamEvent
-func (t *StageStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+// MergeResetEvent performs a merge with any union data inside the StageStreamData, using the provided ResetEvent
+func (t *StageStreamData) MergeResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	if err != nil {
 		return err
 	}
@@ -2258,37 +1994,12 @@ func (t *StageStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
 	return err
 }
 
-func (t StageStreamEvent) Discriminator() (string, error) {
-	var discriminator struct {
-		Discriminator string `json:"event"`
-	}
-	err := json.Unmarshal(t.union, &discriminator)
-	return discriminator.Discriminator, err
-}
-
-func (t StageStreamEvent) ValueByDiscriminator() (interface{}, error) {
-	discriminator, err := t.Discriminator()
-	if err != nil {
-		return nil, err
-	}
-	switch discriminator {
-	case "reset":
-		return t.AsResetStreamEvent()
-	case "stage":
-		return t.AsStageItemEvent()
-	case "synced":
-		return t.AsSyncedStreamEvent()
-	default:
-		return nil, errors.New("unknown discriminator value: " + discriminator)
-	}
-}
-
-func (t StageStreamEvent) MarshalJSON() ([]byte, error) {
+func (t StageStreamData) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
 }
 
-func (t *StageStreamEvent) UnmarshalJSON(b []byte) error {
+func (t *StageStreamData) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -2298,7 +2009,10 @@ type ServerInterface interface {
 	// EnqueueAction Enqueue an action
 	// (POST /actions)
 	EnqueueAction(w http.ResponseWriter, r *http.Request)
-	// GetOpenAPI This document
+	// GetOpenAPIJSON This document, in JSON
+	// (GET /openapi.json)
+	GetOpenAPIJSON(w http.ResponseWriter, r *http.Request)
+	// GetOpenAPI This document, in YAML
 	// (GET /openapi.yaml)
 	GetOpenAPI(w http.ResponseWriter, r *http.Request)
 	// StreamProjects Live stream of the projects and domains
@@ -2433,7 +2147,13 @@ func (_ Unimplemented) EnqueueAction(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
-// GetOpenAPI This document
+// GetOpenAPIJSON This document, in JSON
+// (GET /openapi.json)
+func (_ Unimplemented) GetOpenAPIJSON(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetOpenAPI This document, in YAML
 // (GET /openapi.yaml)
 func (_ Unimplemented) GetOpenAPI(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
@@ -2702,6 +2422,20 @@ func (siw *ServerInterfaceWrapper) EnqueueAction(w http.ResponseWriter, r *http.
 	handler.ServeHTTP(w, r)
 }
 
+// GetOpenAPIJSON operation middleware
+func (siw *ServerInterfaceWrapper) GetOpenAPIJSON(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetOpenAPIJSON(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetOpenAPI operation middleware
 func (siw *ServerInterfaceWrapper) GetOpenAPI(w http.ResponseWriter, r *http.Request) {
 
@@ -2911,7 +2645,7 @@ func (siw *ServerInterfaceWrapper) ListRuns(w http.ResponseWriter, r *http.Reque
 
 	// ------------- Optional query parameter "phase" -------------
 
-	err = runtime.BindQueryParameterWithOptions("form", false, false, "phase", r.URL.Query(), &params.Phase, runtime.BindQueryParameterOptions{Type: "array", Format: ""})
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "phase", r.URL.Query(), &params.Phase, runtime.BindQueryParameterOptions{Type: "array", Format: ""})
 	if err != nil {
 		var requiredError *runtime.RequiredParameterError
 		if errors.As(err, &requiredError) {
@@ -5022,6 +4756,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/openapi.yaml", wrapper.GetOpenAPI)
 	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/openapi.json", wrapper.GetOpenAPIJSON)
+	})
 
 	return r
 }
@@ -5095,6 +4832,27 @@ func (response EnqueueActiondefaultApplicationProblemPlusJSONResponse) VisitEnqu
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOpenAPIJSONRequestObject struct {
+}
+
+type GetOpenAPIJSONResponseObject interface {
+	VisitGetOpenAPIJSONResponse(w http.ResponseWriter) error
+}
+
+type GetOpenAPIJSON200JSONResponse OpenAPIDocument
+
+func (response GetOpenAPIJSON200JSONResponse) VisitGetOpenAPIJSONResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7051,7 +6809,10 @@ type StrictServerInterface interface {
 	// EnqueueAction Enqueue an action
 	// (POST /actions)
 	EnqueueAction(ctx context.Context, request EnqueueActionRequestObject) (EnqueueActionResponseObject, error)
-	// GetOpenAPI This document
+	// GetOpenAPIJSON This document, in JSON
+	// (GET /openapi.json)
+	GetOpenAPIJSON(ctx context.Context, request GetOpenAPIJSONRequestObject) (GetOpenAPIJSONResponseObject, error)
+	// GetOpenAPI This document, in YAML
 	// (GET /openapi.yaml)
 	GetOpenAPI(ctx context.Context, request GetOpenAPIRequestObject) (GetOpenAPIResponseObject, error)
 	// StreamProjects Live stream of the projects and domains
@@ -7239,6 +7000,30 @@ func (sh *strictHandler) EnqueueAction(w http.ResponseWriter, r *http.Request) {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(EnqueueActionResponseObject); ok {
 		if err := validResponse.VisitEnqueueActionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetOpenAPIJSON operation middleware
+func (sh *strictHandler) GetOpenAPIJSON(w http.ResponseWriter, r *http.Request) {
+	var request GetOpenAPIJSONRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetOpenAPIJSON(ctx, request.(GetOpenAPIJSONRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetOpenAPIJSON")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetOpenAPIJSONResponseObject); ok {
+		if err := validResponse.VisitGetOpenAPIJSONResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

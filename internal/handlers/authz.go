@@ -79,6 +79,7 @@ var rules = map[string]rule{
 	"createSession":  {public: true},
 	"deleteSession":  {public: true},
 	"getOpenAPI":     {public: true},
+	"getOpenAPIJSON": {public: true},
 }
 
 // checkRules verifies that rules and the document agree on every operation.

@@ -2,8 +2,10 @@ package handlers
 
 import (
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -87,51 +89,88 @@ func TestGuardHost(t *testing.T) {
 	}
 }
 
-func TestGuardOrigin(t *testing.T) {
-	h := guardOrigin([]string{"https://ui.example.com"})(ok)
+func TestGuardCrossOrigin(t *testing.T) {
+	guard, err := guardCrossOrigin([]string{"https://ui.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := guard(ok)
 	for _, tc := range []struct {
-		method, origin string
-		want           int
+		name, method, site, origin, authz string
+		want                              int
 	}{
-		{http.MethodPost, "", http.StatusNoContent}, // curl, SDKs
-		{http.MethodPost, "http://127.0.0.1:8080", http.StatusNoContent},
-		{http.MethodPost, "https://127.0.0.1:8080", http.StatusNoContent},
-		{http.MethodPost, "https://ui.example.com", http.StatusNoContent},
-		{http.MethodPost, "http://127.0.0.1:9999", http.StatusForbidden}, // same site, other port
-		{http.MethodPost, "http://evil.test:8080", http.StatusForbidden},
-		{http.MethodPost, "null", http.StatusForbidden},
-		{http.MethodPut, "http://evil.test", http.StatusForbidden},
-		{http.MethodDelete, "http://evil.test", http.StatusForbidden},
-		{http.MethodGet, "http://evil.test", http.StatusNoContent}, // reads: the browser keeps the answer from the page
+		{"curl, an SDK", http.MethodPost, "", "", "", http.StatusNoContent},
+		{"the dashboard", http.MethodPost, "same-origin", "http://127.0.0.1:8080", "", http.StatusNoContent},
+		{"typed by the user", http.MethodPost, "none", "", "", http.StatusNoContent},
+		{"an older browser, our origin", http.MethodPost, "", "http://127.0.0.1:8080", "", http.StatusNoContent},
+		{"a CORS origin", http.MethodPost, "cross-site", "https://ui.example.com", "", http.StatusNoContent},
+		{"same site, another port", http.MethodPost, "same-site", "http://127.0.0.1:9999", "", http.StatusForbidden},
+		{"another site", http.MethodPost, "cross-site", "http://evil.test", "", http.StatusForbidden},
+		{"a DELETE from another site", http.MethodDelete, "cross-site", "http://evil.test", "", http.StatusForbidden},
+		{"a PUT from an older browser", http.MethodPut, "", "http://evil.test", "", http.StatusForbidden},
+		{"a sandboxed page", http.MethodPost, "", "null", "", http.StatusForbidden},
+		{"a bearer token", http.MethodPost, "cross-site", "http://evil.test", "Bearer t0ken", http.StatusNoContent},
+		{"another scheme of Authorization", http.MethodPost, "cross-site", "http://evil.test", "Basic dTpw", http.StatusForbidden},
+		{"an empty bearer token", http.MethodPost, "same-site", "http://127.0.0.1:9999", "Bearer ", http.StatusForbidden},
+		// Reads: the browser keeps the answer from the page.
+		{"a read", http.MethodGet, "cross-site", "http://evil.test", "", http.StatusNoContent},
 	} {
 		r := httptest.NewRequest(tc.method, "http://127.0.0.1:8080/api/v1/actions", nil)
-		if tc.origin != "" {
-			r.Header.Set("Origin", tc.origin)
+		for k, v := range map[string]string{"Sec-Fetch-Site": tc.site, "Origin": tc.origin, "Authorization": tc.authz} {
+			if v != "" {
+				r.Header.Set(k, v)
+			}
 		}
-		if w := serve(h, r); w.Code != tc.want {
-			t.Errorf("%s from %q: %d, want %d", tc.method, tc.origin, w.Code, tc.want)
+		w := serve(h, r)
+		if w.Code != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, w.Code, tc.want)
+		} else if tc.want == http.StatusForbidden && w.Header().Get("Content-Type") != "application/problem+json" {
+			t.Errorf("%s: refused without a problem document", tc.name)
 		}
+	}
+	if _, err := guardCrossOrigin([]string{"ui.example.com"}); err == nil {
+		t.Error("an origin without a scheme is taken")
 	}
 }
 
 func TestRequireJSON(t *testing.T) {
-	h := requireJSON(ok)
 	for _, tc := range []struct {
-		method, ct string
-		want       int
+		name, method, ct, body string
+		chunked                bool
+		want                   int
 	}{
-		{http.MethodPost, "application/json", http.StatusNoContent},
-		{http.MethodPost, "", http.StatusUnsupportedMediaType}, // a simple request: no body, no type
-		{http.MethodPost, "text/plain", http.StatusUnsupportedMediaType},
-		{http.MethodDelete, "", http.StatusUnsupportedMediaType},
-		{http.MethodGet, "", http.StatusNoContent},
+		{"JSON", http.MethodPost, "application/json", "{}", false, http.StatusNoContent},
+		{"YAML", http.MethodPost, "application/yaml", "a: 1", false, http.StatusNoContent},
+		{"no body, no type", http.MethodPost, "", "", false, http.StatusNoContent},
+		{"a DELETE", http.MethodDelete, "", "", false, http.StatusNoContent},
+		{"a chunked empty body", http.MethodPost, "", "", true, http.StatusNoContent},
+		{"a body without a type", http.MethodPost, "", "{}", false, http.StatusUnsupportedMediaType},
+		{"a chunked body without a type", http.MethodPut, "", "{}", true, http.StatusUnsupportedMediaType},
+		{"text", http.MethodPost, "text/plain", `{"reason":"x"}`, false, http.StatusUnsupportedMediaType},
+		{"a form", http.MethodPost, "application/x-www-form-urlencoded", "a=b", false, http.StatusUnsupportedMediaType},
+		{"a read", http.MethodGet, "text/plain", "x", false, http.StatusNoContent},
 	} {
-		r := httptest.NewRequest(tc.method, "/api/v1/x", nil)
+		var body io.Reader = strings.NewReader(tc.body)
+		if tc.chunked {
+			body = io.MultiReader(strings.NewReader(tc.body)) // no length known
+		}
+		r := httptest.NewRequest(tc.method, "/api/v1/x", body)
+		if tc.chunked {
+			r.ContentLength = -1
+		}
 		if tc.ct != "" {
 			r.Header.Set("Content-Type", tc.ct)
 		}
-		if w := serve(h, r); w.Code != tc.want {
-			t.Errorf("%s with %q: %d, want %d", tc.method, tc.ct, w.Code, tc.want)
+		var got []byte
+		w := serve(requireJSON(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			got, _ = io.ReadAll(r.Body)
+			w.WriteHeader(http.StatusNoContent)
+		})), r)
+		if w.Code != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, w.Code, tc.want)
+		}
+		if w.Code == http.StatusNoContent && tc.method != http.MethodGet && string(got) != tc.body {
+			t.Errorf("%s: the handler read %q, want %q", tc.name, got, tc.body)
 		}
 	}
 }

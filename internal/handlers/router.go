@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -78,9 +77,17 @@ func NewRouter(cfg Config) (http.Handler, error) {
 	if err := checkRules(v.doc); err != nil {
 		return nil, err
 	}
+	doc, err := parseDocument(api.OpenAPI)
+	if err != nil {
+		return nil, err
+	}
+	gs, err := guards(cfg)
+	if err != nil {
+		return nil, err
+	}
 	r := chi.NewRouter()
 	r.Use(withRequestID(cfg.Log), recoverPanics, accessLog(cfg.Metrics))
-	r.Use(guards(cfg)...)
+	r.Use(gs...)
 	r.Use(middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
@@ -90,7 +97,7 @@ func NewRouter(cfg Config) (http.Handler, error) {
 	r.Get("/readyz", readyz(cfg.Ready))
 	r.Handle("/metrics", requireSubject(cfg.Authenticator, notForTasks(cfg.Metrics.Handler())))
 	r.Get("/login", login(cfg.LoginCodes, cfg.Throttle))
-	r.Mount(BasePath, apiRouter(cfg, v))
+	r.Mount(BasePath, apiRouter(cfg, v, doc))
 	if cfg.Web != nil {
 		r.Handle("/*", cfg.Web)
 	}
@@ -99,8 +106,9 @@ func NewRouter(cfg Config) (http.Handler, error) {
 
 // guards are the defences of every route against a hostile page in the
 // user's browser (guard.go): well-formed URLs, our own Host, CORS only for
-// the origins named, and our own Origin on unsafe methods.
-func guards(cfg Config) []func(http.Handler) http.Handler {
+// the origins named, and no cross-origin unsafe request but with a bearer
+// token.
+func guards(cfg Config) ([]func(http.Handler) http.Handler, error) {
 	gs := []func(http.Handler) http.Handler{wellFormedURLs, guardHost(cfg.AllowedHosts)}
 	if len(cfg.CORSOrigins) > 0 {
 		gs = append(gs, cors.Handler(cors.Options{
@@ -113,18 +121,23 @@ func guards(cfg Config) []func(http.Handler) http.Handler {
 			MaxAge:         600,
 		}))
 	}
-	return append(gs, guardOrigin(cfg.CORSOrigins))
+	crossOrigin, err := guardCrossOrigin(cfg.CORSOrigins)
+	if err != nil {
+		return nil, err
+	}
+	return append(gs, crossOrigin), nil
 }
 
 // apiRouter is /api/v1: the generated routes, each request refused unless
-// it declares JSON (when unsafe), authenticated (unless the document says
-// the operation is public), valid, and authorized by the operation's rule.
-func apiRouter(cfg Config, v *validator) http.Handler {
+// its body, if it has one, is declared JSON or YAML, authenticated (unless
+// the document says the operation is public), valid, and authorized by the
+// operation's rule.
+func apiRouter(cfg Config, v *validator, doc OpenAPIDocument) http.Handler {
 	r := chi.NewRouter()
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
-	r.Use(gate(cfg.Synced), middleware.GetHead, markHead, keepRequest)
-	srv := &Server{mgr: cfg.Manager, stages: cfg.Stages, freight: cfg.Freight, promos: cfg.Promotions, runs: cfg.Runs, logs: cfg.Logs, authz: cfg.Authorizer, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, throttle: cfg.Throttle, streams: newStreamSlots(cfg.MaxStreams)}
+	r.Use(gate(cfg.Synced), middleware.GetHead, markHead, splitCommaLists(commaListParams(v.doc)), keepRequest)
+	srv := &Server{mgr: cfg.Manager, stages: cfg.Stages, freight: cfg.Freight, promos: cfg.Promotions, runs: cfg.Runs, logs: cfg.Logs, authz: cfg.Authorizer, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, throttle: cfg.Throttle, streams: newStreamSlots(cfg.MaxStreams), document: doc}
 	az := &authorizer{authz: cfg.Authorizer, executeTypes: cfg.ExecuteTaskTypes}
 	strict := NewStrictHandlerWithOptions(srv, []StrictMiddlewareFunc{az.middleware}, StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(w, r, badRequest{err}) },
@@ -132,9 +145,8 @@ func apiRouter(cfg Config, v *validator) http.Handler {
 	})
 	HandlerWithOptions(strict, ChiServerOptions{
 		BaseRouter: r,
-		// The last runs first: refuse a body that is not JSON (a forged
-		// cross-site request, before anything else), authenticate, then
-		// validate.
+		// The last runs first: refuse a body that is not JSON or YAML,
+		// authenticate, then validate.
 		Middlewares:      []MiddlewareFunc{v.middleware, authenticate(cfg.Authenticator, v), requireJSON},
 		ErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(w, r, badRequest{err}) },
 	})
@@ -146,7 +158,7 @@ func apiRouter(cfg Config, v *validator) http.Handler {
 func gate(synced func() bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if synced != nil && !synced() && !strings.HasSuffix(r.URL.Path, "/openapi.yaml") {
+			if synced != nil && !synced() && !document(r.URL.Path) {
 				w.Header().Set("Retry-After", "1")
 				writeProblem(w, r, errNotReady)
 				return
@@ -154,6 +166,11 @@ func gate(synced func() bool) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// document reports whether path is the API document's (YAML or JSON).
+func document(path string) bool {
+	return path == BasePath+"/openapi.yaml" || path == BasePath+"/openapi.json"
 }
 
 // methodNotAllowed answers 405 with the Allow header the route supports.

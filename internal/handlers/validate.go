@@ -93,10 +93,7 @@ func (v *validator) check(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("route %s %s is not in the OpenAPI document", r.Method, path)
 	}
 	if op.RequestBody != nil {
-		if err := acceptsBody(op, r.Header); err != nil {
-			return err
-		}
-		if err := readBody(w, r); err != nil {
+		if err := readBody(w, r, op); err != nil {
 			return err
 		}
 	}
@@ -149,15 +146,23 @@ func bodyReadError(err error) error {
 }
 
 // readBody reads the whole body (at most MaxBodyBytes) and puts it back
-// for the validator and the handler, refusing one that holds more than one
-// JSON value: `{...}{}` is not a request, whatever a streaming decoder
+// for the validator and the handler. A body that is there must be in a
+// media type the operation takes; none needs no Content-Type (the schema
+// says whether it may be left out). It refuses a body that holds more than
+// one JSON value: `{...}{}` is not a request, whatever a streaming decoder
 // would make of it.
-func readBody(w http.ResponseWriter, r *http.Request) error {
+func readBody(w http.ResponseWriter, r *http.Request, op *openapi3.Operation) error {
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
 		return bodyReadError(err)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
+	if len(b) == 0 {
+		return nil
+	}
+	if err := acceptsBody(op, r.Header); err != nil {
+		return err
+	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil // the schema says whether a body is required
 	}
@@ -203,6 +208,16 @@ func (inv *invalidRequest) collect(err error, param string) {
 		}
 		inv.collect(e.Err, param)
 	case *openapi3.SchemaError:
+		// A field whose schema is allOf (a $ref with a description beside
+		// it) fails as "doesn't match all schemas": what it wants is in the
+		// schemas it did not match (an enum names its values there).
+		var inner openapi3.MultiError
+		if e.SchemaField == "allOf" && errors.As(e.Origin, &inner) && len(inner) > 0 {
+			for _, x := range inner {
+				inv.collect(x, param)
+			}
+			return
+		}
 		inv.add(param, jsonPointer(e.JSONPointer()), e.Reason)
 	case *openapi3filter.ParseError:
 		// JSON, or YAML where the operation takes it (Kargo's objects).

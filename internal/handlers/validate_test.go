@@ -84,15 +84,22 @@ func TestValidatorMiddleware(t *testing.T) {
 		status      int
 		pointer     string // an expected errors[].pointer
 		parameter   string // an expected errors[].parameter
+		detail      string // what that error's detail says
 	}{
 		{name: "valid", path: okPath, body: valid, status: http.StatusOK},
 		{name: "valid with charset", path: okPath, contentType: "application/json; charset=utf-8", body: valid, status: http.StatusOK},
 		{name: "attempt below minimum", path: okPath, body: `{"attempt":0,"status":{"phase":"RUNNING"}}`, status: http.StatusBadRequest, pointer: "/attempt"},
 		{name: "attempt wrong type", path: okPath, body: `{"attempt":"1","status":{"phase":"RUNNING"}}`, status: http.StatusBadRequest, pointer: "/attempt"},
-		{name: "unknown phase", path: okPath, body: `{"attempt":1,"status":{"phase":"DONE"}}`, status: http.StatusBadRequest, pointer: "/status/phase"},
+		// The phase is an allOf (a $ref with a description): the error is
+		// the enum's, naming the values.
+		{name: "unknown phase", path: okPath, body: `{"attempt":1,"status":{"phase":"RUNING"}}`, status: http.StatusBadRequest, pointer: "/status/phase",
+			detail: `value is not one of the allowed values ["UNSPECIFIED","QUEUED","WAITING_FOR_RESOURCES","INITIALIZING","RUNNING",`},
+		{name: "unknown cache status", path: okPath, body: `{"attempt":1,"status":{"phase":"RUNNING","cacheStatus":"hit"}}`, status: http.StatusBadRequest, pointer: "/status/cacheStatus",
+			detail: `allowed values ["DISABLED","MISS","HIT",`},
 		{name: "not JSON", path: okPath, body: `{"attempt":`, status: http.StatusBadRequest},
 		{name: "missing body", path: okPath, contentType: "application/json", body: "", status: http.StatusBadRequest},
-		{name: "no body, no type", path: okPath, body: "", status: http.StatusUnsupportedMediaType},
+		// A body left out needs no Content-Type: the schema says it is required.
+		{name: "no body, no type", path: okPath, body: "", status: http.StatusBadRequest, pointer: "", detail: "value is required"},
 		{name: "bad run name", path: "/api/v1/projects/p1/domains/dev/runs/Bad_Run/actions/a0/status", body: valid, status: http.StatusBadRequest, parameter: "run"},
 		{name: "bad action name", path: "/api/v1/projects/p1/domains/dev/runs/r1/actions/-a/status", body: valid, status: http.StatusBadRequest, parameter: "action"},
 		{name: "text body", path: okPath, contentType: "text/plain", body: valid, status: http.StatusUnsupportedMediaType},
@@ -146,11 +153,18 @@ func TestValidatorMiddleware(t *testing.T) {
 			if err := json.Unmarshal(body, &p); err != nil {
 				t.Fatalf("problem %q: %v", body, err)
 			}
-			if tt.pointer != "" && !hasInvalid(p, func(e InvalidParam) bool { return e.Pointer != nil && *e.Pointer == tt.pointer }) {
-				t.Errorf("no error with pointer %q in %s", tt.pointer, body)
+			if (tt.pointer != "" || tt.detail != "") && tt.parameter == "" && !hasInvalid(p, func(e InvalidParam) bool {
+				return e.Pointer != nil && *e.Pointer == tt.pointer && strings.Contains(e.Detail, tt.detail)
+			}) {
+				t.Errorf("no error with pointer %q saying %q in %s", tt.pointer, tt.detail, body)
 			}
-			if tt.parameter != "" && !hasInvalid(p, func(e InvalidParam) bool { return e.Parameter != nil && *e.Parameter == tt.parameter }) {
-				t.Errorf("no error with parameter %q in %s", tt.parameter, body)
+			if tt.parameter != "" && !hasInvalid(p, func(e InvalidParam) bool {
+				return e.Parameter != nil && *e.Parameter == tt.parameter && strings.Contains(e.Detail, tt.detail)
+			}) {
+				t.Errorf("no error with parameter %q saying %q in %s", tt.parameter, tt.detail, body)
+			}
+			if hasInvalid(p, func(e InvalidParam) bool { return strings.Contains(e.Detail, `"allOf"`) }) {
+				t.Errorf("an error says only that an allOf did not match: %s", body)
 			}
 		})
 	}

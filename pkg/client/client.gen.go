@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -52,21 +51,6 @@ func (e ActionEventActionType) Valid() bool {
 	case ActionEventActionTypeCondition:
 		return true
 	case ActionEventActionTypeTask:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ActionItemEventEvent.
-const (
-	ActionItemEventEventAction ActionItemEventEvent = "action"
-)
-
-// Valid indicates whether the value is a known member of the ActionItemEventEvent enum.
-func (e ActionItemEventEvent) Valid() bool {
-	switch e {
-	case ActionItemEventEventAction:
 		return true
 	default:
 		return false
@@ -190,21 +174,6 @@ func (e KubeConditionStatus) Valid() bool {
 	}
 }
 
-// Defines values for LogEOFEventEvent.
-const (
-	Eof LogEOFEventEvent = "eof"
-)
-
-// Valid indicates whether the value is a known member of the LogEOFEventEvent enum.
-func (e LogEOFEventEvent) Valid() bool {
-	switch e {
-	case Eof:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for LogStream.
 const (
 	Stderr LogStream = "stderr"
@@ -217,21 +186,6 @@ func (e LogStream) Valid() bool {
 	case Stderr:
 		return true
 	case Stdout:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for LogTextEventEvent.
-const (
-	Log LogTextEventEvent = "log"
-)
-
-// Valid indicates whether the value is a known member of the LogTextEventEvent enum.
-func (e LogTextEventEvent) Valid() bool {
-	switch e {
-	case Log:
 		return true
 	default:
 		return false
@@ -283,21 +237,6 @@ func (e Phase) Valid() bool {
 	}
 }
 
-// Defines values for ProjectItemEventEvent.
-const (
-	Project ProjectItemEventEvent = "project"
-)
-
-// Valid indicates whether the value is a known member of the ProjectItemEventEvent enum.
-func (e ProjectItemEventEvent) Valid() bool {
-	switch e {
-	case Project:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for PromotionEventStatusPhase.
 const (
 	PromotionEventStatusPhaseAborted   PromotionEventStatusPhase = "Aborted"
@@ -328,21 +267,6 @@ func (e PromotionEventStatusPhase) Valid() bool {
 	}
 }
 
-// Defines values for PromotionItemEventEvent.
-const (
-	PromotionItemEventEventPromotion PromotionItemEventEvent = "promotion"
-)
-
-// Valid indicates whether the value is a known member of the PromotionItemEventEvent enum.
-func (e PromotionItemEventEvent) Valid() bool {
-	switch e {
-	case PromotionItemEventEventPromotion:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ResetEventReason.
 const (
 	CursorNotCovered ResetEventReason = "cursor-not-covered"
@@ -355,66 +279,6 @@ func (e ResetEventReason) Valid() bool {
 	case CursorNotCovered:
 		return true
 	case Lagged:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ResetStreamEventEvent.
-const (
-	Reset ResetStreamEventEvent = "reset"
-)
-
-// Valid indicates whether the value is a known member of the ResetStreamEventEvent enum.
-func (e ResetStreamEventEvent) Valid() bool {
-	switch e {
-	case Reset:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for RunItemEventEvent.
-const (
-	Run RunItemEventEvent = "run"
-)
-
-// Valid indicates whether the value is a known member of the RunItemEventEvent enum.
-func (e RunItemEventEvent) Valid() bool {
-	switch e {
-	case Run:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for StageItemEventEvent.
-const (
-	StageItemEventEventStage StageItemEventEvent = "stage"
-)
-
-// Valid indicates whether the value is a known member of the StageItemEventEvent enum.
-func (e StageItemEventEvent) Valid() bool {
-	switch e {
-	case StageItemEventEventStage:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for SyncedStreamEventEvent.
-const (
-	Synced SyncedStreamEventEvent = "synced"
-)
-
-// Valid indicates whether the value is a known member of the SyncedStreamEventEvent enum.
-func (e SyncedStreamEventEvent) Valid() bool {
-	switch e {
-	case Synced:
 		return true
 	default:
 		return false
@@ -579,17 +443,6 @@ type ActionIdentifier struct {
 	Run  RunIdentifier `json:"run"`
 }
 
-// ActionItemEvent defines model for ActionItemEvent.
-type ActionItemEvent struct {
-	// Data The data of an `action` stream event.
-	Data  ActionEvent          `json:"data"`
-	Event ActionItemEventEvent `json:"event"`
-	Id    string               `json:"id"`
-}
-
-// ActionItemEventEvent defines model for ActionItemEvent.Event.
-type ActionItemEventEvent string
-
 // ActionList defines model for ActionList.
 type ActionList struct {
 	// Continue Pass as `continue` for the next page; absent on the last page.
@@ -622,9 +475,13 @@ type ActionStatus struct {
 	Phase Phase `json:"phase"`
 }
 
-// ActionStreamEvent One event of an action stream as an EventSource delivers it: its
-// name (`event`), its `id` (the cursor to resume from) and its `data`.
-type ActionStreamEvent struct {
+// ActionStreamData An action stream: a snapshot of `action` events, `synced`, then live `action` events.
+// What the `data` of one event parses to (JSON), by the event's name:
+// `action` ActionEvent, `synced` SyncedEvent, `reset` ResetEvent.
+// The name and the id are the event's own fields (EventSource's
+// MessageEvent.type and .lastEventId); x-sse-events maps each name to
+// its schema.
+type ActionStreamData struct {
 	union json.RawMessage
 }
 
@@ -763,45 +620,30 @@ type LogAppended struct {
 	Size int64 `json:"size"`
 }
 
-// LogEOFEvent defines model for LogEOFEvent.
-type LogEOFEvent struct {
-	Data struct {
-		// Dropped Bytes dropped past --log-max-bytes.
-		Dropped int64 `json:"dropped"`
-		Size    int64 `json:"size"`
-	} `json:"data"`
-	Event LogEOFEventEvent `json:"event"`
-
-	// Id The log's size.
-	Id string `json:"id"`
+// LogEOF The data of an `eof` event, the last of the attempt's log.
+type LogEOF struct {
+	// Dropped Bytes dropped past --log-max-bytes.
+	Dropped int64 `json:"dropped"`
+	Size    int64 `json:"size"`
 }
-
-// LogEOFEventEvent defines model for LogEOFEvent.Event.
-type LogEOFEventEvent string
 
 // LogStream defines model for LogStream.
 type LogStream string
 
-// LogStreamEvent One event of a log stream.
-type LogStreamEvent struct {
+// LogStreamData What the `data` of one event of a log stream parses to (JSON), by
+// the event's name: `log` LogText, `eof` LogEOF, `reset` ResetEvent.
+// A `log` event's id is the byte offset after its text; `eof`'s the
+// log's size.
+type LogStreamData struct {
 	union json.RawMessage
 }
 
-// LogTextEvent defines model for LogTextEvent.
-type LogTextEvent struct {
-	Data struct {
-		// Offset The byte offset of the text's start.
-		Offset int64  `json:"offset"`
-		Text   string `json:"text"`
-	} `json:"data"`
-	Event LogTextEventEvent `json:"event"`
-
-	// Id The byte offset after this text.
-	Id string `json:"id"`
+// LogText The data of a `log` event.
+type LogText struct {
+	// Offset The byte offset of the text's start.
+	Offset int64  `json:"offset"`
+	Text   string `json:"text"`
 }
-
-// LogTextEventEvent defines model for LogTextEvent.Event.
-type LogTextEventEvent string
 
 // LoginRequest defines model for LoginRequest.
 type LoginRequest struct {
@@ -822,6 +664,24 @@ type ObjectMeta struct {
 	Namespace       *string `json:"namespace,omitempty"`
 	ResourceVersion *string `json:"resourceVersion,omitempty"`
 	Uid             *string `json:"uid,omitempty"`
+}
+
+// OpenAPIDocument An OpenAPI 3.0 document (this one).
+type OpenAPIDocument struct {
+	Components *map[string]interface{} `json:"components,omitempty"`
+	Info       OpenAPIDocument_Info    `json:"info"`
+
+	// Openapi Example: 3.0.3
+	Openapi              string                 `json:"openapi"`
+	Paths                map[string]interface{} `json:"paths"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// OpenAPIDocument_Info defines model for OpenAPIDocument.Info.
+type OpenAPIDocument_Info struct {
+	Title                string                 `json:"title"`
+	Version              string                 `json:"version"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // Phase Flyte's ActionPhase. PAUSED: a condition action waits for its signal.
@@ -872,16 +732,6 @@ type ProjectDomain struct {
 	RunCount int64 `json:"runCount"`
 }
 
-// ProjectItemEvent defines model for ProjectItemEvent.
-type ProjectItemEvent struct {
-	Data  ProjectDomain         `json:"data"`
-	Event ProjectItemEventEvent `json:"event"`
-	Id    string                `json:"id"`
-}
-
-// ProjectItemEventEvent defines model for ProjectItemEvent.Event.
-type ProjectItemEventEvent string
-
 // ProjectList defines model for ProjectList.
 type ProjectList struct {
 	Items []ProjectDomain `json:"items"`
@@ -890,8 +740,13 @@ type ProjectList struct {
 // ProjectName Example: flytesnacks
 type ProjectName = string
 
-// ProjectStreamEvent One event of the projects stream (see ActionStreamEvent).
-type ProjectStreamEvent struct {
+// ProjectStreamData The projects stream (see ActionStreamData).
+// What the `data` of one event parses to (JSON), by the event's name:
+// `project` ProjectDomain, `synced` SyncedEvent, `reset` ResetEvent.
+// The name and the id are the event's own fields (EventSource's
+// MessageEvent.type and .lastEventId); x-sse-events maps each name to
+// its schema.
+type ProjectStreamData struct {
 	union json.RawMessage
 }
 
@@ -940,17 +795,6 @@ type PromotionEvent struct {
 // PromotionEventStatusPhase defines model for PromotionEvent.Status.Phase.
 type PromotionEventStatusPhase string
 
-// PromotionItemEvent defines model for PromotionItemEvent.
-type PromotionItemEvent struct {
-	// Data The data of a `promotion` stream event.
-	Data  PromotionEvent          `json:"data"`
-	Event PromotionItemEventEvent `json:"event"`
-	Id    string                  `json:"id"`
-}
-
-// PromotionItemEventEvent defines model for PromotionItemEvent.Event.
-type PromotionItemEventEvent string
-
 // PromotionList defines model for PromotionList.
 type PromotionList struct {
 	Items []Promotion `json:"items"`
@@ -974,8 +818,13 @@ type PromotionStep struct {
 	Vars *[]ExpressionVariable `json:"vars,omitempty"`
 }
 
-// PromotionStreamEvent One event of a Promotion stream (see ActionStreamEvent).
-type PromotionStreamEvent struct {
+// PromotionStreamData A Promotion stream (see ActionStreamData).
+// What the `data` of one event parses to (JSON), by the event's name:
+// `promotion` PromotionEvent, `synced` SyncedEvent, `reset` ResetEvent.
+// The name and the id are the event's own fields (EventSource's
+// MessageEvent.type and .lastEventId); x-sse-events maps each name to
+// its schema.
+type PromotionStreamData struct {
 	union json.RawMessage
 }
 
@@ -987,18 +836,6 @@ type ResetEvent struct {
 
 // ResetEventReason defines model for ResetEvent.Reason.
 type ResetEventReason string
-
-// ResetStreamEvent defines model for ResetStreamEvent.
-type ResetStreamEvent struct {
-	// Data The data of a `reset` event: the server cannot resume from the
-	// client's cursor; drop what you have, a snapshot and `synced` follow.
-	Data  ResetEvent            `json:"data"`
-	Event ResetStreamEventEvent `json:"event"`
-	Id    string                `json:"id"`
-}
-
-// ResetStreamEventEvent defines model for ResetStreamEvent.Event.
-type ResetStreamEventEvent string
 
 // RunEvent The data of a `run` stream event.
 type RunEvent struct {
@@ -1033,17 +870,6 @@ type RunIdentifier struct {
 	Project ProjectName `json:"project"`
 }
 
-// RunItemEvent defines model for RunItemEvent.
-type RunItemEvent struct {
-	// Data The data of a `run` stream event.
-	Data  RunEvent          `json:"data"`
-	Event RunItemEventEvent `json:"event"`
-	Id    string            `json:"id"`
-}
-
-// RunItemEventEvent defines model for RunItemEvent.Event.
-type RunItemEventEvent string
-
 // RunList defines model for RunList.
 type RunList struct {
 	// Continue Pass as `continue` for the next page; absent on the last page.
@@ -1062,8 +888,13 @@ type RunSpec struct {
 	Labels        *StringMap `json:"labels,omitempty"`
 }
 
-// RunStreamEvent One event of a run-summary stream (see ActionStreamEvent).
-type RunStreamEvent struct {
+// RunStreamData A run-summary stream (see ActionStreamData).
+// What the `data` of one event parses to (JSON), by the event's name:
+// `run` RunEvent, `synced` SyncedEvent, `reset` ResetEvent.
+// The name and the id are the event's own fields (EventSource's
+// MessageEvent.type and .lastEventId); x-sse-events maps each name to
+// its schema.
+type RunStreamData struct {
 	union json.RawMessage
 }
 
@@ -1115,17 +946,6 @@ type StageEvent struct {
 	Status   *StageStatus `json:"status,omitempty"`
 }
 
-// StageItemEvent defines model for StageItemEvent.
-type StageItemEvent struct {
-	// Data The data of a `stage` stream event.
-	Data  StageEvent          `json:"data"`
-	Event StageItemEventEvent `json:"event"`
-	Id    string              `json:"id"`
-}
-
-// StageItemEventEvent defines model for StageItemEvent.Event.
-type StageItemEventEvent string
-
 // StageList defines model for StageList.
 type StageList struct {
 	Items []Stage `json:"items"`
@@ -1160,8 +980,13 @@ type StageStatus struct {
 	ObservedGeneration *int64                    `json:"observedGeneration,omitempty"`
 }
 
-// StageStreamEvent One event of a Stage stream (see ActionStreamEvent).
-type StageStreamEvent struct {
+// StageStreamData A Stage stream (see ActionStreamData).
+// What the `data` of one event parses to (JSON), by the event's name:
+// `stage` StageEvent, `synced` SyncedEvent, `reset` ResetEvent.
+// The name and the id are the event's own fields (EventSource's
+// MessageEvent.type and .lastEventId); x-sse-events maps each name to
+// its schema.
+type StageStreamData struct {
 	union json.RawMessage
 }
 
@@ -1182,17 +1007,6 @@ type SyncedEvent struct {
 	// Resumed True when the stream resumed from the client's cursor; false after a snapshot.
 	Resumed bool `json:"resumed"`
 }
-
-// SyncedStreamEvent defines model for SyncedStreamEvent.
-type SyncedStreamEvent struct {
-	// Data The data of a `synced` event. After it, events are live.
-	Data  SyncedEvent            `json:"data"`
-	Event SyncedStreamEventEvent `json:"event"`
-	Id    string                 `json:"id"`
-}
-
-// SyncedStreamEventEvent defines model for SyncedStreamEvent.Event.
-type SyncedStreamEventEvent string
 
 // TaskMetadata defines model for TaskMetadata.
 type TaskMetadata struct {
@@ -1285,24 +1099,6 @@ type RunParam = RunName
 // StageParam Example: test
 type StageParam = StageName
 
-// StreamProjectsParams defines parameters for StreamProjects.
-type StreamProjectsParams struct {
-	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
-	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
-
-	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
-	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
-}
-
-// StreamRunSummariesParams defines parameters for StreamRunSummaries.
-type StreamRunSummariesParams struct {
-	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
-	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
-
-	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
-	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
-}
-
 // ListRunsParams defines parameters for ListRuns.
 type ListRunsParams struct {
 	// Limit Items in one page (runs default to 100; actions to all, up to 10000).
@@ -1311,7 +1107,9 @@ type ListRunsParams struct {
 	// Continue The `continue` of the previous page.
 	Continue *ContinueParam `form:"continue,omitempty" json:"continue,omitempty"`
 
-	// Phase Only runs whose root is in one of these phases.
+	// Phase Only runs whose root is in one of these phases: the parameter
+	// repeated (`phase=FAILED&phase=TIMED_OUT`, as clients send an
+	// array), or its values separated by commas (`phase=FAILED,TIMED_OUT`).
 	Phase *[]Phase `form:"phase,omitempty" json:"phase,omitempty"`
 
 	// StartedAfter Only runs started at or after this time.
@@ -1351,15 +1149,6 @@ type ListChildActionsParams struct {
 	Continue *ContinueParam `form:"continue,omitempty" json:"continue,omitempty"`
 }
 
-// StreamActionEventsParams defines parameters for StreamActionEvents.
-type StreamActionEventsParams struct {
-	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
-	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
-
-	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
-	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
-}
-
 // GetActionLogsParams defines parameters for GetActionLogs.
 type GetActionLogsParams struct {
 	// Attempt The attempt (from 1); the action's latest by default.
@@ -1367,28 +1156,6 @@ type GetActionLogsParams struct {
 	Stream  *LogStreamParam `form:"stream,omitempty" json:"stream,omitempty"`
 	Range   *string         `json:"Range,omitempty"`
 	IfRange *string         `json:"If-Range,omitempty"`
-}
-
-// StreamActionLogsParams defines parameters for StreamActionLogs.
-type StreamActionLogsParams struct {
-	// Attempt The attempt (from 1); the action's latest by default.
-	Attempt *AttemptParam   `form:"attempt,omitempty" json:"attempt,omitempty"`
-	Stream  *LogStreamParam `form:"stream,omitempty" json:"stream,omitempty"`
-
-	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
-	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
-
-	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
-	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
-}
-
-// StreamRunEventsParams defines parameters for StreamRunEvents.
-type StreamRunEventsParams struct {
-	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
-	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
-
-	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
-	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
 }
 
 // ListFreightParams defines parameters for ListFreight.
@@ -1400,42 +1167,6 @@ type ListFreightParams struct {
 // ApproveFreightParams defines parameters for ApproveFreight.
 type ApproveFreightParams struct {
 	Stage StageName `form:"stage" json:"stage"`
-}
-
-// StreamProjectPromotionsParams defines parameters for StreamProjectPromotions.
-type StreamProjectPromotionsParams struct {
-	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
-	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
-
-	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
-	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
-}
-
-// StreamProjectStagesParams defines parameters for StreamProjectStages.
-type StreamProjectStagesParams struct {
-	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
-	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
-
-	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
-	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
-}
-
-// StreamStageParams defines parameters for StreamStage.
-type StreamStageParams struct {
-	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
-	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
-
-	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
-	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
-}
-
-// StreamStagePromotionsParams defines parameters for StreamStagePromotions.
-type StreamStagePromotionsParams struct {
-	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
-	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
-
-	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
-	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
 }
 
 // RefreshStageParams defines parameters for RefreshStage.
@@ -1473,31 +1204,211 @@ type PromoteDownstreamJSONRequestBody = PromoteRequest
 // CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
 type CreateSessionJSONRequestBody = LoginRequest
 
-// AsActionItemEvent returns the union data inside the ActionStreamEvent as a ActionItemEvent
-func (t ActionStreamEvent) AsActionItemEvent() (ActionItemEvent, error) {
-	var body ActionItemEvent
+// Getter for additional properties for OpenAPIDocument. Returns the specified
+// element and whether it was found
+func (a OpenAPIDocument) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for OpenAPIDocument
+func (a *OpenAPIDocument) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for OpenAPIDocument to handle AdditionalProperties
+func (a *OpenAPIDocument) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["components"]; found {
+		err = json.Unmarshal(raw, &a.Components)
+		if err != nil {
+			return fmt.Errorf("error reading 'components': %w", err)
+		}
+		delete(object, "components")
+	}
+
+	if raw, found := object["info"]; found {
+		err = json.Unmarshal(raw, &a.Info)
+		if err != nil {
+			return fmt.Errorf("error reading 'info': %w", err)
+		}
+		delete(object, "info")
+	}
+
+	if raw, found := object["openapi"]; found {
+		err = json.Unmarshal(raw, &a.Openapi)
+		if err != nil {
+			return fmt.Errorf("error reading 'openapi': %w", err)
+		}
+		delete(object, "openapi")
+	}
+
+	if raw, found := object["paths"]; found {
+		err = json.Unmarshal(raw, &a.Paths)
+		if err != nil {
+			return fmt.Errorf("error reading 'paths': %w", err)
+		}
+		delete(object, "paths")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for OpenAPIDocument to handle AdditionalProperties
+func (a OpenAPIDocument) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Components != nil {
+		object["components"], err = json.Marshal(a.Components)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'components': %w", err)
+		}
+	}
+
+	object["info"], err = json.Marshal(a.Info)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'info': %w", err)
+	}
+
+	object["openapi"], err = json.Marshal(a.Openapi)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'openapi': %w", err)
+	}
+
+	if a.Paths != nil {
+		object["paths"], err = json.Marshal(a.Paths)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'paths': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for OpenAPIDocument_Info. Returns the specified
+// element and whether it was found
+func (a OpenAPIDocument_Info) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for OpenAPIDocument_Info
+func (a *OpenAPIDocument_Info) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for OpenAPIDocument_Info to handle AdditionalProperties
+func (a *OpenAPIDocument_Info) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["title"]; found {
+		err = json.Unmarshal(raw, &a.Title)
+		if err != nil {
+			return fmt.Errorf("error reading 'title': %w", err)
+		}
+		delete(object, "title")
+	}
+
+	if raw, found := object["version"]; found {
+		err = json.Unmarshal(raw, &a.Version)
+		if err != nil {
+			return fmt.Errorf("error reading 'version': %w", err)
+		}
+		delete(object, "version")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for OpenAPIDocument_Info to handle AdditionalProperties
+func (a OpenAPIDocument_Info) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["title"], err = json.Marshal(a.Title)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'title': %w", err)
+	}
+
+	object["version"], err = json.Marshal(a.Version)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'version': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// AsActionEvent returns the union data inside the ActionStreamData as a ActionEvent
+func (t ActionStreamData) AsActionEvent() (ActionEvent, error) {
+	var body ActionEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromActionItemEvent overwrites any union data inside the ActionStreamEvent as the provided ActionItemEvent
-func (t *ActionStreamEvent) FromActionItemEvent(v ActionItemEvent) error {
+// FromActionEvent overwrites any union data inside the ActionStreamData as the provided ActionEvent
+func (t *ActionStreamData) FromActionEvent(v ActionEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"action"}`))
 	t.union = b
 	return err
 }
 
-// MergeActionItemEvent performs a merge with any union data inside the ActionStreamEvent, using the provided ActionItemEvent
-func (t *ActionStreamEvent) MergeActionItemEvent(v ActionItemEvent) error {
+// MergeActionEvent performs a merge with any union data inside the ActionStreamData, using the provided ActionEvent
+func (t *ActionStreamData) MergeActionEvent(v ActionEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"action"}`))
 	if err != nil {
 		return err
 	}
@@ -1507,31 +1418,23 @@ func (t *ActionStreamEvent) MergeActionItemEvent(v ActionItemEvent) error {
 	return err
 }
 
-// AsSyncedStreamEvent returns the union data inside the ActionStreamEvent as a SyncedStreamEvent
-func (t ActionStreamEvent) AsSyncedStreamEvent() (SyncedStreamEvent, error) {
-	var body SyncedStreamEvent
+// AsSyncedEvent returns the union data inside the ActionStreamData as a SyncedEvent
+func (t ActionStreamData) AsSyncedEvent() (SyncedEvent, error) {
+	var body SyncedEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromSyncedStreamEvent overwrites any union data inside the ActionStreamEvent as the provided SyncedStreamEvent
-func (t *ActionStreamEvent) FromSyncedStreamEvent(v SyncedStreamEvent) error {
+// FromSyncedEvent overwrites any union data inside the ActionStreamData as the provided SyncedEvent
+func (t *ActionStreamData) FromSyncedEvent(v SyncedEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
 	t.union = b
 	return err
 }
 
-// MergeSyncedStreamEvent performs a merge with any union data inside the ActionStreamEvent, using the provided SyncedStreamEvent
-func (t *ActionStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
+// MergeSyncedEvent performs a merge with any union data inside the ActionStreamData, using the provided SyncedEvent
+func (t *ActionStreamData) MergeSyncedEvent(v SyncedEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
 	if err != nil {
 		return err
 	}
@@ -1541,31 +1444,23 @@ func (t *ActionStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
 	return err
 }
 
-// AsResetStreamEvent returns the union data inside the ActionStreamEvent as a ResetStreamEvent
-func (t ActionStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
-	var body ResetStreamEvent
+// AsResetEvent returns the union data inside the ActionStreamData as a ResetEvent
+func (t ActionStreamData) AsResetEvent() (ResetEvent, error) {
+	var body ResetEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromResetStreamEvent overwrites any union data inside the ActionStreamEvent as the provided ResetStreamEvent
-func (t *ActionStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+// FromResetEvent overwrites any union data inside the ActionStreamData as the provided ResetEvent
+func (t *ActionStreamData) FromResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	t.union = b
 	return err
 }
 
-// MergeResetStreamEvent performs a merge with any union data inside the ActionStreamEvent, using the provided ResetStreamEvent
-func (t *ActionStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+// MergeResetEvent performs a merge with any union data inside the ActionStreamData, using the provided ResetEvent
+func (t *ActionStreamData) MergeResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	if err != nil {
 		return err
 	}
@@ -1575,66 +1470,33 @@ func (t *ActionStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
 	return err
 }
 
-func (t ActionStreamEvent) Discriminator() (string, error) {
-	var discriminator struct {
-		Discriminator string `json:"event"`
-	}
-	err := json.Unmarshal(t.union, &discriminator)
-	return discriminator.Discriminator, err
-}
-
-func (t ActionStreamEvent) ValueByDiscriminator() (interface{}, error) {
-	discriminator, err := t.Discriminator()
-	if err != nil {
-		return nil, err
-	}
-	switch discriminator {
-	case "action":
-		return t.AsActionItemEvent()
-	case "reset":
-		return t.AsResetStreamEvent()
-	case "synced":
-		return t.AsSyncedStreamEvent()
-	default:
-		return nil, errors.New("unknown discriminator value: " + discriminator)
-	}
-}
-
-func (t ActionStreamEvent) MarshalJSON() ([]byte, error) {
+func (t ActionStreamData) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
 }
 
-func (t *ActionStreamEvent) UnmarshalJSON(b []byte) error {
+func (t *ActionStreamData) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
 
-// AsLogTextEvent returns the union data inside the LogStreamEvent as a LogTextEvent
-func (t LogStreamEvent) AsLogTextEvent() (LogTextEvent, error) {
-	var body LogTextEvent
+// AsLogText returns the union data inside the LogStreamData as a LogText
+func (t LogStreamData) AsLogText() (LogText, error) {
+	var body LogText
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromLogTextEvent overwrites any union data inside the LogStreamEvent as the provided LogTextEvent
-func (t *LogStreamEvent) FromLogTextEvent(v LogTextEvent) error {
+// FromLogText overwrites any union data inside the LogStreamData as the provided LogText
+func (t *LogStreamData) FromLogText(v LogText) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"log"}`))
 	t.union = b
 	return err
 }
 
-// MergeLogTextEvent performs a merge with any union data inside the LogStreamEvent, using the provided LogTextEvent
-func (t *LogStreamEvent) MergeLogTextEvent(v LogTextEvent) error {
+// MergeLogText performs a merge with any union data inside the LogStreamData, using the provided LogText
+func (t *LogStreamData) MergeLogText(v LogText) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"log"}`))
 	if err != nil {
 		return err
 	}
@@ -1644,31 +1506,23 @@ func (t *LogStreamEvent) MergeLogTextEvent(v LogTextEvent) error {
 	return err
 }
 
-// AsLogEOFEvent returns the union data inside the LogStreamEvent as a LogEOFEvent
-func (t LogStreamEvent) AsLogEOFEvent() (LogEOFEvent, error) {
-	var body LogEOFEvent
+// AsLogEOF returns the union data inside the LogStreamData as a LogEOF
+func (t LogStreamData) AsLogEOF() (LogEOF, error) {
+	var body LogEOF
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromLogEOFEvent overwrites any union data inside the LogStreamEvent as the provided LogEOFEvent
-func (t *LogStreamEvent) FromLogEOFEvent(v LogEOFEvent) error {
+// FromLogEOF overwrites any union data inside the LogStreamData as the provided LogEOF
+func (t *LogStreamData) FromLogEOF(v LogEOF) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"eof"}`))
 	t.union = b
 	return err
 }
 
-// MergeLogEOFEvent performs a merge with any union data inside the LogStreamEvent, using the provided LogEOFEvent
-func (t *LogStreamEvent) MergeLogEOFEvent(v LogEOFEvent) error {
+// MergeLogEOF performs a merge with any union data inside the LogStreamData, using the provided LogEOF
+func (t *LogStreamData) MergeLogEOF(v LogEOF) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"eof"}`))
 	if err != nil {
 		return err
 	}
@@ -1678,31 +1532,23 @@ func (t *LogStreamEvent) MergeLogEOFEvent(v LogEOFEvent) error {
 	return err
 }
 
-// AsResetStreamEvent returns the union data inside the LogStreamEvent as a ResetStreamEvent
-func (t LogStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
-	var body ResetStreamEvent
+// AsResetEvent returns the union data inside the LogStreamData as a ResetEvent
+func (t LogStreamData) AsResetEvent() (ResetEvent, error) {
+	var body ResetEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromResetStreamEvent overwrites any union data inside the LogStreamEvent as the provided ResetStreamEvent
-func (t *LogStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+// FromResetEvent overwrites any union data inside the LogStreamData as the provided ResetEvent
+func (t *LogStreamData) FromResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	t.union = b
 	return err
 }
 
-// MergeResetStreamEvent performs a merge with any union data inside the LogStreamEvent, using the provided ResetStreamEvent
-func (t *LogStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+// MergeResetEvent performs a merge with any union data inside the LogStreamData, using the provided ResetEvent
+func (t *LogStreamData) MergeResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	if err != nil {
 		return err
 	}
@@ -1712,66 +1558,33 @@ func (t *LogStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
 	return err
 }
 
-func (t LogStreamEvent) Discriminator() (string, error) {
-	var discriminator struct {
-		Discriminator string `json:"event"`
-	}
-	err := json.Unmarshal(t.union, &discriminator)
-	return discriminator.Discriminator, err
-}
-
-func (t LogStreamEvent) ValueByDiscriminator() (interface{}, error) {
-	discriminator, err := t.Discriminator()
-	if err != nil {
-		return nil, err
-	}
-	switch discriminator {
-	case "eof":
-		return t.AsLogEOFEvent()
-	case "log":
-		return t.AsLogTextEvent()
-	case "reset":
-		return t.AsResetStreamEvent()
-	default:
-		return nil, errors.New("unknown discriminator value: " + discriminator)
-	}
-}
-
-func (t LogStreamEvent) MarshalJSON() ([]byte, error) {
+func (t LogStreamData) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
 }
 
-func (t *LogStreamEvent) UnmarshalJSON(b []byte) error {
+func (t *LogStreamData) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
 
-// AsProjectItemEvent returns the union data inside the ProjectStreamEvent as a ProjectItemEvent
-func (t ProjectStreamEvent) AsProjectItemEvent() (ProjectItemEvent, error) {
-	var body ProjectItemEvent
+// AsProjectDomain returns the union data inside the ProjectStreamData as a ProjectDomain
+func (t ProjectStreamData) AsProjectDomain() (ProjectDomain, error) {
+	var body ProjectDomain
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromProjectItemEvent overwrites any union data inside the ProjectStreamEvent as the provided ProjectItemEvent
-func (t *ProjectStreamEvent) FromProjectItemEvent(v ProjectItemEvent) error {
+// FromProjectDomain overwrites any union data inside the ProjectStreamData as the provided ProjectDomain
+func (t *ProjectStreamData) FromProjectDomain(v ProjectDomain) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"project"}`))
 	t.union = b
 	return err
 }
 
-// MergeProjectItemEvent performs a merge with any union data inside the ProjectStreamEvent, using the provided ProjectItemEvent
-func (t *ProjectStreamEvent) MergeProjectItemEvent(v ProjectItemEvent) error {
+// MergeProjectDomain performs a merge with any union data inside the ProjectStreamData, using the provided ProjectDomain
+func (t *ProjectStreamData) MergeProjectDomain(v ProjectDomain) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"project"}`))
 	if err != nil {
 		return err
 	}
@@ -1781,31 +1594,23 @@ func (t *ProjectStreamEvent) MergeProjectItemEvent(v ProjectItemEvent) error {
 	return err
 }
 
-// AsSyncedStreamEvent returns the union data inside the ProjectStreamEvent as a SyncedStreamEvent
-func (t ProjectStreamEvent) AsSyncedStreamEvent() (SyncedStreamEvent, error) {
-	var body SyncedStreamEvent
+// AsSyncedEvent returns the union data inside the ProjectStreamData as a SyncedEvent
+func (t ProjectStreamData) AsSyncedEvent() (SyncedEvent, error) {
+	var body SyncedEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromSyncedStreamEvent overwrites any union data inside the ProjectStreamEvent as the provided SyncedStreamEvent
-func (t *ProjectStreamEvent) FromSyncedStreamEvent(v SyncedStreamEvent) error {
+// FromSyncedEvent overwrites any union data inside the ProjectStreamData as the provided SyncedEvent
+func (t *ProjectStreamData) FromSyncedEvent(v SyncedEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
 	t.union = b
 	return err
 }
 
-// MergeSyncedStreamEvent performs a merge with any union data inside the ProjectStreamEvent, using the provided SyncedStreamEvent
-func (t *ProjectStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
+// MergeSyncedEvent performs a merge with any union data inside the ProjectStreamData, using the provided SyncedEvent
+func (t *ProjectStreamData) MergeSyncedEvent(v SyncedEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
 	if err != nil {
 		return err
 	}
@@ -1815,31 +1620,23 @@ func (t *ProjectStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
 	return err
 }
 
-// AsResetStreamEvent returns the union data inside the ProjectStreamEvent as a ResetStreamEvent
-func (t ProjectStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
-	var body ResetStreamEvent
+// AsResetEvent returns the union data inside the ProjectStreamData as a ResetEvent
+func (t ProjectStreamData) AsResetEvent() (ResetEvent, error) {
+	var body ResetEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromResetStreamEvent overwrites any union data inside the ProjectStreamEvent as the provided ResetStreamEvent
-func (t *ProjectStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+// FromResetEvent overwrites any union data inside the ProjectStreamData as the provided ResetEvent
+func (t *ProjectStreamData) FromResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	t.union = b
 	return err
 }
 
-// MergeResetStreamEvent performs a merge with any union data inside the ProjectStreamEvent, using the provided ResetStreamEvent
-func (t *ProjectStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+// MergeResetEvent performs a merge with any union data inside the ProjectStreamData, using the provided ResetEvent
+func (t *ProjectStreamData) MergeResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	if err != nil {
 		return err
 	}
@@ -1849,66 +1646,33 @@ func (t *ProjectStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
 	return err
 }
 
-func (t ProjectStreamEvent) Discriminator() (string, error) {
-	var discriminator struct {
-		Discriminator string `json:"event"`
-	}
-	err := json.Unmarshal(t.union, &discriminator)
-	return discriminator.Discriminator, err
-}
-
-func (t ProjectStreamEvent) ValueByDiscriminator() (interface{}, error) {
-	discriminator, err := t.Discriminator()
-	if err != nil {
-		return nil, err
-	}
-	switch discriminator {
-	case "project":
-		return t.AsProjectItemEvent()
-	case "reset":
-		return t.AsResetStreamEvent()
-	case "synced":
-		return t.AsSyncedStreamEvent()
-	default:
-		return nil, errors.New("unknown discriminator value: " + discriminator)
-	}
-}
-
-func (t ProjectStreamEvent) MarshalJSON() ([]byte, error) {
+func (t ProjectStreamData) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
 }
 
-func (t *ProjectStreamEvent) UnmarshalJSON(b []byte) error {
+func (t *ProjectStreamData) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
 
-// AsPromotionItemEvent returns the union data inside the PromotionStreamEvent as a PromotionItemEvent
-func (t PromotionStreamEvent) AsPromotionItemEvent() (PromotionItemEvent, error) {
-	var body PromotionItemEvent
+// AsPromotionEvent returns the union data inside the PromotionStreamData as a PromotionEvent
+func (t PromotionStreamData) AsPromotionEvent() (PromotionEvent, error) {
+	var body PromotionEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromPromotionItemEvent overwrites any union data inside the PromotionStreamEvent as the provided PromotionItemEvent
-func (t *PromotionStreamEvent) FromPromotionItemEvent(v PromotionItemEvent) error {
+// FromPromotionEvent overwrites any union data inside the PromotionStreamData as the provided PromotionEvent
+func (t *PromotionStreamData) FromPromotionEvent(v PromotionEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"promotion"}`))
 	t.union = b
 	return err
 }
 
-// MergePromotionItemEvent performs a merge with any union data inside the PromotionStreamEvent, using the provided PromotionItemEvent
-func (t *PromotionStreamEvent) MergePromotionItemEvent(v PromotionItemEvent) error {
+// MergePromotionEvent performs a merge with any union data inside the PromotionStreamData, using the provided PromotionEvent
+func (t *PromotionStreamData) MergePromotionEvent(v PromotionEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"promotion"}`))
 	if err != nil {
 		return err
 	}
@@ -1918,31 +1682,23 @@ func (t *PromotionStreamEvent) MergePromotionItemEvent(v PromotionItemEvent) err
 	return err
 }
 
-// AsSyncedStreamEvent returns the union data inside the PromotionStreamEvent as a SyncedStreamEvent
-func (t PromotionStreamEvent) AsSyncedStreamEvent() (SyncedStreamEvent, error) {
-	var body SyncedStreamEvent
+// AsSyncedEvent returns the union data inside the PromotionStreamData as a SyncedEvent
+func (t PromotionStreamData) AsSyncedEvent() (SyncedEvent, error) {
+	var body SyncedEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromSyncedStreamEvent overwrites any union data inside the PromotionStreamEvent as the provided SyncedStreamEvent
-func (t *PromotionStreamEvent) FromSyncedStreamEvent(v SyncedStreamEvent) error {
+// FromSyncedEvent overwrites any union data inside the PromotionStreamData as the provided SyncedEvent
+func (t *PromotionStreamData) FromSyncedEvent(v SyncedEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
 	t.union = b
 	return err
 }
 
-// MergeSyncedStreamEvent performs a merge with any union data inside the PromotionStreamEvent, using the provided SyncedStreamEvent
-func (t *PromotionStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
+// MergeSyncedEvent performs a merge with any union data inside the PromotionStreamData, using the provided SyncedEvent
+func (t *PromotionStreamData) MergeSyncedEvent(v SyncedEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
 	if err != nil {
 		return err
 	}
@@ -1952,31 +1708,23 @@ func (t *PromotionStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error
 	return err
 }
 
-// AsResetStreamEvent returns the union data inside the PromotionStreamEvent as a ResetStreamEvent
-func (t PromotionStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
-	var body ResetStreamEvent
+// AsResetEvent returns the union data inside the PromotionStreamData as a ResetEvent
+func (t PromotionStreamData) AsResetEvent() (ResetEvent, error) {
+	var body ResetEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromResetStreamEvent overwrites any union data inside the PromotionStreamEvent as the provided ResetStreamEvent
-func (t *PromotionStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+// FromResetEvent overwrites any union data inside the PromotionStreamData as the provided ResetEvent
+func (t *PromotionStreamData) FromResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	t.union = b
 	return err
 }
 
-// MergeResetStreamEvent performs a merge with any union data inside the PromotionStreamEvent, using the provided ResetStreamEvent
-func (t *PromotionStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+// MergeResetEvent performs a merge with any union data inside the PromotionStreamData, using the provided ResetEvent
+func (t *PromotionStreamData) MergeResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	if err != nil {
 		return err
 	}
@@ -1986,66 +1734,33 @@ func (t *PromotionStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
 	return err
 }
 
-func (t PromotionStreamEvent) Discriminator() (string, error) {
-	var discriminator struct {
-		Discriminator string `json:"event"`
-	}
-	err := json.Unmarshal(t.union, &discriminator)
-	return discriminator.Discriminator, err
-}
-
-func (t PromotionStreamEvent) ValueByDiscriminator() (interface{}, error) {
-	discriminator, err := t.Discriminator()
-	if err != nil {
-		return nil, err
-	}
-	switch discriminator {
-	case "promotion":
-		return t.AsPromotionItemEvent()
-	case "reset":
-		return t.AsResetStreamEvent()
-	case "synced":
-		return t.AsSyncedStreamEvent()
-	default:
-		return nil, errors.New("unknown discriminator value: " + discriminator)
-	}
-}
-
-func (t PromotionStreamEvent) MarshalJSON() ([]byte, error) {
+func (t PromotionStreamData) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
 }
 
-func (t *PromotionStreamEvent) UnmarshalJSON(b []byte) error {
+func (t *PromotionStreamData) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
 
-// AsRunItemEvent returns the union data inside the RunStreamEvent as a RunItemEvent
-func (t RunStreamEvent) AsRunItemEvent() (RunItemEvent, error) {
-	var body RunItemEvent
+// AsRunEvent returns the union data inside the RunStreamData as a RunEvent
+func (t RunStreamData) AsRunEvent() (RunEvent, error) {
+	var body RunEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromRunItemEvent overwrites any union data inside the RunStreamEvent as the provided RunItemEvent
-func (t *RunStreamEvent) FromRunItemEvent(v RunItemEvent) error {
+// FromRunEvent overwrites any union data inside the RunStreamData as the provided RunEvent
+func (t *RunStreamData) FromRunEvent(v RunEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"run"}`))
 	t.union = b
 	return err
 }
 
-// MergeRunItemEvent performs a merge with any union data inside the RunStreamEvent, using the provided RunItemEvent
-func (t *RunStreamEvent) MergeRunItemEvent(v RunItemEvent) error {
+// MergeRunEvent performs a merge with any union data inside the RunStreamData, using the provided RunEvent
+func (t *RunStreamData) MergeRunEvent(v RunEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"run"}`))
 	if err != nil {
 		return err
 	}
@@ -2055,31 +1770,23 @@ func (t *RunStreamEvent) MergeRunItemEvent(v RunItemEvent) error {
 	return err
 }
 
-// AsSyncedStreamEvent returns the union data inside the RunStreamEvent as a SyncedStreamEvent
-func (t RunStreamEvent) AsSyncedStreamEvent() (SyncedStreamEvent, error) {
-	var body SyncedStreamEvent
+// AsSyncedEvent returns the union data inside the RunStreamData as a SyncedEvent
+func (t RunStreamData) AsSyncedEvent() (SyncedEvent, error) {
+	var body SyncedEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromSyncedStreamEvent overwrites any union data inside the RunStreamEvent as the provided SyncedStreamEvent
-func (t *RunStreamEvent) FromSyncedStreamEvent(v SyncedStreamEvent) error {
+// FromSyncedEvent overwrites any union data inside the RunStreamData as the provided SyncedEvent
+func (t *RunStreamData) FromSyncedEvent(v SyncedEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
 	t.union = b
 	return err
 }
 
-// MergeSyncedStreamEvent performs a merge with any union data inside the RunStreamEvent, using the provided SyncedStreamEvent
-func (t *RunStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
+// MergeSyncedEvent performs a merge with any union data inside the RunStreamData, using the provided SyncedEvent
+func (t *RunStreamData) MergeSyncedEvent(v SyncedEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
 	if err != nil {
 		return err
 	}
@@ -2089,31 +1796,23 @@ func (t *RunStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
 	return err
 }
 
-// AsResetStreamEvent returns the union data inside the RunStreamEvent as a ResetStreamEvent
-func (t RunStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
-	var body ResetStreamEvent
+// AsResetEvent returns the union data inside the RunStreamData as a ResetEvent
+func (t RunStreamData) AsResetEvent() (ResetEvent, error) {
+	var body ResetEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromResetStreamEvent overwrites any union data inside the RunStreamEvent as the provided ResetStreamEvent
-func (t *RunStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+// FromResetEvent overwrites any union data inside the RunStreamData as the provided ResetEvent
+func (t *RunStreamData) FromResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	t.union = b
 	return err
 }
 
-// MergeResetStreamEvent performs a merge with any union data inside the RunStreamEvent, using the provided ResetStreamEvent
-func (t *RunStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+// MergeResetEvent performs a merge with any union data inside the RunStreamData, using the provided ResetEvent
+func (t *RunStreamData) MergeResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	if err != nil {
 		return err
 	}
@@ -2123,66 +1822,33 @@ func (t *RunStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
 	return err
 }
 
-func (t RunStreamEvent) Discriminator() (string, error) {
-	var discriminator struct {
-		Discriminator string `json:"event"`
-	}
-	err := json.Unmarshal(t.union, &discriminator)
-	return discriminator.Discriminator, err
-}
-
-func (t RunStreamEvent) ValueByDiscriminator() (interface{}, error) {
-	discriminator, err := t.Discriminator()
-	if err != nil {
-		return nil, err
-	}
-	switch discriminator {
-	case "reset":
-		return t.AsResetStreamEvent()
-	case "run":
-		return t.AsRunItemEvent()
-	case "synced":
-		return t.AsSyncedStreamEvent()
-	default:
-		return nil, errors.New("unknown discriminator value: " + discriminator)
-	}
-}
-
-func (t RunStreamEvent) MarshalJSON() ([]byte, error) {
+func (t RunStreamData) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
 }
 
-func (t *RunStreamEvent) UnmarshalJSON(b []byte) error {
+func (t *RunStreamData) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
 
-// AsStageItemEvent returns the union data inside the StageStreamEvent as a StageItemEvent
-func (t StageStreamEvent) AsStageItemEvent() (StageItemEvent, error) {
-	var body StageItemEvent
+// AsStageEvent returns the union data inside the StageStreamData as a StageEvent
+func (t StageStreamData) AsStageEvent() (StageEvent, error) {
+	var body StageEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromStageItemEvent overwrites any union data inside the StageStreamEvent as the provided StageItemEvent
-func (t *StageStreamEvent) FromStageItemEvent(v StageItemEvent) error {
+// FromStageEvent overwrites any union data inside the StageStreamData as the provided StageEvent
+func (t *StageStreamData) FromStageEvent(v StageEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"stage"}`))
 	t.union = b
 	return err
 }
 
-// MergeStageItemEvent performs a merge with any union data inside the StageStreamEvent, using the provided StageItemEvent
-func (t *StageStreamEvent) MergeStageItemEvent(v StageItemEvent) error {
+// MergeStageEvent performs a merge with any union data inside the StageStreamData, using the provided StageEvent
+func (t *StageStreamData) MergeStageEvent(v StageEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"stage"}`))
 	if err != nil {
 		return err
 	}
@@ -2192,31 +1858,23 @@ func (t *StageStreamEvent) MergeStageItemEvent(v StageItemEvent) error {
 	return err
 }
 
-// AsSyncedStreamEvent returns the union data inside the StageStreamEvent as a SyncedStreamEvent
-func (t StageStreamEvent) AsSyncedStreamEvent() (SyncedStreamEvent, error) {
-	var body SyncedStreamEvent
+// AsSyncedEvent returns the union data inside the StageStreamData as a SyncedEvent
+func (t StageStreamData) AsSyncedEvent() (SyncedEvent, error) {
+	var body SyncedEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromSyncedStreamEvent overwrites any union data inside the StageStreamEvent as the provided SyncedStreamEvent
-func (t *StageStreamEvent) FromSyncedStreamEvent(v SyncedStreamEvent) error {
+// FromSyncedEvent overwrites any union data inside the StageStreamData as the provided SyncedEvent
+func (t *StageStreamData) FromSyncedEvent(v SyncedEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
 	t.union = b
 	return err
 }
 
-// MergeSyncedStreamEvent performs a merge with any union data inside the StageStreamEvent, using the provided SyncedStreamEvent
-func (t *StageStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
+// MergeSyncedEvent performs a merge with any union data inside the StageStreamData, using the provided SyncedEvent
+func (t *StageStreamData) MergeSyncedEvent(v SyncedEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"synced"}`))
 	if err != nil {
 		return err
 	}
@@ -2226,31 +1884,23 @@ func (t *StageStreamEvent) MergeSyncedStreamEvent(v SyncedStreamEvent) error {
 	return err
 }
 
-// AsResetStreamEvent returns the union data inside the StageStreamEvent as a ResetStreamEvent
-func (t StageStreamEvent) AsResetStreamEvent() (ResetStreamEvent, error) {
-	var body ResetStreamEvent
+// AsResetEvent returns the union data inside the StageStreamData as a ResetEvent
+func (t StageStreamData) AsResetEvent() (ResetEvent, error) {
+	var body ResetEvent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromResetStreamEvent overwrites any union data inside the StageStreamEvent as the provided ResetStreamEvent
-func (t *StageStreamEvent) FromResetStreamEvent(v ResetStreamEvent) error {
+// FromResetEvent overwrites any union data inside the StageStreamData as the provided ResetEvent
+func (t *StageStreamData) FromResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	t.union = b
 	return err
 }
 
-// MergeResetStreamEvent performs a merge with any union data inside the StageStreamEvent, using the provided ResetStreamEvent
-func (t *StageStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
+// MergeResetEvent performs a merge with any union data inside the StageStreamData, using the provided ResetEvent
+func (t *StageStreamData) MergeResetEvent(v ResetEvent) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"event":"reset"}`))
 	if err != nil {
 		return err
 	}
@@ -2260,37 +1910,12 @@ func (t *StageStreamEvent) MergeResetStreamEvent(v ResetStreamEvent) error {
 	return err
 }
 
-func (t StageStreamEvent) Discriminator() (string, error) {
-	var discriminator struct {
-		Discriminator string `json:"event"`
-	}
-	err := json.Unmarshal(t.union, &discriminator)
-	return discriminator.Discriminator, err
-}
-
-func (t StageStreamEvent) ValueByDiscriminator() (interface{}, error) {
-	discriminator, err := t.Discriminator()
-	if err != nil {
-		return nil, err
-	}
-	switch discriminator {
-	case "reset":
-		return t.AsResetStreamEvent()
-	case "stage":
-		return t.AsStageItemEvent()
-	case "synced":
-		return t.AsSyncedStreamEvent()
-	default:
-		return nil, errors.New("unknown discriminator value: " + discriminator)
-	}
-}
-
-func (t StageStreamEvent) MarshalJSON() ([]byte, error) {
+func (t StageStreamData) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
 }
 
-func (t *StageStreamEvent) UnmarshalJSON(b []byte) error {
+func (t *StageStreamData) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -2395,21 +2020,19 @@ type ClientInterface interface {
 	// Corresponds with POST /actions (the `EnqueueAction` operationId).
 	EnqueueAction(ctx context.Context, body EnqueueActionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetOpenAPI This document
+	// GetOpenAPIJSON This document, in JSON
+	//
+	// Corresponds with GET /openapi.json (the `GetOpenAPIJSON` operationId).
+	GetOpenAPIJSON(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOpenAPI This document, in YAML
+	//
+	// The document as it is written. Clients read it as bytes (the Go
+	// client's Body, a Blob in @hey-api/openapi-ts, `parseAs: "text"` in
+	// openapi-fetch); getOpenAPIJSON is the same document parsed.
 	//
 	// Corresponds with GET /openapi.yaml (the `GetOpenAPI` operationId).
 	GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// StreamProjects Live stream of the projects and domains
-	//
-	// Server-sent events like the run-summary streams, with `project`
-	// events whose data is a ProjectDomain: one per project and domain
-	// the caller may read (the snapshot), `synced`, then one whenever a
-	// project and domain gets its first run, changes its run count, or
-	// its last activity moves by a second or more.
-	//
-	// Corresponds with GET /project-events (the `StreamProjects` operationId).
-	StreamProjects(ctx context.Context, params *StreamProjectsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListProjects The projects and domains that have runs
 	//
@@ -2419,15 +2042,6 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /projects (the `ListProjects` operationId).
 	ListProjects(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// StreamRunSummaries Live stream of the run summaries of a project and domain
-	//
-	// Server-sent events like the action streams, with `run` events whose
-	// data is a RunEvent (a summary, or a run whose last action was
-	// deleted).
-	//
-	// Corresponds with GET /projects/{project}/domains/{domain}/events (the `StreamRunSummaries` operationId).
-	StreamRunSummaries(ctx context.Context, project ProjectParam, domain DomainParam, params *StreamRunSummariesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListRuns Run summaries of a project and domain, newest first
 	//
@@ -2482,6 +2096,8 @@ type ClientInterface interface {
 	// what still runs after this returns. An action Flyte enqueued is
 	// aborted as Flyte aborts it: its object is deleted (its descendants
 	// follow), and it reads ABORTED, with the reason, from history.
+	// The body is optional: without one (and without a Content-Type) the
+	// reason is "aborted by user".
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2495,6 +2111,8 @@ type ClientInterface interface {
 	// what still runs after this returns. An action Flyte enqueued is
 	// aborted as Flyte aborts it: its object is deleted (its descendants
 	// follow), and it reads ABORTED, with the reason, from history.
+	// The body is optional: without one (and without a Content-Type) the
+	// reason is "aborted by user".
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2505,18 +2123,6 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/children (the `ListChildActions` operationId).
 	ListChildActions(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *ListChildActionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// StreamActionEvents Live stream of the action and its direct children
-	//
-	// Server-sent events. A fresh connection gets one `action` event per
-	// current action (the snapshot), then `synced`, then live `action`
-	// events. Every event has an id; reconnecting with it (Last-Event-ID,
-	// or ?lastEventId= on a first connect) replays exactly what was
-	// missed, or sends `reset` followed by a fresh snapshot and `synced`
-	// when the server can no longer do that.
-	//
-	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/events (the `StreamActionEvents` operationId).
-	StreamActionEvents(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *StreamActionEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetActionLogs The log of an attempt, as plain text
 	//
@@ -2563,19 +2169,6 @@ type ClientInterface interface {
 	// Corresponds with POST /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs (the `AppendActionLogs` operationId).
 	AppendActionLogs(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, body AppendActionLogsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// StreamActionLogs Live stream of the log of an attempt
-	//
-	// Server-sent events: `log` events carry the text from byte `offset`,
-	// and their id is the byte offset after it, so reconnecting with
-	// Last-Event-ID (or ?lastEventId= on a first connect: 0, or the size
-	// a ranged GET reported) resumes at that exact byte. Text is never
-	// split inside a UTF-8 character. `eof` comes once the attempt has
-	// ended and everything was sent; then the stream closes, and the
-	// client should close its EventSource instead of reconnecting.
-	//
-	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs/events (the `StreamActionLogs` operationId).
-	StreamActionLogs(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *StreamActionLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
-
 	// PutActionStatusWithBody Report the status of an attempt
 	//
 	// For executors outside this server. The attempt is the recorded one
@@ -2605,11 +2198,6 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/status (the `PutActionStatus` operationId).
 	PutActionStatus(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, body PutActionStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// StreamRunEvents Live stream of every action of a run
-	//
-	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/events (the `StreamRunEvents` operationId).
-	StreamRunEvents(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, params *StreamRunEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListFreight The Freight of a project, newest first
 	//
@@ -2652,11 +2240,6 @@ type ClientInterface interface {
 	// Corresponds with POST /projects/{project}/freight/{freight}/approve (the `ApproveFreight` operationId).
 	ApproveFreight(ctx context.Context, project ProjectParam, freight FreightParam, params *ApproveFreightParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// StreamProjectPromotions Live stream of every Promotion of a project
-	//
-	// Corresponds with GET /projects/{project}/promotion-events (the `StreamProjectPromotions` operationId).
-	StreamProjectPromotions(ctx context.Context, project ProjectParam, params *StreamProjectPromotionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
-
 	// ListPromotions The Promotions of a project, oldest first
 	//
 	// Corresponds with GET /projects/{project}/promotions (the `ListPromotions` operationId).
@@ -2674,15 +2257,6 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /projects/{project}/promotions/{promotion}/abort (the `AbortPromotion` operationId).
 	AbortPromotion(ctx context.Context, project ProjectParam, promotion PromotionParam, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// StreamProjectStages Live stream of every Stage of a project
-	//
-	// Server-sent events with the contract of the action streams: one
-	// `stage` event per current Stage, `synced`, then live `stage`
-	// events; ids to resume from; `reset` when a resume is impossible.
-	//
-	// Corresponds with GET /projects/{project}/stage-events (the `StreamProjectStages` operationId).
-	StreamProjectStages(ctx context.Context, project ProjectParam, params *StreamProjectStagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListStages Every Stage of a project, sorted by name
 	//
@@ -2749,11 +2323,6 @@ type ClientInterface interface {
 	// Corresponds with PUT /projects/{project}/stages/{stage} (the `ReplaceStage` operationId).
 	ReplaceStage(ctx context.Context, project ProjectParam, stage StageParam, body ReplaceStageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// StreamStage Live stream of one Stage
-	//
-	// Corresponds with GET /projects/{project}/stages/{stage}/events (the `StreamStage` operationId).
-	StreamStage(ctx context.Context, project ProjectParam, stage StageParam, params *StreamStageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
-
 	// ListStagePromotions The Promotions of a Stage, oldest first
 	//
 	// Corresponds with GET /projects/{project}/stages/{stage}/promotions (the `ListStagePromotions` operationId).
@@ -2800,11 +2369,6 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /projects/{project}/stages/{stage}/promotions/downstream (the `PromoteDownstream` operationId).
 	PromoteDownstream(ctx context.Context, project ProjectParam, stage StageParam, body PromoteDownstreamJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// StreamStagePromotions Live stream of the Promotions of a Stage
-	//
-	// Corresponds with GET /projects/{project}/stages/{stage}/promotions/events (the `StreamStagePromotions` operationId).
-	StreamStagePromotions(ctx context.Context, project ProjectParam, stage StageParam, params *StreamStagePromotionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RefreshStage Ask the Stage controller to reconcile the Stage now
 	//
@@ -2898,11 +2462,11 @@ func (c *Client) EnqueueAction(ctx context.Context, body EnqueueActionJSONReques
 	return c.Client.Do(req)
 }
 
-// GetOpenAPI This document
+// GetOpenAPIJSON This document, in JSON
 //
-// Corresponds with GET /openapi.yaml (the `GetOpenAPI` operationId).
-func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetOpenAPIRequest(c.Server)
+// Corresponds with GET /openapi.json (the `GetOpenAPIJSON` operationId).
+func (c *Client) GetOpenAPIJSON(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOpenAPIJSONRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -2913,17 +2477,15 @@ func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) 
 	return c.Client.Do(req)
 }
 
-// StreamProjects Live stream of the projects and domains
+// GetOpenAPI This document, in YAML
 //
-// Server-sent events like the run-summary streams, with `project`
-// events whose data is a ProjectDomain: one per project and domain
-// the caller may read (the snapshot), `synced`, then one whenever a
-// project and domain gets its first run, changes its run count, or
-// its last activity moves by a second or more.
+// The document as it is written. Clients read it as bytes (the Go
+// client's Body, a Blob in @hey-api/openapi-ts, `parseAs: "text"` in
+// openapi-fetch); getOpenAPIJSON is the same document parsed.
 //
-// Corresponds with GET /project-events (the `StreamProjects` operationId).
-func (c *Client) StreamProjects(ctx context.Context, params *StreamProjectsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewStreamProjectsRequest(c.Server, params)
+// Corresponds with GET /openapi.yaml (the `GetOpenAPI` operationId).
+func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOpenAPIRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -2943,25 +2505,6 @@ func (c *Client) StreamProjects(ctx context.Context, params *StreamProjectsParam
 // Corresponds with GET /projects (the `ListProjects` operationId).
 func (c *Client) ListProjects(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListProjectsRequest(c.Server)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
-// StreamRunSummaries Live stream of the run summaries of a project and domain
-//
-// Server-sent events like the action streams, with `run` events whose
-// data is a RunEvent (a summary, or a run whose last action was
-// deleted).
-//
-// Corresponds with GET /projects/{project}/domains/{domain}/events (the `StreamRunSummaries` operationId).
-func (c *Client) StreamRunSummaries(ctx context.Context, project ProjectParam, domain DomainParam, params *StreamRunSummariesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewStreamRunSummariesRequest(c.Server, project, domain, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3085,6 +2628,8 @@ func (c *Client) GetAction(ctx context.Context, project ProjectParam, domain Dom
 // what still runs after this returns. An action Flyte enqueued is
 // aborted as Flyte aborts it: its object is deleted (its descendants
 // follow), and it reads ABORTED, with the reason, from history.
+// The body is optional: without one (and without a Content-Type) the
+// reason is "aborted by user".
 //
 // Takes any type of body and a specified content type.
 //
@@ -3108,6 +2653,8 @@ func (c *Client) AbortActionWithBody(ctx context.Context, project ProjectParam, 
 // what still runs after this returns. An action Flyte enqueued is
 // aborted as Flyte aborts it: its object is deleted (its descendants
 // follow), and it reads ABORTED, with the reason, from history.
+// The body is optional: without one (and without a Content-Type) the
+// reason is "aborted by user".
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3129,28 +2676,6 @@ func (c *Client) AbortAction(ctx context.Context, project ProjectParam, domain D
 // Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/children (the `ListChildActions` operationId).
 func (c *Client) ListChildActions(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *ListChildActionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListChildActionsRequest(c.Server, project, domain, run, action, params)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
-// StreamActionEvents Live stream of the action and its direct children
-//
-// Server-sent events. A fresh connection gets one `action` event per
-// current action (the snapshot), then `synced`, then live `action`
-// events. Every event has an id; reconnecting with it (Last-Event-ID,
-// or ?lastEventId= on a first connect) replays exactly what was
-// missed, or sends `reset` followed by a fresh snapshot and `synced`
-// when the server can no longer do that.
-//
-// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/events (the `StreamActionEvents` operationId).
-func (c *Client) StreamActionEvents(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *StreamActionEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewStreamActionEventsRequest(c.Server, project, domain, run, action, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3236,29 +2761,6 @@ func (c *Client) AppendActionLogs(ctx context.Context, project ProjectParam, dom
 	return c.Client.Do(req)
 }
 
-// StreamActionLogs Live stream of the log of an attempt
-//
-// Server-sent events: `log` events carry the text from byte `offset`,
-// and their id is the byte offset after it, so reconnecting with
-// Last-Event-ID (or ?lastEventId= on a first connect: 0, or the size
-// a ranged GET reported) resumes at that exact byte. Text is never
-// split inside a UTF-8 character. `eof` comes once the attempt has
-// ended and everything was sent; then the stream closes, and the
-// client should close its EventSource instead of reconnecting.
-//
-// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs/events (the `StreamActionLogs` operationId).
-func (c *Client) StreamActionLogs(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *StreamActionLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewStreamActionLogsRequest(c.Server, project, domain, run, action, params)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
 // PutActionStatusWithBody Report the status of an attempt
 //
 // For executors outside this server. The attempt is the recorded one
@@ -3299,21 +2801,6 @@ func (c *Client) PutActionStatusWithBody(ctx context.Context, project ProjectPar
 // Corresponds with PUT /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/status (the `PutActionStatus` operationId).
 func (c *Client) PutActionStatus(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, body PutActionStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutActionStatusRequest(c.Server, project, domain, run, action, body)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
-// StreamRunEvents Live stream of every action of a run
-//
-// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/events (the `StreamRunEvents` operationId).
-func (c *Client) StreamRunEvents(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, params *StreamRunEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewStreamRunEventsRequest(c.Server, project, domain, run, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3415,21 +2902,6 @@ func (c *Client) ApproveFreight(ctx context.Context, project ProjectParam, freig
 	return c.Client.Do(req)
 }
 
-// StreamProjectPromotions Live stream of every Promotion of a project
-//
-// Corresponds with GET /projects/{project}/promotion-events (the `StreamProjectPromotions` operationId).
-func (c *Client) StreamProjectPromotions(ctx context.Context, project ProjectParam, params *StreamProjectPromotionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewStreamProjectPromotionsRequest(c.Server, project, params)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
 // ListPromotions The Promotions of a project, oldest first
 //
 // Corresponds with GET /projects/{project}/promotions (the `ListPromotions` operationId).
@@ -3468,25 +2940,6 @@ func (c *Client) GetPromotion(ctx context.Context, project ProjectParam, promoti
 // Corresponds with POST /projects/{project}/promotions/{promotion}/abort (the `AbortPromotion` operationId).
 func (c *Client) AbortPromotion(ctx context.Context, project ProjectParam, promotion PromotionParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAbortPromotionRequest(c.Server, project, promotion)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
-// StreamProjectStages Live stream of every Stage of a project
-//
-// Server-sent events with the contract of the action streams: one
-// `stage` event per current Stage, `synced`, then live `stage`
-// events; ids to resume from; `reset` when a resume is impossible.
-//
-// Corresponds with GET /projects/{project}/stage-events (the `StreamProjectStages` operationId).
-func (c *Client) StreamProjectStages(ctx context.Context, project ProjectParam, params *StreamProjectStagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewStreamProjectStagesRequest(c.Server, project, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3632,21 +3085,6 @@ func (c *Client) ReplaceStage(ctx context.Context, project ProjectParam, stage S
 	return c.Client.Do(req)
 }
 
-// StreamStage Live stream of one Stage
-//
-// Corresponds with GET /projects/{project}/stages/{stage}/events (the `StreamStage` operationId).
-func (c *Client) StreamStage(ctx context.Context, project ProjectParam, stage StageParam, params *StreamStageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewStreamStageRequest(c.Server, project, stage, params)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
 // ListStagePromotions The Promotions of a Stage, oldest first
 //
 // Corresponds with GET /projects/{project}/stages/{stage}/promotions (the `ListStagePromotions` operationId).
@@ -3734,21 +3172,6 @@ func (c *Client) PromoteDownstreamWithBody(ctx context.Context, project ProjectP
 // Corresponds with POST /projects/{project}/stages/{stage}/promotions/downstream (the `PromoteDownstream` operationId).
 func (c *Client) PromoteDownstream(ctx context.Context, project ProjectParam, stage StageParam, body PromoteDownstreamJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPromoteDownstreamRequest(c.Server, project, stage, body)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
-// StreamStagePromotions Live stream of the Promotions of a Stage
-//
-// Corresponds with GET /projects/{project}/stages/{stage}/promotions/events (the `StreamStagePromotions` operationId).
-func (c *Client) StreamStagePromotions(ctx context.Context, project ProjectParam, stage StageParam, params *StreamStagePromotionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewStreamStagePromotionsRequest(c.Server, project, stage, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3894,6 +3317,33 @@ func NewEnqueueActionRequestWithBody(server string, contentType string, body io.
 	return req, nil
 }
 
+// NewGetOpenAPIJSONRequest constructs an http.Request for the GetOpenAPIJSON method
+func NewGetOpenAPIJSONRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/openapi.json")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetOpenAPIRequest constructs an http.Request for the GetOpenAPI method
 func NewGetOpenAPIRequest(server string) (*http.Request, error) {
 	var err error
@@ -3921,75 +3371,6 @@ func NewGetOpenAPIRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
-// NewStreamProjectsRequest constructs an http.Request for the StreamProjects method
-func NewStreamProjectsRequest(server string, params *StreamProjectsParams) (*http.Request, error) {
-	var err error
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/project-events")
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-		// queryValues collects non-styled parameters (passthrough, JSON)
-		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
-		// rawQueryFragments collects pre-encoded query fragments from
-		// styled parameters, preserving literal commas as delimiters
-		// per the OpenAPI spec (e.g. "color=blue,black,brown").
-		var rawQueryFragments []string
-
-		if params.LastEventId != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastEventId", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if encoded := queryValues.Encode(); encoded != "" {
-			rawQueryFragments = append(rawQueryFragments, encoded)
-		}
-		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
-	}
-
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-
-		if params.LastEventID != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("Last-Event-ID", headerParam0)
-		}
-
-	}
-
-	return req, nil
-}
-
 // NewListProjectsRequest constructs an http.Request for the ListProjects method
 func NewListProjectsRequest(server string) (*http.Request, error) {
 	var err error
@@ -4012,89 +3393,6 @@ func NewListProjectsRequest(server string) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
-	}
-
-	return req, nil
-}
-
-// NewStreamRunSummariesRequest constructs an http.Request for the StreamRunSummaries method
-func NewStreamRunSummariesRequest(server string, project ProjectParam, domain DomainParam, params *StreamRunSummariesParams) (*http.Request, error) {
-	var err error
-
-	var pathParam0 string
-
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	var pathParam1 string
-
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "domain", domain, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/projects/%s/domains/%s/events", pathParam0, pathParam1)
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-		// queryValues collects non-styled parameters (passthrough, JSON)
-		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
-		// rawQueryFragments collects pre-encoded query fragments from
-		// styled parameters, preserving literal commas as delimiters
-		// per the OpenAPI spec (e.g. "color=blue,black,brown").
-		var rawQueryFragments []string
-
-		if params.LastEventId != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastEventId", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if encoded := queryValues.Encode(); encoded != "" {
-			rawQueryFragments = append(rawQueryFragments, encoded)
-		}
-		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
-	}
-
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-
-		if params.LastEventID != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("Last-Event-ID", headerParam0)
-		}
-
 	}
 
 	return req, nil
@@ -4168,7 +3466,7 @@ func NewListRunsRequest(server string, project ProjectParam, domain DomainParam,
 
 		if params.Phase != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "phase", *params.Phase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "phase", *params.Phase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -4725,103 +4023,6 @@ func NewListChildActionsRequest(server string, project ProjectParam, domain Doma
 	return req, nil
 }
 
-// NewStreamActionEventsRequest constructs an http.Request for the StreamActionEvents method
-func NewStreamActionEventsRequest(server string, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *StreamActionEventsParams) (*http.Request, error) {
-	var err error
-
-	var pathParam0 string
-
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	var pathParam1 string
-
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "domain", domain, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	var pathParam2 string
-
-	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	var pathParam3 string
-
-	pathParam3, err = runtime.StyleParamWithOptions("simple", false, "action", action, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/projects/%s/domains/%s/runs/%s/actions/%s/events", pathParam0, pathParam1, pathParam2, pathParam3)
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-		// queryValues collects non-styled parameters (passthrough, JSON)
-		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
-		// rawQueryFragments collects pre-encoded query fragments from
-		// styled parameters, preserving literal commas as delimiters
-		// per the OpenAPI spec (e.g. "color=blue,black,brown").
-		var rawQueryFragments []string
-
-		if params.LastEventId != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastEventId", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if encoded := queryValues.Encode(); encoded != "" {
-			rawQueryFragments = append(rawQueryFragments, encoded)
-		}
-		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
-	}
-
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-
-		if params.LastEventID != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("Last-Event-ID", headerParam0)
-		}
-
-	}
-
-	return req, nil
-}
-
 // NewGetActionLogsRequest constructs an http.Request for the GetActionLogs method
 func NewGetActionLogsRequest(server string, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *GetActionLogsParams) (*http.Request, error) {
 	var err error
@@ -5010,127 +4211,6 @@ func NewAppendActionLogsRequestWithBody(server string, project ProjectParam, dom
 	return req, nil
 }
 
-// NewStreamActionLogsRequest constructs an http.Request for the StreamActionLogs method
-func NewStreamActionLogsRequest(server string, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *StreamActionLogsParams) (*http.Request, error) {
-	var err error
-
-	var pathParam0 string
-
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	var pathParam1 string
-
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "domain", domain, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	var pathParam2 string
-
-	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	var pathParam3 string
-
-	pathParam3, err = runtime.StyleParamWithOptions("simple", false, "action", action, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/projects/%s/domains/%s/runs/%s/actions/%s/logs/events", pathParam0, pathParam1, pathParam2, pathParam3)
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-		// queryValues collects non-styled parameters (passthrough, JSON)
-		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
-		// rawQueryFragments collects pre-encoded query fragments from
-		// styled parameters, preserving literal commas as delimiters
-		// per the OpenAPI spec (e.g. "color=blue,black,brown").
-		var rawQueryFragments []string
-
-		if params.Attempt != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "attempt", *params.Attempt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if params.Stream != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "stream", *params.Stream, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if params.LastEventId != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastEventId", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if encoded := queryValues.Encode(); encoded != "" {
-			rawQueryFragments = append(rawQueryFragments, encoded)
-		}
-		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
-	}
-
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-
-		if params.LastEventID != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("Last-Event-ID", headerParam0)
-		}
-
-	}
-
-	return req, nil
-}
-
 // NewPutActionStatusRequest calls the generic PutActionStatus builder with application/json body
 func NewPutActionStatusRequest(server string, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, body PutActionStatusJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -5195,96 +4275,6 @@ func NewPutActionStatusRequestWithBody(server string, project ProjectParam, doma
 	}
 
 	req.Header.Add("Content-Type", contentType)
-
-	return req, nil
-}
-
-// NewStreamRunEventsRequest constructs an http.Request for the StreamRunEvents method
-func NewStreamRunEventsRequest(server string, project ProjectParam, domain DomainParam, run RunParam, params *StreamRunEventsParams) (*http.Request, error) {
-	var err error
-
-	var pathParam0 string
-
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	var pathParam1 string
-
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "domain", domain, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	var pathParam2 string
-
-	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/projects/%s/domains/%s/runs/%s/events", pathParam0, pathParam1, pathParam2)
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-		// queryValues collects non-styled parameters (passthrough, JSON)
-		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
-		// rawQueryFragments collects pre-encoded query fragments from
-		// styled parameters, preserving literal commas as delimiters
-		// per the OpenAPI spec (e.g. "color=blue,black,brown").
-		var rawQueryFragments []string
-
-		if params.LastEventId != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastEventId", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if encoded := queryValues.Encode(); encoded != "" {
-			rawQueryFragments = append(rawQueryFragments, encoded)
-		}
-		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
-	}
-
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-
-		if params.LastEventID != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("Last-Event-ID", headerParam0)
-		}
-
-	}
 
 	return req, nil
 }
@@ -5502,82 +4492,6 @@ func NewApproveFreightRequest(server string, project ProjectParam, freight Freig
 	return req, nil
 }
 
-// NewStreamProjectPromotionsRequest constructs an http.Request for the StreamProjectPromotions method
-func NewStreamProjectPromotionsRequest(server string, project ProjectParam, params *StreamProjectPromotionsParams) (*http.Request, error) {
-	var err error
-
-	var pathParam0 string
-
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/projects/%s/promotion-events", pathParam0)
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-		// queryValues collects non-styled parameters (passthrough, JSON)
-		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
-		// rawQueryFragments collects pre-encoded query fragments from
-		// styled parameters, preserving literal commas as delimiters
-		// per the OpenAPI spec (e.g. "color=blue,black,brown").
-		var rawQueryFragments []string
-
-		if params.LastEventId != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastEventId", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if encoded := queryValues.Encode(); encoded != "" {
-			rawQueryFragments = append(rawQueryFragments, encoded)
-		}
-		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
-	}
-
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-
-		if params.LastEventID != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("Last-Event-ID", headerParam0)
-		}
-
-	}
-
-	return req, nil
-}
-
 // NewListPromotionsRequest constructs an http.Request for the ListPromotions method
 func NewListPromotionsRequest(server string, project ProjectParam) (*http.Request, error) {
 	var err error
@@ -5689,82 +4603,6 @@ func NewAbortPromotionRequest(server string, project ProjectParam, promotion Pro
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
-	}
-
-	return req, nil
-}
-
-// NewStreamProjectStagesRequest constructs an http.Request for the StreamProjectStages method
-func NewStreamProjectStagesRequest(server string, project ProjectParam, params *StreamProjectStagesParams) (*http.Request, error) {
-	var err error
-
-	var pathParam0 string
-
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/projects/%s/stage-events", pathParam0)
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-		// queryValues collects non-styled parameters (passthrough, JSON)
-		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
-		// rawQueryFragments collects pre-encoded query fragments from
-		// styled parameters, preserving literal commas as delimiters
-		// per the OpenAPI spec (e.g. "color=blue,black,brown").
-		var rawQueryFragments []string
-
-		if params.LastEventId != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastEventId", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if encoded := queryValues.Encode(); encoded != "" {
-			rawQueryFragments = append(rawQueryFragments, encoded)
-		}
-		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
-	}
-
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-
-		if params.LastEventID != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("Last-Event-ID", headerParam0)
-		}
-
 	}
 
 	return req, nil
@@ -5987,89 +4825,6 @@ func NewReplaceStageRequestWithBody(server string, project ProjectParam, stage S
 	return req, nil
 }
 
-// NewStreamStageRequest constructs an http.Request for the StreamStage method
-func NewStreamStageRequest(server string, project ProjectParam, stage StageParam, params *StreamStageParams) (*http.Request, error) {
-	var err error
-
-	var pathParam0 string
-
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	var pathParam1 string
-
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "stage", stage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/projects/%s/stages/%s/events", pathParam0, pathParam1)
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-		// queryValues collects non-styled parameters (passthrough, JSON)
-		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
-		// rawQueryFragments collects pre-encoded query fragments from
-		// styled parameters, preserving literal commas as delimiters
-		// per the OpenAPI spec (e.g. "color=blue,black,brown").
-		var rawQueryFragments []string
-
-		if params.LastEventId != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastEventId", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if encoded := queryValues.Encode(); encoded != "" {
-			rawQueryFragments = append(rawQueryFragments, encoded)
-		}
-		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
-	}
-
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-
-		if params.LastEventID != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("Last-Event-ID", headerParam0)
-		}
-
-	}
-
-	return req, nil
-}
-
 // NewListStagePromotionsRequest constructs an http.Request for the ListStagePromotions method
 func NewListStagePromotionsRequest(server string, project ProjectParam, stage StageParam) (*http.Request, error) {
 	var err error
@@ -6215,89 +4970,6 @@ func NewPromoteDownstreamRequestWithBody(server string, project ProjectParam, st
 	}
 
 	req.Header.Add("Content-Type", contentType)
-
-	return req, nil
-}
-
-// NewStreamStagePromotionsRequest constructs an http.Request for the StreamStagePromotions method
-func NewStreamStagePromotionsRequest(server string, project ProjectParam, stage StageParam, params *StreamStagePromotionsParams) (*http.Request, error) {
-	var err error
-
-	var pathParam0 string
-
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	var pathParam1 string
-
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "stage", stage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/projects/%s/stages/%s/promotions/events", pathParam0, pathParam1)
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-		// queryValues collects non-styled parameters (passthrough, JSON)
-		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
-		// rawQueryFragments collects pre-encoded query fragments from
-		// styled parameters, preserving literal commas as delimiters
-		// per the OpenAPI spec (e.g. "color=blue,black,brown").
-		var rawQueryFragments []string
-
-		if params.LastEventId != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastEventId", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if encoded := queryValues.Encode(); encoded != "" {
-			rawQueryFragments = append(rawQueryFragments, encoded)
-		}
-		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
-	}
-
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-
-		if params.LastEventID != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("Last-Event-ID", headerParam0)
-		}
-
-	}
 
 	return req, nil
 }
@@ -6534,25 +5206,23 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /actions (the `EnqueueAction` operationId).
 	EnqueueActionWithResponse(ctx context.Context, body EnqueueActionJSONRequestBody, reqEditors ...RequestEditorFn) (*EnqueueActionResponse, error)
 
-	// GetOpenAPIWithResponse This document
+	// GetOpenAPIJSONWithResponse This document, in JSON
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /openapi.json (the `GetOpenAPIJSON` operationId).
+	GetOpenAPIJSONWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIJSONResponse, error)
+
+	// GetOpenAPIWithResponse This document, in YAML
+	//
+	// The document as it is written. Clients read it as bytes (the Go
+	// client's Body, a Blob in @hey-api/openapi-ts, `parseAs: "text"` in
+	// openapi-fetch); getOpenAPIJSON is the same document parsed.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /openapi.yaml (the `GetOpenAPI` operationId).
 	GetOpenAPIWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIResponse, error)
-
-	// StreamProjectsWithResponse Live stream of the projects and domains
-	//
-	// Server-sent events like the run-summary streams, with `project`
-	// events whose data is a ProjectDomain: one per project and domain
-	// the caller may read (the snapshot), `synced`, then one whenever a
-	// project and domain gets its first run, changes its run count, or
-	// its last activity moves by a second or more.
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with GET /project-events (the `StreamProjects` operationId).
-	StreamProjectsWithResponse(ctx context.Context, params *StreamProjectsParams, reqEditors ...RequestEditorFn) (*StreamProjectsResponse, error)
 
 	// ListProjectsWithResponse The projects and domains that have runs
 	//
@@ -6564,17 +5234,6 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /projects (the `ListProjects` operationId).
 	ListProjectsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListProjectsResponse, error)
-
-	// StreamRunSummariesWithResponse Live stream of the run summaries of a project and domain
-	//
-	// Server-sent events like the action streams, with `run` events whose
-	// data is a RunEvent (a summary, or a run whose last action was
-	// deleted).
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with GET /projects/{project}/domains/{domain}/events (the `StreamRunSummaries` operationId).
-	StreamRunSummariesWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, params *StreamRunSummariesParams, reqEditors ...RequestEditorFn) (*StreamRunSummariesResponse, error)
 
 	// ListRunsWithResponse Run summaries of a project and domain, newest first
 	//
@@ -6641,6 +5300,8 @@ type ClientWithResponsesInterface interface {
 	// what still runs after this returns. An action Flyte enqueued is
 	// aborted as Flyte aborts it: its object is deleted (its descendants
 	// follow), and it reads ABORTED, with the reason, from history.
+	// The body is optional: without one (and without a Content-Type) the
+	// reason is "aborted by user".
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6654,6 +5315,8 @@ type ClientWithResponsesInterface interface {
 	// what still runs after this returns. An action Flyte enqueued is
 	// aborted as Flyte aborts it: its object is deleted (its descendants
 	// follow), and it reads ABORTED, with the reason, from history.
+	// The body is optional: without one (and without a Content-Type) the
+	// reason is "aborted by user".
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6666,20 +5329,6 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/children (the `ListChildActions` operationId).
 	ListChildActionsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *ListChildActionsParams, reqEditors ...RequestEditorFn) (*ListChildActionsResponse, error)
-
-	// StreamActionEventsWithResponse Live stream of the action and its direct children
-	//
-	// Server-sent events. A fresh connection gets one `action` event per
-	// current action (the snapshot), then `synced`, then live `action`
-	// events. Every event has an id; reconnecting with it (Last-Event-ID,
-	// or ?lastEventId= on a first connect) replays exactly what was
-	// missed, or sends `reset` followed by a fresh snapshot and `synced`
-	// when the server can no longer do that.
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/events (the `StreamActionEvents` operationId).
-	StreamActionEventsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *StreamActionEventsParams, reqEditors ...RequestEditorFn) (*StreamActionEventsResponse, error)
 
 	// GetActionLogsWithResponse The log of an attempt, as plain text
 	//
@@ -6728,21 +5377,6 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs (the `AppendActionLogs` operationId).
 	AppendActionLogsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, body AppendActionLogsJSONRequestBody, reqEditors ...RequestEditorFn) (*AppendActionLogsResponse, error)
 
-	// StreamActionLogsWithResponse Live stream of the log of an attempt
-	//
-	// Server-sent events: `log` events carry the text from byte `offset`,
-	// and their id is the byte offset after it, so reconnecting with
-	// Last-Event-ID (or ?lastEventId= on a first connect: 0, or the size
-	// a ranged GET reported) resumes at that exact byte. Text is never
-	// split inside a UTF-8 character. `eof` comes once the attempt has
-	// ended and everything was sent; then the stream closes, and the
-	// client should close its EventSource instead of reconnecting.
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs/events (the `StreamActionLogs` operationId).
-	StreamActionLogsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *StreamActionLogsParams, reqEditors ...RequestEditorFn) (*StreamActionLogsResponse, error)
-
 	// PutActionStatusWithBodyWithResponse Report the status of an attempt
 	//
 	// For executors outside this server. The attempt is the recorded one
@@ -6772,13 +5406,6 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/status (the `PutActionStatus` operationId).
 	PutActionStatusWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, body PutActionStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*PutActionStatusResponse, error)
-
-	// StreamRunEventsWithResponse Live stream of every action of a run
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/events (the `StreamRunEvents` operationId).
-	StreamRunEventsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, params *StreamRunEventsParams, reqEditors ...RequestEditorFn) (*StreamRunEventsResponse, error)
 
 	// ListFreightWithResponse The Freight of a project, newest first
 	//
@@ -6827,13 +5454,6 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /projects/{project}/freight/{freight}/approve (the `ApproveFreight` operationId).
 	ApproveFreightWithResponse(ctx context.Context, project ProjectParam, freight FreightParam, params *ApproveFreightParams, reqEditors ...RequestEditorFn) (*ApproveFreightResponse, error)
 
-	// StreamProjectPromotionsWithResponse Live stream of every Promotion of a project
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with GET /projects/{project}/promotion-events (the `StreamProjectPromotions` operationId).
-	StreamProjectPromotionsWithResponse(ctx context.Context, project ProjectParam, params *StreamProjectPromotionsParams, reqEditors ...RequestEditorFn) (*StreamProjectPromotionsResponse, error)
-
 	// ListPromotionsWithResponse The Promotions of a project, oldest first
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -6857,17 +5477,6 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /projects/{project}/promotions/{promotion}/abort (the `AbortPromotion` operationId).
 	AbortPromotionWithResponse(ctx context.Context, project ProjectParam, promotion PromotionParam, reqEditors ...RequestEditorFn) (*AbortPromotionResponse, error)
-
-	// StreamProjectStagesWithResponse Live stream of every Stage of a project
-	//
-	// Server-sent events with the contract of the action streams: one
-	// `stage` event per current Stage, `synced`, then live `stage`
-	// events; ids to resume from; `reset` when a resume is impossible.
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with GET /projects/{project}/stage-events (the `StreamProjectStages` operationId).
-	StreamProjectStagesWithResponse(ctx context.Context, project ProjectParam, params *StreamProjectStagesParams, reqEditors ...RequestEditorFn) (*StreamProjectStagesResponse, error)
 
 	// ListStagesWithResponse Every Stage of a project, sorted by name
 	//
@@ -6940,13 +5549,6 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /projects/{project}/stages/{stage} (the `ReplaceStage` operationId).
 	ReplaceStageWithResponse(ctx context.Context, project ProjectParam, stage StageParam, body ReplaceStageJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceStageResponse, error)
 
-	// StreamStageWithResponse Live stream of one Stage
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with GET /projects/{project}/stages/{stage}/events (the `StreamStage` operationId).
-	StreamStageWithResponse(ctx context.Context, project ProjectParam, stage StageParam, params *StreamStageParams, reqEditors ...RequestEditorFn) (*StreamStageResponse, error)
-
 	// ListStagePromotionsWithResponse The Promotions of a Stage, oldest first
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -6995,13 +5597,6 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /projects/{project}/stages/{stage}/promotions/downstream (the `PromoteDownstream` operationId).
 	PromoteDownstreamWithResponse(ctx context.Context, project ProjectParam, stage StageParam, body PromoteDownstreamJSONRequestBody, reqEditors ...RequestEditorFn) (*PromoteDownstreamResponse, error)
-
-	// StreamStagePromotionsWithResponse Live stream of the Promotions of a Stage
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with GET /projects/{project}/stages/{stage}/promotions/events (the `StreamStagePromotions` operationId).
-	StreamStagePromotionsWithResponse(ctx context.Context, project ProjectParam, stage StageParam, params *StreamStagePromotionsParams, reqEditors ...RequestEditorFn) (*StreamStagePromotionsResponse, error)
 
 	// RefreshStageWithResponse Ask the Stage controller to reconcile the Stage now
 	//
@@ -7110,15 +5705,56 @@ func (r EnqueueActionResponse) ContentType() string {
 	return ""
 }
 
+type GetOpenAPIJSONResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OpenAPIDocument
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOpenAPIJSONResponse) GetJSON200() *OpenAPIDocument {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOpenAPIJSONResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOpenAPIJSONResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOpenAPIJSONResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOpenAPIJSONResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetOpenAPIResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// YAML200 the response for an HTTP 200 `application/yaml` response
-	YAML200 *string
+	YAML200 *yaml.Node
 }
 
 // GetYAML200 returns the response for an HTTP 200 `application/yaml` response
-func (r GetOpenAPIResponse) GetYAML200() *string {
+func (r GetOpenAPIResponse) GetYAML200() *yaml.Node {
 	return r.YAML200
 }
 
@@ -7145,47 +5781,6 @@ func (r GetOpenAPIResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetOpenAPIResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
-type StreamProjectsResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
-	ApplicationproblemJSONDefault *Problem
-}
-
-// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
-func (r StreamProjectsResponse) GetApplicationproblemJSONDefault() *Problem {
-	return r.ApplicationproblemJSONDefault
-}
-
-// GetBody returns the raw response body bytes
-func (r StreamProjectsResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r StreamProjectsResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r StreamProjectsResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r StreamProjectsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7234,47 +5829,6 @@ func (r ListProjectsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListProjectsResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
-type StreamRunSummariesResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
-	ApplicationproblemJSONDefault *Problem
-}
-
-// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
-func (r StreamRunSummariesResponse) GetApplicationproblemJSONDefault() *Problem {
-	return r.ApplicationproblemJSONDefault
-}
-
-// GetBody returns the raw response body bytes
-func (r StreamRunSummariesResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r StreamRunSummariesResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r StreamRunSummariesResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r StreamRunSummariesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7651,47 +6205,6 @@ func (r ListChildActionsResponse) ContentType() string {
 	return ""
 }
 
-type StreamActionEventsResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
-	ApplicationproblemJSONDefault *Problem
-}
-
-// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
-func (r StreamActionEventsResponse) GetApplicationproblemJSONDefault() *Problem {
-	return r.ApplicationproblemJSONDefault
-}
-
-// GetBody returns the raw response body bytes
-func (r StreamActionEventsResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r StreamActionEventsResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r StreamActionEventsResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r StreamActionEventsResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
 // GetActionLogsResponse200Headers the declared response headers of an HTTP 200 response for GetActionLogs
 type GetActionLogsResponse200Headers struct {
 	LogDroppedBytes *int64
@@ -7795,47 +6308,6 @@ func (r AppendActionLogsResponse) ContentType() string {
 	return ""
 }
 
-type StreamActionLogsResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
-	ApplicationproblemJSONDefault *Problem
-}
-
-// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
-func (r StreamActionLogsResponse) GetApplicationproblemJSONDefault() *Problem {
-	return r.ApplicationproblemJSONDefault
-}
-
-// GetBody returns the raw response body bytes
-func (r StreamActionLogsResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r StreamActionLogsResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r StreamActionLogsResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r StreamActionLogsResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
 type PutActionStatusResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7878,47 +6350,6 @@ func (r PutActionStatusResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PutActionStatusResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
-type StreamRunEventsResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
-	ApplicationproblemJSONDefault *Problem
-}
-
-// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
-func (r StreamRunEventsResponse) GetApplicationproblemJSONDefault() *Problem {
-	return r.ApplicationproblemJSONDefault
-}
-
-// GetBody returns the raw response body bytes
-func (r StreamRunEventsResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r StreamRunEventsResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r StreamRunEventsResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r StreamRunEventsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8117,47 +6548,6 @@ func (r ApproveFreightResponse) ContentType() string {
 	return ""
 }
 
-type StreamProjectPromotionsResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
-	ApplicationproblemJSONDefault *Problem
-}
-
-// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
-func (r StreamProjectPromotionsResponse) GetApplicationproblemJSONDefault() *Problem {
-	return r.ApplicationproblemJSONDefault
-}
-
-// GetBody returns the raw response body bytes
-func (r StreamProjectPromotionsResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r StreamProjectPromotionsResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r StreamProjectPromotionsResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r StreamProjectPromotionsResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
 type ListPromotionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8296,47 +6686,6 @@ func (r AbortPromotionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AbortPromotionResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
-type StreamProjectStagesResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
-	ApplicationproblemJSONDefault *Problem
-}
-
-// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
-func (r StreamProjectStagesResponse) GetApplicationproblemJSONDefault() *Problem {
-	return r.ApplicationproblemJSONDefault
-}
-
-// GetBody returns the raw response body bytes
-func (r StreamProjectStagesResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r StreamProjectStagesResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r StreamProjectStagesResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r StreamProjectStagesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8576,47 +6925,6 @@ func (r ReplaceStageResponse) ContentType() string {
 	return ""
 }
 
-type StreamStageResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
-	ApplicationproblemJSONDefault *Problem
-}
-
-// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
-func (r StreamStageResponse) GetApplicationproblemJSONDefault() *Problem {
-	return r.ApplicationproblemJSONDefault
-}
-
-// GetBody returns the raw response body bytes
-func (r StreamStageResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r StreamStageResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r StreamStageResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r StreamStageResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
 type ListStagePromotionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8755,47 +7063,6 @@ func (r PromoteDownstreamResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PromoteDownstreamResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
-type StreamStagePromotionsResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
-	ApplicationproblemJSONDefault *Problem
-}
-
-// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
-func (r StreamStagePromotionsResponse) GetApplicationproblemJSONDefault() *Problem {
-	return r.ApplicationproblemJSONDefault
-}
-
-// GetBody returns the raw response body bytes
-func (r StreamStagePromotionsResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r StreamStagePromotionsResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r StreamStagePromotionsResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r StreamStagePromotionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9039,7 +7306,24 @@ func (c *ClientWithResponses) EnqueueActionWithResponse(ctx context.Context, bod
 	return ParseEnqueueActionResponse(rsp)
 }
 
-// GetOpenAPIWithResponse This document
+// GetOpenAPIJSONWithResponse This document, in JSON
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /openapi.json (the `GetOpenAPIJSON` operationId).
+func (c *ClientWithResponses) GetOpenAPIJSONWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIJSONResponse, error) {
+	rsp, err := c.GetOpenAPIJSON(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOpenAPIJSONResponse(rsp)
+}
+
+// GetOpenAPIWithResponse This document, in YAML
+//
+// The document as it is written. Clients read it as bytes (the Go
+// client's Body, a Blob in @hey-api/openapi-ts, `parseAs: "text"` in
+// openapi-fetch); getOpenAPIJSON is the same document parsed.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -9050,25 +7334,6 @@ func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEdi
 		return nil, err
 	}
 	return ParseGetOpenAPIResponse(rsp)
-}
-
-// StreamProjectsWithResponse Live stream of the projects and domains
-//
-// Server-sent events like the run-summary streams, with `project`
-// events whose data is a ProjectDomain: one per project and domain
-// the caller may read (the snapshot), `synced`, then one whenever a
-// project and domain gets its first run, changes its run count, or
-// its last activity moves by a second or more.
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with GET /project-events (the `StreamProjects` operationId).
-func (c *ClientWithResponses) StreamProjectsWithResponse(ctx context.Context, params *StreamProjectsParams, reqEditors ...RequestEditorFn) (*StreamProjectsResponse, error) {
-	rsp, err := c.StreamProjects(ctx, params, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseStreamProjectsResponse(rsp)
 }
 
 // ListProjectsWithResponse The projects and domains that have runs
@@ -9086,23 +7351,6 @@ func (c *ClientWithResponses) ListProjectsWithResponse(ctx context.Context, reqE
 		return nil, err
 	}
 	return ParseListProjectsResponse(rsp)
-}
-
-// StreamRunSummariesWithResponse Live stream of the run summaries of a project and domain
-//
-// Server-sent events like the action streams, with `run` events whose
-// data is a RunEvent (a summary, or a run whose last action was
-// deleted).
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with GET /projects/{project}/domains/{domain}/events (the `StreamRunSummaries` operationId).
-func (c *ClientWithResponses) StreamRunSummariesWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, params *StreamRunSummariesParams, reqEditors ...RequestEditorFn) (*StreamRunSummariesResponse, error) {
-	rsp, err := c.StreamRunSummaries(ctx, project, domain, params, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseStreamRunSummariesResponse(rsp)
 }
 
 // ListRunsWithResponse Run summaries of a project and domain, newest first
@@ -9206,6 +7454,8 @@ func (c *ClientWithResponses) GetActionWithResponse(ctx context.Context, project
 // what still runs after this returns. An action Flyte enqueued is
 // aborted as Flyte aborts it: its object is deleted (its descendants
 // follow), and it reads ABORTED, with the reason, from history.
+// The body is optional: without one (and without a Content-Type) the
+// reason is "aborted by user".
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9225,6 +7475,8 @@ func (c *ClientWithResponses) AbortActionWithBodyWithResponse(ctx context.Contex
 // what still runs after this returns. An action Flyte enqueued is
 // aborted as Flyte aborts it: its object is deleted (its descendants
 // follow), and it reads ABORTED, with the reason, from history.
+// The body is optional: without one (and without a Content-Type) the
+// reason is "aborted by user".
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9248,26 +7500,6 @@ func (c *ClientWithResponses) ListChildActionsWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseListChildActionsResponse(rsp)
-}
-
-// StreamActionEventsWithResponse Live stream of the action and its direct children
-//
-// Server-sent events. A fresh connection gets one `action` event per
-// current action (the snapshot), then `synced`, then live `action`
-// events. Every event has an id; reconnecting with it (Last-Event-ID,
-// or ?lastEventId= on a first connect) replays exactly what was
-// missed, or sends `reset` followed by a fresh snapshot and `synced`
-// when the server can no longer do that.
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/events (the `StreamActionEvents` operationId).
-func (c *ClientWithResponses) StreamActionEventsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *StreamActionEventsParams, reqEditors ...RequestEditorFn) (*StreamActionEventsResponse, error) {
-	rsp, err := c.StreamActionEvents(ctx, project, domain, run, action, params, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseStreamActionEventsResponse(rsp)
 }
 
 // GetActionLogsWithResponse The log of an attempt, as plain text
@@ -9335,27 +7567,6 @@ func (c *ClientWithResponses) AppendActionLogsWithResponse(ctx context.Context, 
 	return ParseAppendActionLogsResponse(rsp)
 }
 
-// StreamActionLogsWithResponse Live stream of the log of an attempt
-//
-// Server-sent events: `log` events carry the text from byte `offset`,
-// and their id is the byte offset after it, so reconnecting with
-// Last-Event-ID (or ?lastEventId= on a first connect: 0, or the size
-// a ranged GET reported) resumes at that exact byte. Text is never
-// split inside a UTF-8 character. `eof` comes once the attempt has
-// ended and everything was sent; then the stream closes, and the
-// client should close its EventSource instead of reconnecting.
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs/events (the `StreamActionLogs` operationId).
-func (c *ClientWithResponses) StreamActionLogsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, action ActionParam, params *StreamActionLogsParams, reqEditors ...RequestEditorFn) (*StreamActionLogsResponse, error) {
-	rsp, err := c.StreamActionLogs(ctx, project, domain, run, action, params, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseStreamActionLogsResponse(rsp)
-}
-
 // PutActionStatusWithBodyWithResponse Report the status of an attempt
 //
 // For executors outside this server. The attempt is the recorded one
@@ -9396,19 +7607,6 @@ func (c *ClientWithResponses) PutActionStatusWithResponse(ctx context.Context, p
 		return nil, err
 	}
 	return ParsePutActionStatusResponse(rsp)
-}
-
-// StreamRunEventsWithResponse Live stream of every action of a run
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/events (the `StreamRunEvents` operationId).
-func (c *ClientWithResponses) StreamRunEventsWithResponse(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, params *StreamRunEventsParams, reqEditors ...RequestEditorFn) (*StreamRunEventsResponse, error) {
-	rsp, err := c.StreamRunEvents(ctx, project, domain, run, params, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseStreamRunEventsResponse(rsp)
 }
 
 // ListFreightWithResponse The Freight of a project, newest first
@@ -9488,19 +7686,6 @@ func (c *ClientWithResponses) ApproveFreightWithResponse(ctx context.Context, pr
 	return ParseApproveFreightResponse(rsp)
 }
 
-// StreamProjectPromotionsWithResponse Live stream of every Promotion of a project
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with GET /projects/{project}/promotion-events (the `StreamProjectPromotions` operationId).
-func (c *ClientWithResponses) StreamProjectPromotionsWithResponse(ctx context.Context, project ProjectParam, params *StreamProjectPromotionsParams, reqEditors ...RequestEditorFn) (*StreamProjectPromotionsResponse, error) {
-	rsp, err := c.StreamProjectPromotions(ctx, project, params, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseStreamProjectPromotionsResponse(rsp)
-}
-
 // ListPromotionsWithResponse The Promotions of a project, oldest first
 //
 // Returns a wrapper object for the known response body format(s).
@@ -9541,23 +7726,6 @@ func (c *ClientWithResponses) AbortPromotionWithResponse(ctx context.Context, pr
 		return nil, err
 	}
 	return ParseAbortPromotionResponse(rsp)
-}
-
-// StreamProjectStagesWithResponse Live stream of every Stage of a project
-//
-// Server-sent events with the contract of the action streams: one
-// `stage` event per current Stage, `synced`, then live `stage`
-// events; ids to resume from; `reset` when a resume is impossible.
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with GET /projects/{project}/stage-events (the `StreamProjectStages` operationId).
-func (c *ClientWithResponses) StreamProjectStagesWithResponse(ctx context.Context, project ProjectParam, params *StreamProjectStagesParams, reqEditors ...RequestEditorFn) (*StreamProjectStagesResponse, error) {
-	rsp, err := c.StreamProjectStages(ctx, project, params, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseStreamProjectStagesResponse(rsp)
 }
 
 // ListStagesWithResponse Every Stage of a project, sorted by name
@@ -9673,19 +7841,6 @@ func (c *ClientWithResponses) ReplaceStageWithResponse(ctx context.Context, proj
 	return ParseReplaceStageResponse(rsp)
 }
 
-// StreamStageWithResponse Live stream of one Stage
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with GET /projects/{project}/stages/{stage}/events (the `StreamStage` operationId).
-func (c *ClientWithResponses) StreamStageWithResponse(ctx context.Context, project ProjectParam, stage StageParam, params *StreamStageParams, reqEditors ...RequestEditorFn) (*StreamStageResponse, error) {
-	rsp, err := c.StreamStage(ctx, project, stage, params, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseStreamStageResponse(rsp)
-}
-
 // ListStagePromotionsWithResponse The Promotions of a Stage, oldest first
 //
 // Returns a wrapper object for the known response body format(s).
@@ -9763,19 +7918,6 @@ func (c *ClientWithResponses) PromoteDownstreamWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParsePromoteDownstreamResponse(rsp)
-}
-
-// StreamStagePromotionsWithResponse Live stream of the Promotions of a Stage
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with GET /projects/{project}/stages/{stage}/promotions/events (the `StreamStagePromotions` operationId).
-func (c *ClientWithResponses) StreamStagePromotionsWithResponse(ctx context.Context, project ProjectParam, stage StageParam, params *StreamStagePromotionsParams, reqEditors ...RequestEditorFn) (*StreamStagePromotionsResponse, error) {
-	rsp, err := c.StreamStagePromotions(ctx, project, stage, params, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseStreamStagePromotionsResponse(rsp)
 }
 
 // RefreshStageWithResponse Ask the Stage controller to reconcile the Stage now
@@ -9899,6 +8041,32 @@ func ParseEnqueueActionResponse(rsp *http.Response) (*EnqueueActionResponse, err
 	return response, nil
 }
 
+// ParseGetOpenAPIJSONResponse parses an HTTP response from a GetOpenAPIJSONWithResponse call
+func ParseGetOpenAPIJSONResponse(rsp *http.Response) (*GetOpenAPIJSONResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOpenAPIJSONResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OpenAPIDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetOpenAPIResponse parses an HTTP response from a GetOpenAPIWithResponse call
 func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -9914,37 +8082,11 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
-		var dest string
+		var dest yaml.Node
 		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.YAML200 = &dest
-
-	}
-
-	return response, nil
-}
-
-// ParseStreamProjectsResponse parses an HTTP response from a StreamProjectsWithResponse call
-func ParseStreamProjectsResponse(rsp *http.Response) (*StreamProjectsResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &StreamProjectsResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSONDefault = &dest
 
 	}
 
@@ -9972,32 +8114,6 @@ func ParseListProjectsResponse(rsp *http.Response) (*ListProjectsResponse, error
 		}
 		response.JSON200 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSONDefault = &dest
-
-	}
-
-	return response, nil
-}
-
-// ParseStreamRunSummariesResponse parses an HTTP response from a StreamRunSummariesWithResponse call
-func ParseStreamRunSummariesResponse(rsp *http.Response) (*StreamRunSummariesResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &StreamRunSummariesResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10266,32 +8382,6 @@ func ParseListChildActionsResponse(rsp *http.Response) (*ListChildActionsRespons
 	return response, nil
 }
 
-// ParseStreamActionEventsResponse parses an HTTP response from a StreamActionEventsWithResponse call
-func ParseStreamActionEventsResponse(rsp *http.Response) (*StreamActionEventsResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &StreamActionEventsResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSONDefault = &dest
-
-	}
-
-	return response, nil
-}
-
 // ParseGetActionLogsResponse parses an HTTP response from a GetActionLogsWithResponse call
 func ParseGetActionLogsResponse(rsp *http.Response) (*GetActionLogsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -10377,32 +8467,6 @@ func ParseAppendActionLogsResponse(rsp *http.Response) (*AppendActionLogsRespons
 	return response, nil
 }
 
-// ParseStreamActionLogsResponse parses an HTTP response from a StreamActionLogsWithResponse call
-func ParseStreamActionLogsResponse(rsp *http.Response) (*StreamActionLogsResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &StreamActionLogsResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSONDefault = &dest
-
-	}
-
-	return response, nil
-}
-
 // ParsePutActionStatusResponse parses an HTTP response from a PutActionStatusWithResponse call
 func ParsePutActionStatusResponse(rsp *http.Response) (*PutActionStatusResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -10424,32 +8488,6 @@ func ParsePutActionStatusResponse(rsp *http.Response) (*PutActionStatusResponse,
 		}
 		response.JSON200 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSONDefault = &dest
-
-	}
-
-	return response, nil
-}
-
-// ParseStreamRunEventsResponse parses an HTTP response from a StreamRunEventsWithResponse call
-func ParseStreamRunEventsResponse(rsp *http.Response) (*StreamRunEventsResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &StreamRunEventsResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10594,32 +8632,6 @@ func ParseApproveFreightResponse(rsp *http.Response) (*ApproveFreightResponse, e
 	return response, nil
 }
 
-// ParseStreamProjectPromotionsResponse parses an HTTP response from a StreamProjectPromotionsWithResponse call
-func ParseStreamProjectPromotionsResponse(rsp *http.Response) (*StreamProjectPromotionsResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &StreamProjectPromotionsResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSONDefault = &dest
-
-	}
-
-	return response, nil
-}
-
 // ParseListPromotionsResponse parses an HTTP response from a ListPromotionsWithResponse call
 func ParseListPromotionsResponse(rsp *http.Response) (*ListPromotionsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -10707,32 +8719,6 @@ func ParseAbortPromotionResponse(rsp *http.Response) (*AbortPromotionResponse, e
 		}
 		response.JSON200 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSONDefault = &dest
-
-	}
-
-	return response, nil
-}
-
-// ParseStreamProjectStagesResponse parses an HTTP response from a StreamProjectStagesWithResponse call
-func ParseStreamProjectStagesResponse(rsp *http.Response) (*StreamProjectStagesResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &StreamProjectStagesResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10906,32 +8892,6 @@ func ParseReplaceStageResponse(rsp *http.Response) (*ReplaceStageResponse, error
 	return response, nil
 }
 
-// ParseStreamStageResponse parses an HTTP response from a StreamStageWithResponse call
-func ParseStreamStageResponse(rsp *http.Response) (*StreamStageResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &StreamStageResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSONDefault = &dest
-
-	}
-
-	return response, nil
-}
-
 // ParseListStagePromotionsResponse parses an HTTP response from a ListStagePromotionsWithResponse call
 func ParseListStagePromotionsResponse(rsp *http.Response) (*ListStagePromotionsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -11019,32 +8979,6 @@ func ParsePromoteDownstreamResponse(rsp *http.Response) (*PromoteDownstreamRespo
 		}
 		response.JSON201 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSONDefault = &dest
-
-	}
-
-	return response, nil
-}
-
-// ParseStreamStagePromotionsResponse parses an HTTP response from a StreamStagePromotionsWithResponse call
-func ParseStreamStagePromotionsResponse(rsp *http.Response) (*StreamStagePromotionsResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &StreamStagePromotionsResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {

@@ -91,7 +91,7 @@ func api(t *testing.T, addr, token, method, path, body string) int {
 	t.Helper()
 	req, _ := http.NewRequest(method, "http://"+addr+"/api/v1"+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
-	if method != http.MethodGet {
+	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := http.DefaultClient.Do(req)

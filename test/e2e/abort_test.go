@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -31,18 +30,19 @@ func TestAbandonedAbortOfFiveThousandActions(t *testing.T) {
 	}
 	enqueueMany(t, s, run, names, "a0", "external")
 
-	impatient := &http.Client{Timeout: time.Second, Transport: s.http.Transport}
-	url := fmt.Sprintf("%s/api/v1/projects/%s/domains/%s/runs/%s/actions/a0/abort", s.URL(), run.Project, run.Domain, run.Name)
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"reason":"stop everything"}`))
-	req.Header.Set("Content-Type", "application/json")
+	impatient, err := client.NewClientWithResponses(s.URL()+"/api/v1", client.WithBearerToken(s.token),
+		client.WithHTTPClient(&http.Client{Timeout: time.Second}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reason := "stop everything"
 	start := time.Now()
-	resp, err := impatient.Do(req)
+	resp, err := impatient.AbortActionWithResponse(context.Background(), run.Project, run.Domain, run.Name, "a0", client.AbortRequest{Reason: &reason})
 	if err != nil {
 		t.Fatalf("the abort did not answer within a second: %v", err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("abort: %s, want 202", resp.Status)
+	if resp.StatusCode() != http.StatusAccepted {
+		t.Fatalf("abort: %s, want 202", resp.Status())
 	}
 	t.Logf("abort answered in %v", time.Since(start))
 	if err := s.Stop(); err != nil {

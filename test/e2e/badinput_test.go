@@ -125,7 +125,8 @@ func TestBadInputs(t *testing.T) {
 		// Strict parsing.
 		{"trailing JSON after the body", "POST", actionsURL, "application/json", valid(nil) + `{}`, 400, ""},
 		{"UTF-16 body", "POST", actionsURL, "application/json; charset=utf-16", valid(nil), 415, ""},
-		{"abort without a content type", "POST", a0 + "/abort", "", "", 415, ""},
+		// Without a body an abort needs no Content-Type (TestEveryOperationThroughTheGoClient); with one it does.
+		{"abort with a body but no content type", "POST", a0 + "/abort", "", `{"reason":"x"}`, 415, ""},
 		{"abort as a form", "POST", a0 + "/abort", "application/x-www-form-urlencoded", "reason=x", 415, ""},
 		{"bad escape in the query", "GET", a0 + "/events?lastEventId=%ZZ", "", "", 400, ""},
 		{"dot-dot in the path", "GET", "/api/v1/projects/../healthz", "", "", 400, ""},

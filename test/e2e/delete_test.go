@@ -11,18 +11,39 @@ import (
 	"taskactions/pkg/client"
 )
 
+// do makes a bodiless request by hand with the admin token (a HEAD, which
+// the generated client does not make).
 func (s *server) do(t *testing.T, method, path string) *http.Response {
 	t.Helper()
 	req, _ := http.NewRequest(method, s.URL()+"/api/v1"+path, nil)
-	if method != http.MethodGet && method != http.MethodHead {
-		req.Header.Set("Content-Type", "application/json")
-	}
 	resp, err := s.http.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	return resp
+}
+
+// deleteAction deletes an action (and its descendants) through the
+// generated client, returning the status.
+func (s *server) deleteAction(t testing.TB, run client.RunIdentifier, name string, abort bool) int {
+	t.Helper()
+	r, err := s.api.DeleteActionWithResponse(context.Background(), run.Project, run.Domain, run.Name, name, &client.DeleteActionParams{Abort: &abort})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.StatusCode()
+}
+
+// deleteRun deletes a run through the generated client, returning the
+// status.
+func (s *server) deleteRun(t testing.TB, run client.RunIdentifier, abort bool) int {
+	t.Helper()
+	r, err := s.api.DeleteRunWithResponse(context.Background(), run.Project, run.Domain, run.Name, &client.DeleteRunParams{Abort: &abort})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.StatusCode()
 }
 
 func (s *server) gone(t *testing.T, run client.RunIdentifier, names ...string) {
@@ -50,27 +71,27 @@ func TestDeleteActionsAndRuns(t *testing.T) {
 	enqueue(t, srv, run, "c2", "a0")
 	putStatus(t, srv, run, "c1", 1, client.SUCCEEDED)
 
-	if r := srv.do(t, http.MethodDelete, base+"/actions/c1"); r.StatusCode != http.StatusConflict {
-		t.Errorf("delete c1 while g1 runs: %s, want 409", r.Status)
+	if code := srv.deleteAction(t, run, "c1", false); code != http.StatusConflict {
+		t.Errorf("delete c1 while g1 runs: %d, want 409", code)
 	}
 	putStatus(t, srv, run, "g1", 1, client.SUCCEEDED)
-	if r := srv.do(t, http.MethodDelete, base+"/actions/c1"); r.StatusCode != http.StatusAccepted {
-		t.Fatalf("delete finished c1: %s, want 202", r.Status)
+	if code := srv.deleteAction(t, run, "c1", false); code != http.StatusAccepted {
+		t.Fatalf("delete finished c1: %d, want 202", code)
 	}
 	srv.gone(t, run, "c1", "g1")
 
-	if r := srv.do(t, http.MethodDelete, base); r.StatusCode != http.StatusConflict {
-		t.Errorf("delete a running run: %s, want 409", r.Status)
+	if code := srv.deleteRun(t, run, false); code != http.StatusConflict {
+		t.Errorf("delete a running run: %d, want 409", code)
 	}
-	if r := srv.do(t, http.MethodDelete, base+"?abort=true"); r.StatusCode != http.StatusAccepted {
-		t.Fatalf("delete the run with abort=true: %s, want 202", r.Status)
+	if code := srv.deleteRun(t, run, true); code != http.StatusAccepted {
+		t.Fatalf("delete the run with abort=true: %d, want 202", code)
 	}
 	srv.gone(t, run, "a0", "c2")
 	eventually(t, 10*time.Second, "the run summary to go", func() bool {
 		return srv.do(t, http.MethodGet, base).StatusCode == http.StatusNotFound
 	})
-	if r := srv.do(t, http.MethodDelete, base); r.StatusCode != http.StatusNotFound {
-		t.Errorf("delete a deleted run: %s, want 404", r.Status)
+	if code := srv.deleteRun(t, run, false); code != http.StatusNotFound {
+		t.Errorf("delete a deleted run: %d, want 404", code)
 	}
 
 	// As Flyte aborts: delete the parent object, and its children go. The

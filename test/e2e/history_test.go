@@ -167,8 +167,8 @@ func TestRetiredRunReadsTheSame(t *testing.T) {
 				t.Errorf("%d objects after enqueueing a retired action again", n)
 			}
 
-			if resp := s.do(t, http.MethodDelete, base+"/runs/"+run.Name+"/actions/c1"); resp.StatusCode != http.StatusAccepted {
-				t.Fatalf("delete a retired action: %v", resp.Status)
+			if code := s.deleteAction(t, run, "c1", false); code != http.StatusAccepted {
+				t.Fatalf("delete a retired action: %d", code)
 			}
 			if code, b := s.get(t, base+"/runs/"+run.Name); code != 200 || !contains(string(b), `"actionCount":3,`) {
 				t.Errorf("the run after deleting a retired action: %d %s", code, b)
@@ -176,8 +176,8 @@ func TestRetiredRunReadsTheSame(t *testing.T) {
 			if code, _ := s.get(t, base+"/runs/"+run.Name+"/actions/c1"); code != http.StatusNotFound {
 				t.Errorf("GET the deleted retired action: %d", code)
 			}
-			if resp := s.do(t, http.MethodDelete, base+"/runs/"+run.Name); resp.StatusCode != http.StatusAccepted {
-				t.Fatalf("delete the retired run: %v", resp.Status)
+			if code := s.deleteRun(t, run, false); code != http.StatusAccepted {
+				t.Fatalf("delete the retired run: %d", code)
 			}
 			for _, p := range []string{base + "/runs/" + run.Name, base + "/runs/" + run.Name + "/actions/c2"} {
 				if code, b := s.get(t, p); code != http.StatusNotFound {

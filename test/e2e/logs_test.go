@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -153,17 +152,15 @@ func TestProcessLogsLiveAndWhole(t *testing.T) {
 
 func appendLog(t *testing.T, s *server, run client.RunIdentifier, action string, attempt int, text string) (int, client.LogAppended) {
 	t.Helper()
-	b, _ := json.Marshal(map[string]any{"attempt": attempt, "text": text})
-	req, _ := http.NewRequest(http.MethodPost, logsURL(s, run, action, ""), bytes.NewReader(b))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := s.http.Do(req)
+	resp, err := s.api.AppendActionLogsWithResponse(context.Background(), run.Project, run.Domain, run.Name, action, client.LogAppend{Attempt: attempt, Text: text})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
 	var out client.LogAppended
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, out
+	if resp.JSON200 != nil {
+		out = *resp.JSON200
+	}
+	return resp.StatusCode(), out
 }
 
 // An executor outside the server appends lines; a follower sees them live,

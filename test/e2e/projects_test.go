@@ -52,8 +52,8 @@ func TestProjectsListAndStream(t *testing.T) {
 	}
 
 	for _, r := range []client.RunIdentifier{run, second} {
-		if resp := srv.do(t, http.MethodDelete, "/projects/"+r.Project+"/domains/"+r.Domain+"/runs/"+r.Name+"?abort=true"); resp.StatusCode != http.StatusAccepted {
-			t.Fatalf("delete run: %s", resp.Status)
+		if code := srv.deleteRun(t, r, true); code != http.StatusAccepted {
+			t.Fatalf("delete run: %d", code)
 		}
 	}
 	next(1, false)

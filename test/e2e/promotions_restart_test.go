@@ -42,7 +42,7 @@ func TestPromotionAbort(t *testing.T) {
 	eventually(t, 10*time.Second, "the second to wait", func() bool {
 		return k.promotion(q.Name).Status.Phase == kargoapi.PromotionPhasePending
 	})
-	into[kargoapi.Promotion](t, k.do(http.MethodPost, "/promotions/"+q.Name+"/abort", ""), http.StatusOK)
+	into[kargoapi.Promotion](t, k.abort(q.Name), http.StatusOK)
 	if q = k.finished(q.Name); q.Status.Phase != kargoapi.PromotionPhaseAborted || len(q.Status.StepExecutionMetadata) != 0 || len(k.actions(q.Name)) != 0 {
 		t.Errorf("aborted while waiting: %s, steps %v, %d actions", q.Status.Phase, steps(q), len(k.actions(q.Name)))
 	}
@@ -50,7 +50,7 @@ func TestPromotionAbort(t *testing.T) {
 		t.Errorf("the running one after the abort of the waiting one: %s", got.Status.Phase)
 	}
 
-	r := into[kargoapi.Promotion](t, k.do(http.MethodPost, "/promotions/"+p.Name+"/abort", ""), http.StatusOK)
+	r := into[kargoapi.Promotion](t, k.abort(p.Name), http.StatusOK)
 	if a := r.Annotations[kargoapi.AnnotationKeyAbort]; !strings.Contains(a, `"actor":"subject:`) {
 		t.Errorf("abort annotation %q", a)
 	}
@@ -70,7 +70,7 @@ func TestPromotionAbort(t *testing.T) {
 			c != nil && c.Status == "False" && c.Reason == "LastPromotionAborted"
 	})
 	// Again: nothing changes.
-	if again := into[kargoapi.Promotion](t, k.do(http.MethodPost, "/promotions/"+p.Name+"/abort", ""), http.StatusOK); again.Status.Phase != kargoapi.PromotionPhaseAborted {
+	if again := into[kargoapi.Promotion](t, k.abort(p.Name), http.StatusOK); again.Status.Phase != kargoapi.PromotionPhaseAborted {
 		t.Errorf("second abort: %s", again.Status.Phase)
 	}
 }

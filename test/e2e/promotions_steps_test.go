@@ -282,7 +282,7 @@ func TestPromotionErrors(t *testing.T) {
 	}
 
 	// A commit's Freight, named by the hash of its artifacts.
-	c := into[kargoapi.Freight](t, k.do(http.MethodPost, "/freight", `{"origin":{"kind":"Warehouse","name":"w"},"commits":[{"repoURL":"https://github.com/x/y","id":"abc"}]}`), http.StatusCreated)
+	c := into[kargoapi.Freight](t, k.postFreight(`{"origin":{"kind":"Warehouse","name":"w"},"commits":[{"repoURL":"https://github.com/x/y","id":"abc"}]}`), http.StatusCreated)
 	if len(c.Name) != 40 || c.Alias == "" || c.Name == f.Name {
 		t.Errorf("commit Freight %q alias %q", c.Name, c.Alias)
 	}
@@ -297,7 +297,7 @@ func TestPromotionErrors(t *testing.T) {
 	if p = k.finished(p.Name); p.Status.Phase != kargoapi.PromotionPhaseSucceeded || p.Spec.Freight != f.Name {
 		t.Errorf("Promotion to a: %s %q, freight %s", p.Status.Phase, p.Status.Message, p.Spec.Freight)
 	}
-	aborted := into[kargoapi.Promotion](t, k.do(http.MethodPost, "/promotions/"+p.Name+"/abort", ""), http.StatusOK)
+	aborted := into[kargoapi.Promotion](t, k.abort(p.Name), http.StatusOK)
 	if aborted.Status.Phase != kargoapi.PromotionPhaseSucceeded || aborted.Annotations[kargoapi.AnnotationKeyAbort] != "" {
 		t.Errorf("abort of a finished Promotion: %s, annotations %v", aborted.Status.Phase, aborted.Annotations)
 	}
@@ -337,7 +337,7 @@ func TestFreightSoak(t *testing.T) {
 	}
 	var last stageReply
 	if !within(5*time.Second, func() bool {
-		last = k.do(http.MethodPost, "/stages/soak/promotions", fmt.Sprintf(`{"freight":%q}`, f1.Name))
+		last = k.postPromotion("soak", fmt.Sprintf(`{"freight":%q}`, f1.Name))
 		return last.code == http.StatusCreated
 	}) {
 		t.Errorf("promote to soak (1s in test required) for 5 s: HTTP %d %s", last.code, last.body)

@@ -60,7 +60,9 @@ func (k *kproject) url(path string) string {
 	return fmt.Sprintf("%s/api/v1/projects/%s%s", k.s.URL(), k.name, path)
 }
 
-// do makes one request with the admin token (JSON for anything but a GET).
+// do makes one request by hand with the admin token, for the error tests
+// that send what no generated client would; like a client, it declares
+// JSON only for a body.
 func (k *kproject) do(method, path, body string) stageReply {
 	k.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -69,7 +71,7 @@ func (k *kproject) do(method, path, body string) stageReply {
 	if err != nil {
 		k.t.Fatal(err)
 	}
-	if method != http.MethodGet {
+	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := k.s.http.Do(req)
@@ -78,6 +80,104 @@ func (k *kproject) do(method, path, body string) stageReply {
 	}
 	defer resp.Body.Close()
 	return stageReply{code: resp.StatusCode, header: resp.Header, body: []byte(readAll(k.t, resp.Body))}
+}
+
+// call makes one call of the generated client with the admin token,
+// keeping its answer whole.
+func (k *kproject) call(do func(ctx context.Context, c *client.ClientWithResponses) (generated, error)) stageReply {
+	k.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := do(ctx, k.s.api)
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	return replyOf(r)
+}
+
+// The Kargo operations the tests use, through the generated client; the
+// bodies are JSON.
+
+func (k *kproject) postStage(body string) stageReply {
+	return k.call(func(ctx context.Context, c *client.ClientWithResponses) (generated, error) {
+		r, err := c.CreateStageWithBodyWithResponse(ctx, k.name, "application/json", strings.NewReader(body))
+		return r, err
+	})
+}
+
+func (k *kproject) getStage(name string) stageReply {
+	return k.call(func(ctx context.Context, c *client.ClientWithResponses) (generated, error) {
+		r, err := c.GetStageWithResponse(ctx, k.name, name)
+		return r, err
+	})
+}
+
+func (k *kproject) postFreight(body string) stageReply {
+	return k.call(func(ctx context.Context, c *client.ClientWithResponses) (generated, error) {
+		r, err := c.CreateFreightWithBodyWithResponse(ctx, k.name, "application/json", strings.NewReader(body))
+		return r, err
+	})
+}
+
+func (k *kproject) getFreight(nameOrAlias string) stageReply {
+	return k.call(func(ctx context.Context, c *client.ClientWithResponses) (generated, error) {
+		r, err := c.GetFreightWithResponse(ctx, k.name, nameOrAlias)
+		return r, err
+	})
+}
+
+func (k *kproject) listFreight() stageReply {
+	return k.call(func(ctx context.Context, c *client.ClientWithResponses) (generated, error) {
+		r, err := c.ListFreightWithResponse(ctx, k.name, nil)
+		return r, err
+	})
+}
+
+func (k *kproject) approve(freight, stage string) stageReply {
+	return k.call(func(ctx context.Context, c *client.ClientWithResponses) (generated, error) {
+		r, err := c.ApproveFreightWithResponse(ctx, k.name, freight, &client.ApproveFreightParams{Stage: stage})
+		return r, err
+	})
+}
+
+func (k *kproject) postPromotion(stage, body string) stageReply {
+	return k.call(func(ctx context.Context, c *client.ClientWithResponses) (generated, error) {
+		r, err := c.PromoteToStageWithBodyWithResponse(ctx, k.name, stage, "application/json", strings.NewReader(body))
+		return r, err
+	})
+}
+
+func (k *kproject) postDownstream(stage, body string) stageReply {
+	return k.call(func(ctx context.Context, c *client.ClientWithResponses) (generated, error) {
+		r, err := c.PromoteDownstreamWithBodyWithResponse(ctx, k.name, stage, "application/json", strings.NewReader(body))
+		return r, err
+	})
+}
+
+func (k *kproject) getPromotion(name string) stageReply {
+	return k.call(func(ctx context.Context, c *client.ClientWithResponses) (generated, error) {
+		r, err := c.GetPromotionWithResponse(ctx, k.name, name)
+		return r, err
+	})
+}
+
+// listPromotions lists the project's Promotions, or (stage set) a Stage's.
+func (k *kproject) listPromotions(stage string) stageReply {
+	return k.call(func(ctx context.Context, c *client.ClientWithResponses) (generated, error) {
+		if stage != "" {
+			r, err := c.ListStagePromotionsWithResponse(ctx, k.name, stage)
+			return r, err
+		}
+		r, err := c.ListPromotionsWithResponse(ctx, k.name)
+		return r, err
+	})
+}
+
+func (k *kproject) abort(promotion string) stageReply {
+	return k.call(func(ctx context.Context, c *client.ClientWithResponses) (generated, error) {
+		r, err := c.AbortPromotionWithResponse(ctx, k.name, promotion)
+		return r, err
+	})
 }
 
 // into decodes a reply after checking its status.
@@ -120,12 +220,12 @@ func (k *kproject) createStage(name string, src kargoapi.FreightSources, vars []
 		spec["vars"] = vars
 	}
 	body := mustMarshal(k.t, map[string]any{"metadata": map[string]any{"name": name}, "spec": spec})
-	return into[kargoapi.Stage](k.t, k.do(http.MethodPost, "/stages", body), http.StatusCreated)
+	return into[kargoapi.Stage](k.t, k.postStage(body), http.StatusCreated)
 }
 
 func (k *kproject) stage(name string) kargoapi.Stage {
 	k.t.Helper()
-	return into[kargoapi.Stage](k.t, k.do(http.MethodGet, "/stages/"+name, ""), http.StatusOK)
+	return into[kargoapi.Stage](k.t, k.getStage(name), http.StatusOK)
 }
 
 // createFreight creates Freight of Warehouse w with one image at tag.
@@ -138,35 +238,31 @@ func (k *kproject) createFreight(tag, alias string) kargoapi.Freight {
 	if alias != "" {
 		body["alias"] = alias
 	}
-	return into[kargoapi.Freight](k.t, k.do(http.MethodPost, "/freight", mustMarshal(k.t, body)), http.StatusCreated)
+	return into[kargoapi.Freight](k.t, k.postFreight(mustMarshal(k.t, body)), http.StatusCreated)
 }
 
 func (k *kproject) freight(nameOrAlias string) kargoapi.Freight {
 	k.t.Helper()
-	return into[kargoapi.Freight](k.t, k.do(http.MethodGet, "/freight/"+nameOrAlias, ""), http.StatusOK)
+	return into[kargoapi.Freight](k.t, k.getFreight(nameOrAlias), http.StatusOK)
 }
 
 // promote promotes Freight (by name) to a Stage.
 func (k *kproject) promote(stage, freight string) kargoapi.Promotion {
 	k.t.Helper()
-	r := k.do(http.MethodPost, "/stages/"+stage+"/promotions", fmt.Sprintf(`{"freight":%q}`, freight))
+	r := k.postPromotion(stage, fmt.Sprintf(`{"freight":%q}`, freight))
 	return into[kargoapi.Promotion](k.t, r, http.StatusCreated)
 }
 
 func (k *kproject) promotion(name string) kargoapi.Promotion {
 	k.t.Helper()
-	return into[kargoapi.Promotion](k.t, k.do(http.MethodGet, "/promotions/"+name, ""), http.StatusOK)
+	return into[kargoapi.Promotion](k.t, k.getPromotion(name), http.StatusOK)
 }
 
 // promotionNames lists the names of a project's Promotions, or (stage
 // set) a Stage's, in the server's order.
 func (k *kproject) promotionNames(stage string) []string {
 	k.t.Helper()
-	path := "/promotions"
-	if stage != "" {
-		path = "/stages/" + stage + "/promotions"
-	}
-	l := into[kargoapi.PromotionList](k.t, k.do(http.MethodGet, path, ""), http.StatusOK)
+	l := into[kargoapi.PromotionList](k.t, k.listPromotions(stage), http.StatusOK)
 	names := []string{}
 	for _, p := range l.Items {
 		names = append(names, p.Name)
@@ -285,7 +381,7 @@ func TestPromotionPipeline(t *testing.T) {
 	f := k.createFreight("1.0.0", "first")
 	notAvailable := func(stage, freight string) {
 		t.Helper()
-		r := k.do(http.MethodPost, "/stages/"+stage+"/promotions", fmt.Sprintf(`{"freight":%q}`, freight))
+		r := k.postPromotion(stage, fmt.Sprintf(`{"freight":%q}`, freight))
 		want := fmt.Sprintf("Freight %q is not available to Stage %q", freight, stage)
 		if prob := r.problem(t, http.StatusBadRequest); !strings.Contains(prob.Detail, want) {
 			t.Errorf("promote %s to %s: %q, want %q", freight, stage, prob.Detail, want)
@@ -296,7 +392,7 @@ func TestPromotionPipeline(t *testing.T) {
 	notAvailable("uat", f.Name)
 
 	// test, by alias.
-	r := k.do(http.MethodPost, "/stages/test/promotions", `{"freightAlias":"first"}`)
+	r := k.postPromotion("test", `{"freightAlias":"first"}`)
 	p := into[kargoapi.Promotion](t, r, http.StatusCreated)
 	if !strings.HasPrefix(p.Name, "test.") || !strings.HasSuffix(p.Name, "."+f.Name[:7]) || len(runOf(p.Name)) != 26 ||
 		p.Spec.Stage != "test" || p.Spec.Freight != f.Name || len(p.Spec.Steps) != 2 || len(p.Spec.Vars) != 1 {
@@ -366,7 +462,7 @@ func TestPromotionPipeline(t *testing.T) {
 
 	// prod needs uat and uat2 (All); downstream of test are both, at once.
 	notAvailable("prod", f.Name)
-	ps := into[kargoapi.PromotionList](t, k.do(http.MethodPost, "/stages/test/promotions/downstream", fmt.Sprintf(`{"freight":%q}`, f.Name)), http.StatusCreated)
+	ps := into[kargoapi.PromotionList](t, k.postDownstream("test", fmt.Sprintf(`{"freight":%q}`, f.Name)), http.StatusCreated)
 	var targets []string
 	for _, d := range ps.Items {
 		targets = append(targets, d.Spec.Stage)
@@ -404,24 +500,24 @@ func TestPromotionPipeline(t *testing.T) {
 	notAvailable("uat", f2.Name)
 	downstream := func(want string) {
 		t.Helper()
-		r := k.do(http.MethodPost, "/stages/test/promotions/downstream", fmt.Sprintf(`{"freight":%q}`, f2.Name))
+		r := k.postDownstream("test", fmt.Sprintf(`{"freight":%q}`, f2.Name))
 		msg := fmt.Sprintf("Freight %q is not available to downstream Stage %q", f2.Name, want)
 		if prob := r.problem(t, http.StatusBadRequest); !strings.Contains(prob.Detail, msg) {
 			t.Errorf("downstream of %s: %q, want %q", f2.Name, prob.Detail, msg)
 		}
 	}
 	downstream("uat")
-	approved := into[kargoapi.Freight](t, k.do(http.MethodPost, "/freight/"+f2.Name+"/approve?stage=uat", ""), http.StatusOK)
+	approved := into[kargoapi.Freight](t, k.approve(f2.Name, "uat"), http.StatusOK)
 	if !approved.IsApprovedFor("uat") || approved.IsApprovedFor("uat2") {
 		t.Errorf("approved for %v, want uat", approved.Status.ApprovedFor)
 	}
-	into[kargoapi.Freight](t, k.do(http.MethodPost, "/freight/second/approve?stage=uat", ""), http.StatusOK) // again: no-op
+	into[kargoapi.Freight](t, k.approve("second", "uat"), http.StatusOK) // again: no-op
 	before := len(k.promotionNames("uat"))
 	downstream("uat2")
 	if n := len(k.promotionNames("uat")); n != before {
 		t.Errorf("a refused downstream promotion created %d Promotions of uat", n-before)
 	}
-	r = k.do(http.MethodPost, "/stages/uat/promotions", `{"freightAlias":"second"}`)
+	r = k.postPromotion("uat", `{"freightAlias":"second"}`)
 	if d := k.finished(into[kargoapi.Promotion](t, r, http.StatusCreated).Name); d.Status.Phase != kargoapi.PromotionPhaseSucceeded {
 		t.Errorf("Promotion of approved Freight to uat: %s %q", d.Status.Phase, d.Status.Message)
 	}
@@ -449,7 +545,7 @@ func (k *kproject) waitVerified(freight, stage string) {
 
 func listFreightNames(t testing.TB, k *kproject) []string {
 	t.Helper()
-	l := into[kargoapi.FreightList](t, k.do(http.MethodGet, "/freight", ""), http.StatusOK)
+	l := into[kargoapi.FreightList](t, k.listFreight(), http.StatusOK)
 	var names []string
 	for _, f := range l.Items {
 		names = append(names, f.Name)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/cookiejar"
@@ -9,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"taskactions/api"
 	"taskactions/pkg/client"
 )
 
@@ -132,7 +136,6 @@ func TestSessionsAndTheLoginLink(t *testing.T) {
 	}
 	logTail := openStream(t, noTimeout(copied), logEventsURL(srv, run, "a0", ""), "")
 	req, _ := http.NewRequest(http.MethodDelete, srv.URL()+"/api/v1/session", nil)
-	req.Header.Set("Content-Type", "application/json")
 	resp, err = form.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -154,5 +157,44 @@ func TestSessionsAndTheLoginLink(t *testing.T) {
 	}
 	if held[2].ended(time.Second) {
 		t.Error("the logout ended a stream opened with the token")
+	}
+}
+
+// The document's sessionCookie scheme names the cookie taskactions-session
+// (it can name no port): an SDK that authenticates as the document says is
+// let in, with the value of the cookie the server set (named for its port).
+func TestSessionCookieAsTheDocumentNamesIt(t *testing.T) {
+	ctx := context.Background()
+	anonymous, err := client.NewClientWithResponses(srv.URL() + "/api/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := anonymous.CreateSessionWithResponse(ctx, client.LoginRequest{Token: srv.token})
+	want(t, in, err, http.StatusOK)
+	cookies := in.HTTPResponse.Cookies()
+	if len(cookies) != 1 || !strings.HasPrefix(cookies[0].Name, "taskactions-session-") {
+		t.Fatalf("cookies set: %v", cookies)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme := doc.Components.SecuritySchemes["sessionCookie"].Value
+	if scheme.In != "cookie" {
+		t.Fatalf("sessionCookie is in %q", scheme.In)
+	}
+	for _, name := range []string{scheme.Name, cookies[0].Name} {
+		c, err := client.NewClientWithResponses(srv.URL()+"/api/v1", client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+			r.AddCookie(&http.Cookie{Name: name, Value: cookies[0].Value})
+			return nil
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := c.GetSessionWithResponse(ctx)
+		want(t, s, err, http.StatusOK)
+		if decoded(t, s.JSON200).Subject != "admin" {
+			t.Errorf("cookie %s: subject %q", name, s.JSON200.Subject)
+		}
 	}
 }

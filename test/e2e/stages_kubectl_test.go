@@ -152,6 +152,6 @@ func TestStageKubectl(t *testing.T) {
 	k.must("", "delete", "stage", "uat", "-n", ns)
 	s.untilStage(t, "uat deleted", nil, func(e stageEvent) bool { return e.Name == "uat" && e.Deleted })
 	eventually(t, 10*time.Second, "REST to forget uat", func() bool {
-		return stageDo(t, http.MethodGet, stagesURL(ns, "uat"), "", "").code == http.StatusNotFound
+		return stageGet(t, ns, "uat").code == http.StatusNotFound
 	})
 }

@@ -121,11 +121,7 @@ func named(name string) func(stageEvent) bool {
 
 func refreshStage(t testing.TB, project, name string, wait bool) kargoapi.Stage {
 	t.Helper()
-	u := stagesURL(project, name, "refresh")
-	if wait {
-		u += "?wait=true"
-	}
-	return stageDo(t, http.MethodPost, u, "", "").stage(t, http.StatusOK)
+	return stageRefresh(t, project, name, wait).stage(t, http.StatusOK)
 }
 
 // Refresh with wait answers once the controller handled it; without,
@@ -157,11 +153,7 @@ func TestStageRefresh(t *testing.T) {
 	s.untilStage(t, "the handled refresh", nil, func(e stageEvent) bool { return e.Status.LastHandledRefresh == token2 })
 
 	for _, wait := range []bool{false, true} {
-		u := stagesURL(p, "nope", "refresh")
-		if wait {
-			u += "?wait=true"
-		}
-		if prob := stageDo(t, http.MethodPost, u, "", "").problem(t, http.StatusNotFound); !strings.Contains(prob.Detail, `Stage "nope" not found`) {
+		if prob := stageRefresh(t, p, "nope", wait).problem(t, http.StatusNotFound); !strings.Contains(prob.Detail, `Stage "nope" not found`) {
 			t.Errorf("refresh of a missing Stage (wait %v): %q", wait, prob.Detail)
 		}
 	}
@@ -199,12 +191,12 @@ func TestStageProjectStream(t *testing.T) {
 	cur := settled(t, p, "a")
 	next := cur.DeepCopy()
 	next.Spec.Shard = "blue"
-	replaced := stageDo(t, http.MethodPut, stagesURL(p, "a"), "", mustMarshal(t, next)).stage(t, http.StatusOK)
+	replaced := stageReplace(t, p, "a", mustMarshal(t, next)).stage(t, http.StatusOK)
 	s.untilStage(t, "a replaced", &last, func(e stageEvent) bool {
 		return e.Name == "a" && e.Generation == replaced.Generation && e.Spec.Shard == "blue" && e.Labels[kargoapi.LabelKeyShard] == "blue"
 	})
 
-	if r := stageDo(t, http.MethodDelete, stagesURL(p, "b"), "", ""); r.code != http.StatusNoContent {
+	if r := stageDelete(t, p, "b"); r.code != http.StatusNoContent {
 		t.Fatalf("delete: HTTP %d %s", r.code, r.body)
 	}
 	_, seen := s.untilStage(t, "b deleted", &last, func(e stageEvent) bool { return e.Name == "b" && e.Deleted })
@@ -257,7 +249,7 @@ func TestStageStreamResume(t *testing.T) {
 
 	a := getStage(t, p, "a")
 	a.Spec.Shard = "green"
-	a = stageDo(t, http.MethodPut, stagesURL(p, "a"), "", mustMarshal(t, &a)).stage(t, http.StatusOK)
+	a = stageReplace(t, p, "a", mustMarshal(t, &a)).stage(t, http.StatusOK)
 	as, _ := control.untilStage(t, "a's status for generation 2", nil, func(e stageEvent) bool {
 		for _, c := range e.Status.Conditions {
 			if e.Name == "a" && c.Type == kargoapi.ConditionTypeReady && c.ObservedGeneration == a.Generation {
@@ -268,7 +260,7 @@ func TestStageStreamResume(t *testing.T) {
 	})
 	missed = append(missed, want{"a", a.ResourceVersion, false}, want{"a", as.ResourceVersion, false})
 
-	if r := stageDo(t, http.MethodDelete, stagesURL(p, "b"), "", ""); r.code != http.StatusNoContent {
+	if r := stageDelete(t, p, "b"); r.code != http.StatusNoContent {
 		t.Fatalf("delete: HTTP %d %s", r.code, r.body)
 	}
 	control.untilStage(t, "b deleted", nil, func(e stageEvent) bool { return e.Name == "b" && e.Deleted })
@@ -331,7 +323,7 @@ func TestStageOneStream(t *testing.T) {
 	// b changes first; a leak would come before a's event.
 	b := settled(t, p, "b")
 	b.Spec.Shard = "red"
-	stageDo(t, http.MethodPut, stagesURL(p, "b"), "", mustMarshal(t, &b)).stage(t, http.StatusOK)
+	stageReplace(t, p, "b", mustMarshal(t, &b)).stage(t, http.StatusOK)
 	refreshStage(t, p, "b", false)
 	createStage(t, p, regularStage("a2", ""))
 	token := refreshStage(t, p, "a", false).Annotations[kargoapi.AnnotationKeyRefresh]
@@ -341,7 +333,7 @@ func TestStageOneStream(t *testing.T) {
 			t.Errorf("the stream of a delivered %s", e.Name)
 		}
 	}
-	if r := stageDo(t, http.MethodDelete, stagesURL(p, "a"), "", ""); r.code != http.StatusNoContent {
+	if r := stageDelete(t, p, "a"); r.code != http.StatusNoContent {
 		t.Fatalf("delete: HTTP %d %s", r.code, r.body)
 	}
 	if e, _ := s.untilStage(t, "a deleted", nil, func(e stageEvent) bool { return e.Deleted }); e.Name != "a" {

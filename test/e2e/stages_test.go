@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
+	"taskactions/pkg/client"
 )
 
 // The Stage API (kargo.akuity.io/v1alpha1) over real HTTP: these helpers
@@ -42,29 +43,90 @@ type stageReply struct {
 	body   []byte
 }
 
-// stageDo makes one request with the admin token. A request that is not a
-// GET carries a Content-Type (application/json when none is given), as the
-// server requires even of an empty body.
-func stageDo(t testing.TB, method, url, contentType, body string) stageReply {
+// The Stage operations through the generated client with the admin
+// token, each answer kept whole for the checks below.
+
+// stageCtx bounds one call (a refresh with wait=true takes up to 30 s).
+func stageCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 45*time.Second)
+}
+
+// generated is what every response of the generated client has.
+type generated interface {
+	StatusCode() int
+	ContentType() string
+	GetBody() []byte
+}
+
+// replyOf is a generated client's answer as a stageReply.
+func replyOf(r generated) stageReply {
+	return stageReply{code: r.StatusCode(), header: http.Header{"Content-Type": {r.ContentType()}}, body: r.GetBody()}
+}
+
+func stageCreate(t testing.TB, project, contentType, body string) stageReply {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	ctx, cancel := stageCtx()
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	r, err := srv.api.CreateStageWithBodyWithResponse(ctx, project, contentType, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if contentType == "" && method != http.MethodGet {
-		contentType = "application/json"
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	resp, err := srv.http.Do(req)
+	return replyOf(r)
+}
+
+func stageGet(t testing.TB, project, name string) stageReply {
+	t.Helper()
+	ctx, cancel := stageCtx()
+	defer cancel()
+	r, err := srv.api.GetStageWithResponse(ctx, project, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	return stageReply{code: resp.StatusCode, header: resp.Header, body: []byte(readAll(t, resp.Body))}
+	return replyOf(r)
+}
+
+func stageList(t testing.TB, project string) stageReply {
+	t.Helper()
+	ctx, cancel := stageCtx()
+	defer cancel()
+	r, err := srv.api.ListStagesWithResponse(ctx, project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return replyOf(r)
+}
+
+func stageReplace(t testing.TB, project, name, body string) stageReply {
+	t.Helper()
+	ctx, cancel := stageCtx()
+	defer cancel()
+	r, err := srv.api.ReplaceStageWithBodyWithResponse(ctx, project, name, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return replyOf(r)
+}
+
+func stageDelete(t testing.TB, project, name string) stageReply {
+	t.Helper()
+	ctx, cancel := stageCtx()
+	defer cancel()
+	r, err := srv.api.DeleteStageWithResponse(ctx, project, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return replyOf(r)
+}
+
+func stageRefresh(t testing.TB, project, name string, wait bool) stageReply {
+	t.Helper()
+	ctx, cancel := stageCtx()
+	defer cancel()
+	r, err := srv.api.RefreshStageWithResponse(ctx, project, name, &client.RefreshStageParams{Wait: &wait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return replyOf(r)
 }
 
 // stage decodes a Stage, after checking the status.
@@ -124,17 +186,17 @@ func controlFlowStage(name string) string {
 
 func createStage(t testing.TB, project, body string) kargoapi.Stage {
 	t.Helper()
-	return stageDo(t, http.MethodPost, stagesURL(project), "", body).stage(t, http.StatusCreated)
+	return stageCreate(t, project, "application/json", body).stage(t, http.StatusCreated)
 }
 
 func getStage(t testing.TB, project, name string) kargoapi.Stage {
 	t.Helper()
-	return stageDo(t, http.MethodGet, stagesURL(project, name), "", "").stage(t, http.StatusOK)
+	return stageGet(t, project, name).stage(t, http.StatusOK)
 }
 
 func listStageNames(t testing.TB, project string) []string {
 	t.Helper()
-	r := stageDo(t, http.MethodGet, stagesURL(project), "", "")
+	r := stageList(t, project)
 	if r.code != http.StatusOK {
 		t.Fatalf("list: HTTP %d %s", r.code, r.body)
 	}
@@ -285,7 +347,7 @@ func TestStageREST(t *testing.T) {
 	// Create from YAML, as Kargo's docs write Stages: the spec comes back as
 	// written.
 	for _, doc := range yamlDocs(t, "testdata/stages/valid-kargo-docs.yaml") {
-		r := stageDo(t, http.MethodPost, stagesURL(p), "application/yaml", doc)
+		r := stageCreate(t, p, "application/yaml", doc)
 		got := r.stage(t, http.StatusCreated)
 		var want, gotRaw struct {
 			Metadata struct{ Name string }
@@ -321,7 +383,7 @@ func TestStageREST(t *testing.T) {
 	}
 
 	// The name is taken.
-	if prob := stageDo(t, http.MethodPost, stagesURL(p), "", regularStage("b", "")).problem(t, http.StatusConflict); !strings.Contains(prob.Detail, `"b" already exists`) {
+	if prob := stageCreate(t, p, "application/json", regularStage("b", "")).problem(t, http.StatusConflict); !strings.Contains(prob.Detail, `"b" already exists`) {
 		t.Errorf("409 detail %q", prob.Detail)
 	}
 
@@ -332,7 +394,7 @@ func TestStageREST(t *testing.T) {
 	next.Spec.Shard = "green"
 	next.Spec.PromotionTemplate.Spec.Steps = append(next.Spec.PromotionTemplate.Spec.Steps, kargoapi.PromotionStep{Uses: "git-push", As: "push"})
 	body, _ := json.Marshal(next)
-	replaced := stageDo(t, http.MethodPut, stagesURL(p, "b"), "", string(body)).stage(t, http.StatusOK)
+	replaced := stageReplace(t, p, "b", string(body)).stage(t, http.StatusOK)
 	if replaced.Spec.Shard != "green" || replaced.Labels[kargoapi.LabelKeyShard] != "green" || len(replaced.Spec.PromotionTemplate.Spec.Steps) != 2 {
 		t.Errorf("replaced: shard %q, labels %v, steps %d", replaced.Spec.Shard, replaced.Labels, len(replaced.Spec.PromotionTemplate.Spec.Steps))
 	}
@@ -343,53 +405,53 @@ func TestStageREST(t *testing.T) {
 		t.Errorf("get after replace: shard %q generation %d", got.Spec.Shard, got.Generation)
 	}
 	// The same change again, from the version it was made from: stale.
-	if prob := stageDo(t, http.MethodPut, stagesURL(p, "b"), "", string(body)).problem(t, http.StatusConflict); !strings.Contains(prob.Detail, "changed since") {
+	if prob := stageReplace(t, p, "b", string(body)).problem(t, http.StatusConflict); !strings.Contains(prob.Detail, "changed since") {
 		t.Errorf("stale replace: 409 detail %q", prob.Detail)
 	}
 	// No version at all.
 	next.ResourceVersion = ""
 	body, _ = json.Marshal(next)
-	if prob := stageDo(t, http.MethodPut, stagesURL(p, "b"), "", string(body)).problem(t, http.StatusBadRequest); !hasFieldError(prob, "/metadata/resourceVersion", "Required value") {
+	if prob := stageReplace(t, p, "b", string(body)).problem(t, http.StatusBadRequest); !hasFieldError(prob, "/metadata/resourceVersion", "Required value") {
 		t.Errorf("replace without resourceVersion: %+v", prob)
 	}
 	// Another Stage's name in the body.
 	other := getStage(t, p, "b")
 	other.Name = "c"
 	body, _ = json.Marshal(other)
-	if prob := stageDo(t, http.MethodPut, stagesURL(p, "b"), "", string(body)).problem(t, http.StatusBadRequest); !hasFieldError(prob, "/metadata/name", `"c"`) {
+	if prob := stageReplace(t, p, "b", string(body)).problem(t, http.StatusBadRequest); !hasFieldError(prob, "/metadata/name", `"c"`) {
 		t.Errorf("replace under another name: %+v", prob)
 	}
 	// Another project's namespace in the body.
 	inOther := strings.Replace(regularStage("c", ""), `"name":"c"`, `"name":"c","namespace":"elsewhere"`, 1)
-	if prob := stageDo(t, http.MethodPost, stagesURL(p), "", inOther).problem(t, http.StatusBadRequest); !hasFieldError(prob, "/metadata/namespace", `"elsewhere"`) {
+	if prob := stageCreate(t, p, "application/json", inOther).problem(t, http.StatusBadRequest); !hasFieldError(prob, "/metadata/namespace", `"elsewhere"`) {
 		t.Errorf("create in another namespace: %+v", prob)
 	}
-	if r := stageDo(t, http.MethodGet, stagesURL("elsewhere", "c"), "", ""); r.code != http.StatusNotFound {
+	if r := stageGet(t, "elsewhere", "c"); r.code != http.StatusNotFound {
 		t.Errorf("the refused Stage exists in elsewhere: HTTP %d", r.code)
 	}
 	// Neither JSON nor YAML.
-	if r := stageDo(t, http.MethodPost, stagesURL(p), "text/plain", regularStage("c", "")); r.code != http.StatusUnsupportedMediaType {
+	if r := stageCreate(t, p, "text/plain", regularStage("c", "")); r.code != http.StatusUnsupportedMediaType {
 		t.Errorf("text/plain body: HTTP %d, want 415", r.code)
 	}
 
 	// Delete, then it is gone, at once for the client that deleted it (as
 	// after its create and replace).
-	if r := stageDo(t, http.MethodDelete, stagesURL(p, "b"), "", ""); r.code != http.StatusNoContent || len(r.body) != 0 {
+	if r := stageDelete(t, p, "b"); r.code != http.StatusNoContent || len(r.body) != 0 {
 		t.Fatalf("delete: HTTP %d %s", r.code, r.body)
 	}
-	if r := stageDo(t, http.MethodGet, stagesURL(p, "b"), "", ""); r.code != http.StatusNotFound {
+	if r := stageGet(t, p, "b"); r.code != http.StatusNotFound {
 		t.Errorf("GET right after DELETE: HTTP %d, want 404: %.200s", r.code, r.body)
 	}
 	if got := listStageNames(t, p); !slices.Equal(got, []string{"a", "test", "uat"}) {
 		t.Errorf("list right after DELETE: %v, want a test uat", got)
 	}
 	eventually(t, 10*time.Second, "b to be gone", func() bool {
-		return stageDo(t, http.MethodGet, stagesURL(p, "b"), "", "").code == http.StatusNotFound
+		return stageGet(t, p, "b").code == http.StatusNotFound
 	})
-	if prob := stageDo(t, http.MethodGet, stagesURL(p, "b"), "", "").problem(t, http.StatusNotFound); !strings.Contains(prob.Detail, fmt.Sprintf(`Stage "b" not found in project %q`, p)) {
+	if prob := stageGet(t, p, "b").problem(t, http.StatusNotFound); !strings.Contains(prob.Detail, fmt.Sprintf(`Stage "b" not found in project %q`, p)) {
 		t.Errorf("get after delete: %q", prob.Detail)
 	}
-	if r := stageDo(t, http.MethodDelete, stagesURL(p, "b"), "", ""); r.code != http.StatusNotFound {
+	if r := stageDelete(t, p, "b"); r.code != http.StatusNotFound {
 		t.Errorf("delete again: HTTP %d, want 404", r.code)
 	}
 	if got := listStageNames(t, p); !slices.Equal(got, []string{"a", "test", "uat"}) {
@@ -399,11 +461,11 @@ func TestStageREST(t *testing.T) {
 	// A project without Stages: an empty list, and Kargo's words for a
 	// Stage not in it.
 	empty := stageProject()
-	if r := stageDo(t, http.MethodGet, stagesURL(empty), "", ""); r.code != http.StatusOK || !bytes.Equal(bytes.TrimSpace(r.body), []byte(`{"items":[]}`)) {
+	if r := stageList(t, empty); r.code != http.StatusOK || !bytes.Equal(bytes.TrimSpace(r.body), []byte(`{"items":[]}`)) {
 		t.Errorf("list of a project without Stages: HTTP %d %s", r.code, r.body)
 	}
 	want := fmt.Sprintf(`Stage "x" not found in project %q`, empty)
-	if prob := stageDo(t, http.MethodGet, stagesURL(empty, "x"), "", "").problem(t, http.StatusNotFound); !strings.Contains(prob.Detail, want) {
+	if prob := stageGet(t, empty, "x").problem(t, http.StatusNotFound); !strings.Contains(prob.Detail, want) {
 		t.Errorf("get of a missing Stage: %q, want %q", prob.Detail, want)
 	}
 }
@@ -419,7 +481,7 @@ func TestStageInvalidFixturesREST(t *testing.T) {
 		}
 		for _, body := range []struct{ ctype, data string }{{"application/yaml", string(fx.doc)}, {"application/json", string(asJSON)}} {
 			t.Run(fx.file+"/"+strings.TrimPrefix(body.ctype, "application/"), func(t *testing.T) {
-				r := stageDo(t, http.MethodPost, stagesURL(p), body.ctype, body.data)
+				r := stageCreate(t, p, body.ctype, body.data)
 				if r.code != http.StatusBadRequest {
 					t.Fatalf("HTTP %d, want 400: %s", r.code, r.body)
 				}
@@ -429,7 +491,7 @@ func TestStageInvalidFixturesREST(t *testing.T) {
 				}
 			})
 		}
-		if r := stageDo(t, http.MethodGet, stagesURL(p, fx.name), "", ""); r.code != http.StatusNotFound {
+		if r := stageGet(t, p, fx.name); r.code != http.StatusNotFound {
 			t.Errorf("%s: the refused Stage exists (HTTP %d)", fx.file, r.code)
 		}
 	}
@@ -446,14 +508,14 @@ func TestStageYAMLBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := stageDo(t, http.MethodPost, stagesURL(p), "application/yaml", string(b))
+	r := stageCreate(t, p, "application/yaml", string(b))
 	if r.code != http.StatusBadRequest {
 		t.Errorf("POST of two YAML documents: HTTP %d, want 400; the project now has %v", r.code, listStageNames(t, p))
 	}
 
 	on := "apiVersion: kargo.akuity.io/v1alpha1\nkind: Stage\nmetadata:\n  name: on\nspec:\n" +
 		"  requestedFreight:\n  - origin: {kind: Warehouse, name: w}\n    sources: {direct: true}\n"
-	r = stageDo(t, http.MethodPost, stagesURL(p), "application/yaml", on)
+	r = stageCreate(t, p, "application/yaml", on)
 	if r.code == http.StatusCreated {
 		if s := r.stage(t, http.StatusCreated); s.Name != "on" {
 			t.Errorf("POST of a Stage named on (YAML): created a Stage named %q", s.Name)

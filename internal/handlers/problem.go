@@ -49,6 +49,7 @@ func (e badRequest) Unwrap() error { return e.err }
 func problemFor(err error) Problem {
 	var invalid *invalidRequest
 	var tooLarge *http.MaxBytesError
+	var yamlLarge *yamlTooLarge
 	var bad badRequest
 	var fields taskactions.FieldErrors
 	switch {
@@ -69,6 +70,8 @@ func problemFor(err error) Problem {
 		return p
 	case errors.As(err, &tooLarge):
 		return problem(http.StatusRequestEntityTooLarge, "the request body is larger than 1 MiB")
+	case errors.As(err, &yamlLarge):
+		return problem(http.StatusRequestEntityTooLarge, yamlLarge.Error())
 	case errors.As(err, &bad), errors.Is(err, taskactions.ErrInvalid), errors.Is(err, errPathNotCanonical), errors.Is(err, history.ErrBadToken):
 		return problem(http.StatusBadRequest, err.Error())
 	case errors.Is(err, taskactions.ErrRetired): // before ErrNotFound, which it also is

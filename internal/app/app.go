@@ -13,7 +13,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
-	"golang.org/x/net/netutil"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -39,6 +38,7 @@ type App struct {
 	log zerolog.Logger
 
 	ln        net.Listener
+	conns     *connLimiter // ln's bound on connections
 	srv       *http.Server
 	handler   atomic.Pointer[http.Handler]
 	apiReady  chan struct{} // closed when handler serves the API
@@ -169,9 +169,11 @@ func (a *App) listen() error {
 		}
 		a.tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	// Past the bound, new connections wait in the kernel's backlog instead
-	// of taking descriptors the control plane needs.
-	a.ln = netutil.LimitListener(ln, a.maxConns)
+	// Past the bound, the connection idle the longest makes room, or new
+	// connections wait in the kernel's backlog instead of taking
+	// descriptors the control plane needs.
+	a.conns = newConnLimiter(ln, a.maxConns)
+	a.ln = a.conns
 	return nil
 }
 
@@ -196,6 +198,7 @@ func (a *App) serve() {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          newStdLogger(a.log),
+		ConnState:         a.conns.track,
 	}
 	a.srv.TLSConfig = a.tlsConfig
 	// Streams end when the server shuts down, before it waits for handlers.

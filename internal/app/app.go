@@ -267,6 +267,10 @@ func (a *App) startManager(ctx context.Context, restCfg *rest.Config, kube kuber
 	if a.history, err = history.Open(ctx, a.cfg.HistoryDSN, a.cfg.DataDir); err != nil {
 		return err
 	}
+	if a.history.SetAside != "" {
+		a.log.Error().Stringer("store", a.history).Str("setAside", a.history.SetAside).
+			Msg("the history store was damaged: it was renamed and a fresh one started, filled from the control plane's live actions; retired runs are only in the renamed file (sqlite3 .recover can salvage it)")
+	}
 	a.log.Info().Stringer("store", a.history).Bool("created", a.history.Created).Msg("history store open")
 	if err := a.access.keepLogouts(ctx, a.history, a.log); err != nil {
 		return err
@@ -419,7 +423,9 @@ func (a *App) startControllers(es executorSetup) {
 	}()
 }
 
-// ready is /readyz: the control plane answers and the cache is synced.
+// ready is /readyz: the control plane answers, the cache is synced, and
+// the history store answers a read in time and records what it is given
+// (its last write did not fail, none has waited for long).
 func (a *App) ready(cfg *rest.Config) func(context.Context) error {
 	client, err := kubernetes.NewForConfig(cfg)
 	return func(ctx context.Context) error {
@@ -436,6 +442,9 @@ func (a *App) ready(cfg *rest.Config) func(context.Context) error {
 		}
 		if err := a.history.Ping(ctx); err != nil {
 			return fmt.Errorf("history store (%s) does not answer: %w", a.history, err)
+		}
+		if err := a.history.Health(); err != nil {
+			return fmt.Errorf("history store (%s) does not record: %w", a.history, err)
 		}
 		status := 0
 		if err := client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).StatusCode(&status).Error(); err != nil && status == 0 {

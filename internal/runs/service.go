@@ -69,7 +69,7 @@ const SnapshotRuns = 1000
 // Service is safe for concurrent use. Writes are serialized, so that the
 // order of published summaries is the order of the store's commits.
 type Service struct {
-	mu    sync.Mutex // orders commits and publishing
+	mu    lock // orders commits and publishing
 	store *history.Store
 
 	qmu        sync.Mutex
@@ -88,7 +88,7 @@ func New(store *history.Store, cfg journal.Config, log zerolog.Logger) *Service 
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	cfg.Epoch = hex.EncodeToString(b)
-	s := &Service{store: store, journal: journal.New[*Event](cfg), log: log}
+	s := &Service{mu: newLock(), store: store, journal: journal.New[*Event](cfg), log: log}
 	s.journal.SetFloor(0)
 	s.projects.journal = journal.New[*ProjectEvent](cfg)
 	s.projects.journal.SetFloor(0)

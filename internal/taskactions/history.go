@@ -67,7 +67,7 @@ func (m *Manager) retiredAction(ctx context.Context, id ActionID) (*ActionUpdate
 	case errors.Is(err, history.ErrNotFound):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("action %s: %w: %w", id, ErrHistory, err)
+		return nil, fmt.Errorf("action %s: %w", id, err) // ErrHistory
 	case !rec.Retired:
 		return nil, nil
 	}

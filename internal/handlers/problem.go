@@ -79,7 +79,7 @@ func problemFor(err error) Problem {
 	case outOfSpace(err):
 		return problem(http.StatusInsufficientStorage, "the store is full, so nothing can be written: finished actions leave the control plane as their retention ends (--retention), and writes resume once there is room; or raise --etcd-quota")
 	case errors.Is(err, taskactions.ErrHistory): // the cause (a database address, perhaps) is for the log
-		return problem(http.StatusServiceUnavailable, taskactions.ErrHistory.Error()+" in time; try again")
+		return problem(http.StatusServiceUnavailable, taskactions.ErrHistory.Error()+" in time, or is behind; try again")
 	case errors.Is(err, taskactions.ErrNotFound), errors.Is(err, errRouteNotFound):
 		return problem(http.StatusNotFound, err.Error())
 	case errors.Is(err, errMethodNotAllowed):

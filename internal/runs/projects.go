@@ -75,20 +75,25 @@ func (s *Service) Projects(ctx context.Context) ([]Project, error) {
 }
 
 // SubscribeProjects opens a subscription to the projects; when it cannot
-// resume from after, snapshot is every project to send first.
+// resume from after, snapshot is every project to send first (nil
+// subscription: the store does not answer).
 func (s *Service) SubscribeProjects(ctx context.Context, after *uint64) (*journal.Subscription[*ProjectEvent], journal.Start[*ProjectEvent], []Project) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var snap []Project
+	var err error
 	sub, start := s.projects.journal.Subscribe(projectsTopic, after, func() uint64 {
-		if err := s.loadProjectsLocked(ctx); err != nil {
-			s.log.Warn().Err(err).Msg("projects snapshot from history failed")
-		}
+		err = s.loadProjectsLocked(ctx)
 		s.projects.mu.Lock()
 		defer s.projects.mu.Unlock()
 		snap = s.projectListLocked()
 		return s.projects.seq
 	})
+	if err != nil { // as Subscribe: no snapshot rather than a wrong one
+		s.log.Warn().Err(err).Msg("projects snapshot from history failed; the stream ends for its client to come back")
+		sub.Close()
+		return nil, start, nil
+	}
 	return sub, start, snap
 }
 

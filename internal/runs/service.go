@@ -281,18 +281,23 @@ func (s *Service) Get(ctx context.Context, id RunID) (Summary, error) {
 // Subscribe opens a subscription to the run summaries of a project and
 // domain. When it cannot resume from after, snapshot holds the newest
 // SnapshotRuns summaries to send first, consistent with the cursor: the
-// store is read under the same lock as writes publish.
+// store is read under the same lock as writes publish. When the store
+// does not answer, the subscription is nil: no snapshot rather than a
+// wrong one.
 func (s *Service) Subscribe(ctx context.Context, project, domain string, after *uint64) (*journal.Subscription[*Event], journal.Start[*Event], []Summary) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var snap []Summary
+	var err error
 	sub, start := s.journal.Subscribe(topic(project, domain), after, func() uint64 {
-		var err error
-		if snap, _, err = s.List(ctx, history.RunQuery{Project: project, Domain: domain, Limit: SnapshotRuns}); err != nil {
-			s.log.Warn().Err(err).Str("project", project).Str("domain", domain).Msg("runs snapshot from history failed")
-		}
+		snap, _, err = s.List(ctx, history.RunQuery{Project: project, Domain: domain, Limit: SnapshotRuns})
 		return s.seq
 	})
+	if err != nil {
+		s.log.Warn().Err(err).Str("project", project).Str("domain", domain).Msg("runs snapshot from history failed; the stream ends for its client to come back")
+		sub.Close()
+		return nil, start, nil
+	}
 	return sub, start, snap
 }
 

@@ -155,6 +155,12 @@ func TestHistoryTableLockedInPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantHistoryUnavailable(t, "a run read while its table is locked", getRun(t, s, run))
+	// A stream of the runs cannot have its snapshot: it ends before synced
+	// (its EventSource comes back), rather than send none as the whole.
+	st := openStream(t, s.http, fmt.Sprintf("%s/api/v1/projects/%s/domains/%s/events", s.URL(), run.Project, run.Domain), "")
+	if evs := untilEnd(t, st, time.Minute); strings.Contains(eventTypes(evs), "synced") {
+		t.Errorf("a runs stream while history is locked: %s, want it to end before synced", eventTypes(evs))
+	}
 	enqueue(t, s, run, "a1", "a0") // its record waits on the lock
 	eventually(t, 30*time.Second, "/readyz to say the history store does not record", func() bool {
 		code, body := readyz(t, s)
@@ -211,5 +217,26 @@ func TestDamagedHistoryIsSetAside(t *testing.T) {
 	})
 	if code, body := readyz(t, s); code != http.StatusOK {
 		t.Errorf("/readyz: %d %s", code, body)
+	}
+}
+
+// untilEnd reads a stream's events (comments left out) until the server
+// ends it, failing after d.
+func untilEnd(t *testing.T, st *sseStream, d time.Duration) []client.Event {
+	t.Helper()
+	deadline := time.After(d)
+	var evs []client.Event
+	for {
+		select {
+		case ev, open := <-st.events:
+			if !open {
+				return evs
+			}
+			if ev.Comment == "" && ev.Type != "" {
+				evs = append(evs, ev)
+			}
+		case <-deadline:
+			t.Fatalf("the stream did not end within %v: %s", d, eventTypes(evs))
+		}
 	}
 }

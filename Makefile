@@ -59,6 +59,7 @@ test-go:
 fuzz: build
 	$(GO) test -run '^$$' -fuzz '^FuzzEnqueueBody$$' -fuzztime $(FUZZTIME) -parallel 1 ./test/fuzz
 	$(GO) test -run '^$$' -fuzz '^FuzzStatusBody$$' -fuzztime $(FUZZTIME) -parallel 1 ./test/fuzz
+	$(GO) test -run '^$$' -fuzz '^FuzzStageYAMLBody$$' -fuzztime $(FUZZTIME) -parallel 1 ./test/fuzz
 
 # Debian's Chromium for the browser tests, and Debian's PostgreSQL for the
 # history store's tests (they initdb a throwaway cluster in a temp dir; the

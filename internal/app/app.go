@@ -13,7 +13,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
-	"golang.org/x/net/netutil"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -41,6 +40,7 @@ type App struct {
 	log zerolog.Logger
 
 	ln        net.Listener
+	conns     *connLimiter // ln's bound on connections
 	srv       *http.Server
 	handler   atomic.Pointer[http.Handler]
 	apiReady  chan struct{} // closed when handler serves the API
@@ -172,9 +172,11 @@ func (a *App) listen() error {
 		}
 		a.tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	// Past the bound, new connections wait in the kernel's backlog instead
-	// of taking descriptors the control plane needs.
-	a.ln = netutil.LimitListener(ln, a.maxConns)
+	// Past the bound, the connection idle the longest makes room, or new
+	// connections wait in the kernel's backlog instead of taking
+	// descriptors the control plane needs.
+	a.conns = newConnLimiter(ln, a.maxConns)
+	a.ln = a.conns
 	return nil
 }
 
@@ -199,6 +201,7 @@ func (a *App) serve() {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          newStdLogger(a.log),
+		ConnState:         a.conns.track,
 	}
 	a.srv.TLSConfig = a.tlsConfig
 	// Streams end when the server shuts down, before it waits for handlers.
@@ -266,6 +269,10 @@ func (a *App) startManager(ctx context.Context, restCfg *rest.Config, kube kuber
 	journalCfg := journal.Config{MaxEvents: a.cfg.SSEReplayEvents, MaxAge: a.cfg.SSEReplayAge, MailboxSize: a.cfg.SSEMailbox}
 	if a.history, err = history.Open(ctx, a.cfg.HistoryDSN, a.cfg.DataDir); err != nil {
 		return err
+	}
+	if a.history.SetAside != "" {
+		a.log.Error().Stringer("store", a.history).Str("setAside", a.history.SetAside).
+			Msg("the history store was damaged: it was renamed and a fresh one started, filled from the control plane's live actions; retired runs are only in the renamed file (sqlite3 .recover can salvage it)")
 	}
 	a.log.Info().Stringer("store", a.history).Bool("created", a.history.Created).Msg("history store open")
 	if err := a.access.keepLogouts(ctx, a.history, a.log); err != nil {
@@ -429,7 +436,9 @@ func (a *App) startControllers(es executorSetup) {
 	}()
 }
 
-// ready is /readyz: the control plane answers and the cache is synced.
+// ready is /readyz: the control plane answers, the cache is synced, and
+// the history store answers a read in time and records what it is given
+// (its last write did not fail, none has waited for long).
 func (a *App) ready(cfg *rest.Config) func(context.Context) error {
 	client, err := kubernetes.NewForConfig(cfg)
 	return func(ctx context.Context) error {
@@ -446,6 +455,9 @@ func (a *App) ready(cfg *rest.Config) func(context.Context) error {
 		}
 		if err := a.history.Ping(ctx); err != nil {
 			return fmt.Errorf("history store (%s) does not answer: %w", a.history, err)
+		}
+		if err := a.history.Health(); err != nil {
+			return fmt.Errorf("history store (%s) does not record: %w", a.history, err)
 		}
 		status := 0
 		if err := client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).StatusCode(&status).Error(); err != nil && status == 0 {

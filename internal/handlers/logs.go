@@ -175,16 +175,15 @@ func (s *Server) StreamActionLogs(ctx context.Context, req StreamActionLogsReque
 	if err != nil {
 		return nil, err
 	}
-	from, _ := strconv.ParseInt(lastEventID(req.Params.LastEventID, req.Params.LastEventId), 10, 64)
-	return logStream{ctx: ctx, s: s, id: id, key: k, from: from}, nil
+	return logStream{ctx: ctx, s: s, id: id, key: k, cursor: lastEventID(req.Params.LastEventID, req.Params.LastEventId)}, nil
 }
 
 type logStream struct {
-	ctx  context.Context
-	s    *Server
-	id   taskactions.ActionID
-	key  logs.Key
-	from int64
+	ctx    context.Context
+	s      *Server
+	id     taskactions.ActionID
+	key    logs.Key
+	cursor string // a byte offset, as the client sent it
 }
 
 func (ls logStream) VisitStreamActionLogsResponse(w http.ResponseWriter) error {
@@ -210,7 +209,7 @@ func (ls logStream) VisitStreamActionLogsResponse(w http.ResponseWriter) error {
 	ctx, cancel := context.WithCancel(ls.ctx)
 	defer cancel()
 	defer context.AfterFunc(ended, cancel)()
-	return sse.Tail(ctx, w, ls.from, attemptLog{Follower: f, ctx: ctx, mgr: ls.s.mgr, id: ls.id, attempt: ls.key.Attempt}, ls.s.sse)
+	return sse.Tail(ctx, w, ls.cursor, attemptLog{Follower: f, ctx: ctx, mgr: ls.s.mgr, id: ls.id, attempt: ls.key.Attempt}, ls.s.sse)
 }
 
 // attemptLog is a log whose end is known from the log store (this

@@ -51,6 +51,7 @@ func (e badRequest) Unwrap() error { return e.err }
 func problemFor(err error) Problem {
 	var invalid *invalidRequest
 	var tooLarge *http.MaxBytesError
+	var yamlLarge *yamlTooLarge
 	var bad badRequest
 	var fields taskactions.FieldErrors
 	switch {
@@ -71,12 +72,16 @@ func problemFor(err error) Problem {
 		return p
 	case errors.As(err, &tooLarge):
 		return problem(http.StatusRequestEntityTooLarge, "the request body is larger than 1 MiB")
+	case errors.As(err, &yamlLarge):
+		return problem(http.StatusRequestEntityTooLarge, yamlLarge.Error())
 	case errors.As(err, &bad), errors.Is(err, taskactions.ErrInvalid), errors.Is(err, errPathNotCanonical), errors.Is(err, history.ErrBadToken):
 		return problem(http.StatusBadRequest, err.Error())
 	case errors.Is(err, taskactions.ErrRetired): // before ErrNotFound, which it also is
 		return problem(http.StatusConflict, err.Error())
+	case outOfSpace(err):
+		return problem(http.StatusInsufficientStorage, "the store is full, so nothing can be written: finished actions leave the control plane as their retention ends (--retention), and writes resume once there is room; or raise --etcd-quota")
 	case errors.Is(err, taskactions.ErrHistory): // the cause (a database address, perhaps) is for the log
-		return problem(http.StatusServiceUnavailable, taskactions.ErrHistory.Error()+"; try again")
+		return problem(http.StatusServiceUnavailable, taskactions.ErrHistory.Error()+" in time, or is behind; try again")
 	case errors.Is(err, taskactions.ErrNotFound), errors.Is(err, errRouteNotFound):
 		return problem(http.StatusNotFound, err.Error())
 	case errors.Is(err, errMethodNotAllowed):
@@ -103,8 +108,6 @@ func problemFor(err error) Problem {
 		return problem(http.StatusServiceUnavailable, err.Error())
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return problem(http.StatusServiceUnavailable, "the request was cancelled or timed out")
-	case outOfSpace(err):
-		return problem(http.StatusInsufficientStorage, "the store is full, so nothing can be written: finished actions leave the control plane as their retention ends (--retention), and writes resume once there is room; or raise --etcd-quota")
 	}
 	return problem(http.StatusInternalServerError, "internal error; the server log has the details under this request's id")
 }
@@ -115,6 +118,16 @@ func outOfSpace(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "database space exceeded") || strings.Contains(msg, "database or disk is full") ||
 		strings.Contains(msg, "No space left on device") || strings.Contains(msg, "no space left on device")
+}
+
+// retryAfter is when to come back after a 503 the store caused: it is
+// busy or behind, and says so rather than hang (its reads give up after
+// history.ReadTimeout).
+func retryAfter(err error) string {
+	if errors.Is(err, taskactions.ErrHistory) && !outOfSpace(err) {
+		return "5"
+	}
+	return ""
 }
 
 // expectedUnavailable: a 503 the server gives by design (starting, or at
@@ -154,6 +167,9 @@ func writeProblemCtx(ctx context.Context, w http.ResponseWriter, err error) {
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")
+	if s := retryAfter(err); s != "" && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", s)
+	}
 	w.WriteHeader(p.Status)
 	_ = json.NewEncoder(w).Encode(p)
 }

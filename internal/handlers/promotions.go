@@ -25,7 +25,7 @@ func (s *Server) ListFreight(ctx context.Context, req ListFreightRequestObject) 
 
 // CreateFreight creates Freight from a JSON or YAML body.
 func (s *Server) CreateFreight(ctx context.Context, req CreateFreightRequestObject) (CreateFreightResponseObject, error) {
-	f, err := objectBody("Freight", req.JSONBody, req.Body)
+	f, err := objectBody("Freight", req.JSONBody)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ package handlers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"taskactions/internal/auth"
@@ -84,6 +85,13 @@ func (s *Server) ListRuns(ctx context.Context, req ListRunsRequestObject) (ListR
 func (s *Server) GetRun(ctx context.Context, req GetRunRequestObject) (GetRunResponseObject, error) {
 	sum, err := s.runs.Get(ctx, runs.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run})
 	if errors.Is(err, history.ErrNotFound) {
+		// History is behind the control plane (it failed to record, or
+		// is about to): the run exists, so not 404.
+		run := taskactions.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}
+		if live, lerr := s.mgr.ListRunActions(ctx, run); lerr == nil && len(live) > 0 {
+			return nil, fmt.Errorf("run %s/%s/%s has %d actions the history store has not recorded yet: %w",
+				req.Project, req.Domain, req.Run, len(live), taskactions.ErrHistory)
+		}
 		return nil, notFound("run " + req.Project + "/" + req.Domain + "/" + req.Run)
 	}
 	if err != nil {

@@ -32,7 +32,7 @@ func (s *Server) GetStage(ctx context.Context, req GetStageRequestObject) (GetSt
 
 // CreateStage creates a Stage from a JSON or YAML body.
 func (s *Server) CreateStage(ctx context.Context, req CreateStageRequestObject) (CreateStageResponseObject, error) {
-	st, err := objectBody("Stage", req.JSONBody, req.Body)
+	st, err := objectBody("Stage", req.JSONBody)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func (s *Server) CreateStage(ctx context.Context, req CreateStageRequestObject) 
 
 // ReplaceStage replaces a Stage, from the resource version in the body.
 func (s *Server) ReplaceStage(ctx context.Context, req ReplaceStageRequestObject) (ReplaceStageResponseObject, error) {
-	st, err := objectBody("Stage", req.JSONBody, req.Body)
+	st, err := objectBody("Stage", req.JSONBody)
 	if err != nil {
 		return nil, err
 	}

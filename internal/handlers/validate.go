@@ -96,6 +96,9 @@ func (v *validator) check(w http.ResponseWriter, r *http.Request) error {
 		if err := readBody(w, r, op); err != nil {
 			return err
 		}
+		if err := yamlAsJSON(r); err != nil {
+			return err
+		}
 	}
 	rc := chi.RouteContext(r.Context())
 	params := make(map[string]string, len(rc.URLParams.Keys))

@@ -126,10 +126,12 @@ func (s *Store) recount(ctx context.Context, tx *sql.Tx, id RunID) (Run, bool, e
 
 // Purge removes the tombstones of deletions older than before: by then
 // the deleted objects are long gone from the control plane.
-func (s *Store) Purge(ctx context.Context, before time.Time) (int64, error) {
+func (s *Store) Purge(ctx context.Context, before time.Time) (n int64, err error) {
+	ctx, done := s.writing(ctx)
+	defer func() { done(err) }()
 	res, err := s.write.ExecContext(ctx, s.dialect.q(`DELETE FROM actions WHERE deleted_at IS NOT NULL AND deleted_at < ?`), nanos(before))
 	if err != nil {
-		return 0, fmt.Errorf("history: purge: %w", err)
+		return 0, s.fail("purge", err)
 	}
 	return res.RowsAffected()
 }

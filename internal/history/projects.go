@@ -2,7 +2,6 @@ package history
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -31,6 +30,8 @@ func (s *Store) Project(ctx context.Context, project, domain string) (Project, e
 }
 
 func (s *Store) projects(ctx context.Context, project, domain string) ([]Project, error) {
+	ctx, cancel := reading(ctx)
+	defer cancel()
 	where, args := "", []any{}
 	if project != "" {
 		where, args = "WHERE project = ? AND domain = ?", []any{project, domain}
@@ -38,7 +39,7 @@ func (s *Store) projects(ctx context.Context, project, domain string) ([]Project
 	rows, err := s.read.QueryContext(ctx, s.dialect.q(`SELECT project, domain, COUNT(*), MAX(started_at), MAX(COALESCE(ended_at, 0))
 		FROM runs `+where+` GROUP BY project, domain ORDER BY project, domain`), args...)
 	if err != nil {
-		return nil, fmt.Errorf("history: list projects: %w", err)
+		return nil, s.fail("list projects", err)
 	}
 	defer rows.Close()
 	var out []Project
@@ -46,10 +47,13 @@ func (s *Store) projects(ctx context.Context, project, domain string) ([]Project
 		var p Project
 		var started, ended int64
 		if err := rows.Scan(&p.Project, &p.Domain, &p.Runs, &started, &ended); err != nil {
-			return nil, fmt.Errorf("history: list projects: %w", err)
+			return nil, s.fail("list projects", err)
 		}
 		p.LastActivity = fromNanos(max(started, ended))
 		out = append(out, p)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, s.fail("list projects", err)
+	}
+	return out, nil
 }

@@ -35,6 +35,8 @@ type ActionQuery struct {
 
 // Action returns one action that is not deleted.
 func (s *Store) Action(ctx context.Context, run RunID, name string) (Action, error) {
+	ctx, cancel := reading(ctx)
+	defer cancel()
 	a, err := scanAction(s.read.QueryRowContext(ctx, s.dialect.q(`SELECT `+actionColumns+` FROM actions
 		WHERE project = ? AND domain = ? AND run = ? AND name = ? AND deleted_at IS NULL`),
 		run.Project, run.Domain, run.Run, name))
@@ -42,13 +44,15 @@ func (s *Store) Action(ctx context.Context, run RunID, name string) (Action, err
 		return Action{}, fmt.Errorf("action %s/%s/%s/%s: %w", run.Project, run.Domain, run.Run, name, ErrNotFound)
 	}
 	if err != nil {
-		return Action{}, fmt.Errorf("history: read action: %w", err)
+		return Action{}, s.fail("read action", err)
 	}
 	return a, nil
 }
 
 // Actions returns a page of a run's actions (or of one action's children).
 func (s *Store) Actions(ctx context.Context, q ActionQuery) ([]Action, error) {
+	ctx, cancel := reading(ctx)
+	defer cancel()
 	where := []string{"project = ?", "domain = ?", "run = ?", "deleted_at IS NULL"}
 	args := []any{q.Run.Project, q.Run.Domain, q.Run.Run}
 	if q.Parent != nil {
@@ -66,18 +70,21 @@ func (s *Store) Actions(ctx context.Context, q ActionQuery) ([]Action, error) {
 	rows, err := s.read.QueryContext(ctx, s.dialect.q(`SELECT `+actionColumns+` FROM actions WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY created_at, name LIMIT ?`), append(args, limitOf(q.Limit))...)
 	if err != nil {
-		return nil, fmt.Errorf("history: list actions: %w", err)
+		return nil, s.fail("list actions", err)
 	}
 	defer rows.Close()
 	var out []Action
 	for rows.Next() {
 		a, err := scanAction(rows)
 		if err != nil {
-			return nil, fmt.Errorf("history: list actions: %w", err)
+			return nil, s.fail("list actions", err)
 		}
 		out = append(out, a)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, s.fail("list actions", err)
+	}
+	return out, nil
 }
 
 const actionColumns = `project, domain, run, name, parent, uid, phase, created_at, updated_at, view, retired`
@@ -112,19 +119,23 @@ type RunQuery struct {
 
 // Run returns one run's summary.
 func (s *Store) Run(ctx context.Context, id RunID) (Run, error) {
+	ctx, cancel := reading(ctx)
+	defer cancel()
 	r, err := scanRun(s.read.QueryRowContext(ctx, s.dialect.q(`SELECT `+runColumns+` FROM runs
 		WHERE project = ? AND domain = ? AND run = ?`), id.Project, id.Domain, id.Run))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Run{}, fmt.Errorf("run %s/%s/%s: %w", id.Project, id.Domain, id.Run, ErrNotFound)
 	}
 	if err != nil {
-		return Run{}, fmt.Errorf("history: read run: %w", err)
+		return Run{}, s.fail("read run", err)
 	}
 	return r, nil
 }
 
 // Runs returns a page of run summaries.
 func (s *Store) Runs(ctx context.Context, q RunQuery) ([]Run, error) {
+	ctx, cancel := reading(ctx)
+	defer cancel()
 	where := []string{"project = ?", "domain = ?"}
 	args := []any{q.Project, q.Domain}
 	if len(q.Phases) > 0 {
@@ -146,18 +157,21 @@ func (s *Store) Runs(ctx context.Context, q RunQuery) ([]Run, error) {
 	rows, err := s.read.QueryContext(ctx, s.dialect.q(`SELECT `+runColumns+` FROM runs WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY started_at DESC, run LIMIT ?`), append(args, limitOf(q.Limit))...)
 	if err != nil {
-		return nil, fmt.Errorf("history: list runs: %w", err)
+		return nil, s.fail("list runs", err)
 	}
 	defer rows.Close()
 	var out []Run
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
-			return nil, fmt.Errorf("history: list runs: %w", err)
+			return nil, s.fail("list runs", err)
 		}
 		out = append(out, r)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, s.fail("list runs", err)
+	}
+	return out, nil
 }
 
 // MaxLimit bounds one page. A query may ask for one more, to learn

@@ -312,17 +312,19 @@ func (s *Store) lockRunKeys(ctx context.Context, tx *sql.Tx, as []Action) error 
 	return nil
 }
 
-func (s *Store) inTx(ctx context.Context, f func(*sql.Tx) error) error {
+func (s *Store) inTx(ctx context.Context, f func(*sql.Tx) error) (err error) {
+	ctx, done := s.writing(ctx)
+	defer func() { done(err) }()
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("history: begin: %w", err)
+		return s.fail("begin", err)
 	}
 	if err := f(tx); err != nil {
 		tx.Rollback() //nolint:errcheck
-		return err
+		return s.fail("", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("history: commit: %w", err)
+		return s.fail("commit", err)
 	}
 	return nil
 }

@@ -67,35 +67,40 @@ type Logouts struct {
 
 // SessionLogouts reads every logout still in force (a few rows per token).
 func (s *Store) SessionLogouts(ctx context.Context) (Logouts, error) {
+	ctx, cancel := reading(ctx)
+	defer cancel()
 	out := Logouts{Sessions: map[string]struct{}{}, Tokens: map[string]time.Time{}}
 	rows, err := s.read.QueryContext(ctx, s.dialect.q(`SELECT id FROM ended_sessions WHERE expires_at > ?`), nanos(time.Now()))
 	if err != nil {
-		return out, fmt.Errorf("history: read logouts: %w", err)
+		return out, s.fail("read logouts", err)
 	}
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
 			rows.Close()
-			return out, fmt.Errorf("history: read logouts: %w", err)
+			return out, s.fail("read logouts", err)
 		}
 		out.Sessions[id] = struct{}{}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return out, fmt.Errorf("history: read logouts: %w", err)
+		return out, s.fail("read logouts", err)
 	}
 	rows, err = s.read.QueryContext(ctx, `SELECT token_hash, not_before FROM session_logouts`)
 	if err != nil {
-		return out, fmt.Errorf("history: read logouts: %w", err)
+		return out, s.fail("read logouts", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var h string
 		var nb int64
 		if err := rows.Scan(&h, &nb); err != nil {
-			return out, fmt.Errorf("history: read logouts: %w", err)
+			return out, s.fail("read logouts", err)
 		}
 		out.Tokens[h] = fromNanos(nb)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return out, s.fail("read logouts", err)
+	}
+	return out, nil
 }

@@ -31,37 +31,66 @@ type Store struct {
 	dialect     dialect
 	// Created: the store was empty when opened (no schema yet), so the
 	// owner may fill it from what the control plane still holds.
-	Created  bool
+	Created bool
+	// SetAside is where a damaged SQLite file was moved at open ("" when
+	// none was): the owner says so, loudly.
+	SetAside string
 	where    string // for logs: a path or host, never a password
 	prepared [stmtCount]*sql.Stmt
+	health   health
 }
 
 // Open opens the store named by dsn: "postgres://..." or "postgresql://..."
 // for PostgreSQL; empty for SQLite in dataDir/history.db; else a path of a
-// SQLite file. It runs the schema migrations that are missing.
+// SQLite file. It runs the schema migrations that are missing. A SQLite
+// file found damaged is set aside for a fresh one (see corrupt.go).
 func Open(ctx context.Context, dsn, dataDir string) (*Store, error) {
-	var s *Store
-	var err error
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		s, err = openPostgres(dsn)
-	} else {
-		if dsn == "" {
-			dsn = filepath.Join(dataDir, "history.db")
+		s, err := openPostgres(dsn)
+		if err != nil {
+			return nil, err
 		}
-		s, err = openSQLite(dsn)
+		return s, s.setUp(ctx)
+	}
+	if dsn == "" {
+		dsn = filepath.Join(dataDir, "history.db")
+	}
+	var aside string
+	_, err := os.Stat(corruptMarker(dsn))
+	if err == nil {
+		if aside, err = setAside(dsn, time.Now()); err != nil {
+			return nil, err
+		}
+	}
+	s, err := openSQLite(dsn)
+	if err == nil {
+		err = s.setUp(ctx)
+	}
+	if corrupt(err) {
+		if aside, err = setAside(dsn, time.Now()); err != nil {
+			return nil, err
+		}
+		if s, err = openSQLite(dsn); err == nil {
+			err = s.setUp(ctx)
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := s.migrate(ctx); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if err := s.prepare(ctx); err != nil {
-		s.Close()
-		return nil, err
-	}
+	s.SetAside = aside
 	return s, nil
+}
+
+// setUp migrates and prepares an open store, closing it on failure.
+func (s *Store) setUp(ctx context.Context) error {
+	err := s.migrate(ctx)
+	if err == nil {
+		err = s.prepare(ctx)
+	}
+	if err != nil {
+		s.Close()
+	}
+	return err
 }
 
 func openSQLite(path string) (*Store, error) {
@@ -120,8 +149,16 @@ func (s *Store) Close() error {
 // String names the store for logs, without credentials.
 func (s *Store) String() string { return s.dialect.name + " " + s.where }
 
-// Ping checks the store answers (for readiness).
-func (s *Store) Ping(ctx context.Context) error { return s.read.PingContext(ctx) }
+// Ping checks the store answers a read, in time (for readiness).
+func (s *Store) Ping(ctx context.Context) error {
+	ctx, cancel := reading(ctx)
+	defer cancel()
+	var v sql.NullInt64
+	if err := s.read.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v); err != nil {
+		return s.fail("read", err)
+	}
+	return nil
+}
 
 // dialect is what differs between the two databases in this schema.
 type dialect struct {

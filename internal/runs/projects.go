@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"taskactions/internal/history"
@@ -34,7 +35,11 @@ const activityStep = time.Second
 // read from history on first use, then kept in step with each commit and
 // deletion under Service.mu. A deleted run lowers the count but leaves
 // the last activity as it was (history would need a scan to lower it).
+//
+// Its own mutex (taken under Service.mu by writers) lets a list of what is
+// loaded answer while a commit waits for the store.
 type projects struct {
+	mu      sync.Mutex
 	loaded  bool
 	byKey   map[string]*projectState
 	seq     uint64
@@ -46,29 +51,49 @@ type projectState struct {
 	published time.Time // the last activity last published
 }
 
-// Projects returns every project and domain with runs, sorted.
+// Projects returns every project and domain with runs, sorted: from
+// memory once loaded; the first time from the store, under the service's
+// lock, which it waits for no longer than a read (history.ErrUnavailable).
 func (s *Service) Projects(ctx context.Context) ([]Project, error) {
-	s.mu.Lock()
+	p := &s.projects
+	p.mu.Lock()
+	if p.loaded {
+		defer p.mu.Unlock()
+		return s.projectListLocked(), nil
+	}
+	p.mu.Unlock()
+	if err := s.mu.LockCtx(ctx); err != nil {
+		return nil, err
+	}
 	defer s.mu.Unlock()
 	if err := s.loadProjectsLocked(ctx); err != nil {
 		return nil, err
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	return s.projectListLocked(), nil
 }
 
 // SubscribeProjects opens a subscription to the projects; when it cannot
-// resume from after, snapshot is every project to send first.
+// resume from after, snapshot is every project to send first (nil
+// subscription: the store does not answer).
 func (s *Service) SubscribeProjects(ctx context.Context, after *uint64) (*journal.Subscription[*ProjectEvent], journal.Start[*ProjectEvent], []Project) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var snap []Project
+	var err error
 	sub, start := s.projects.journal.Subscribe(projectsTopic, after, func() uint64 {
-		if err := s.loadProjectsLocked(ctx); err != nil {
-			s.log.Warn().Err(err).Msg("projects snapshot from history failed")
-		}
+		err = s.loadProjectsLocked(ctx)
+		s.projects.mu.Lock()
+		defer s.projects.mu.Unlock()
 		snap = s.projectListLocked()
 		return s.projects.seq
 	})
+	if err != nil { // as Subscribe: no snapshot rather than a wrong one
+		s.log.Warn().Err(err).Msg("projects snapshot from history failed; the stream ends for its client to come back")
+		sub.Close()
+		return nil, start, nil
+	}
 	return sub, start, snap
 }
 
@@ -80,23 +105,30 @@ func (s *Service) ProjectCursors() interface {
 	return s.projects.journal
 }
 
+// loadProjectsLocked reads the projects from the store, under Service.mu.
 func (s *Service) loadProjectsLocked(ctx context.Context) error {
 	p := &s.projects
-	if p.loaded {
+	p.mu.Lock()
+	loaded := p.loaded
+	p.mu.Unlock()
+	if loaded {
 		return nil
 	}
 	ps, err := s.store.Projects(ctx)
 	if err != nil {
 		return err
 	}
-	p.byKey = make(map[string]*projectState, len(ps))
+	byKey := make(map[string]*projectState, len(ps))
 	for _, pr := range ps {
-		p.byKey[topic(pr.Project, pr.Domain)] = &projectState{Project: pr, published: pr.LastActivity}
+		byKey[topic(pr.Project, pr.Domain)] = &projectState{Project: pr, published: pr.LastActivity}
 	}
-	p.loaded = true
+	p.mu.Lock()
+	p.byKey, p.loaded = byKey, true
+	p.mu.Unlock()
 	return nil
 }
 
+// projectListLocked lists what is loaded, under projects.mu.
 func (s *Service) projectListLocked() []Project {
 	out := make([]Project, 0, len(s.projects.byKey))
 	for _, st := range s.projects.byKey {
@@ -108,9 +140,12 @@ func (s *Service) projectListLocked() []Project {
 	return out
 }
 
-// runChangedLocked follows a committed run change into its project.
+// runChangedLocked follows a committed run change into its project
+// (under Service.mu).
 func (s *Service) runChangedLocked(r history.Recorded) {
 	p := &s.projects
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if !p.loaded {
 		return // the first read will see it in history
 	}
@@ -141,10 +176,15 @@ func (s *Service) runChangedLocked(r history.Recorded) {
 // history: deletions are rare, and a count kept by hand would drift.
 func (s *Service) runDeletedLocked(ctx context.Context, id RunID) {
 	p := &s.projects
-	if !p.loaded {
+	p.mu.Lock()
+	loaded := p.loaded
+	p.mu.Unlock()
+	if !loaded {
 		return
 	}
 	pr, err := s.store.Project(ctx, id.Project, id.Domain)
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if err != nil {
 		// Read from scratch at the next subscription or list.
 		s.log.Warn().Err(err).Str("project", id.Project).Str("domain", id.Domain).Msg("project count after a deletion")

@@ -69,7 +69,7 @@ const SnapshotRuns = 1000
 // Service is safe for concurrent use. Writes are serialized, so that the
 // order of published summaries is the order of the store's commits.
 type Service struct {
-	mu    sync.Mutex // orders commits and publishing
+	mu    lock // orders commits and publishing
 	store *history.Store
 
 	qmu        sync.Mutex
@@ -88,7 +88,7 @@ func New(store *history.Store, cfg journal.Config, log zerolog.Logger) *Service 
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	cfg.Epoch = hex.EncodeToString(b)
-	s := &Service{store: store, journal: journal.New[*Event](cfg), log: log}
+	s := &Service{mu: newLock(), store: store, journal: journal.New[*Event](cfg), log: log}
 	s.journal.SetFloor(0)
 	s.projects.journal = journal.New[*ProjectEvent](cfg)
 	s.projects.journal.SetFloor(0)
@@ -281,18 +281,23 @@ func (s *Service) Get(ctx context.Context, id RunID) (Summary, error) {
 // Subscribe opens a subscription to the run summaries of a project and
 // domain. When it cannot resume from after, snapshot holds the newest
 // SnapshotRuns summaries to send first, consistent with the cursor: the
-// store is read under the same lock as writes publish.
+// store is read under the same lock as writes publish. When the store
+// does not answer, the subscription is nil: no snapshot rather than a
+// wrong one.
 func (s *Service) Subscribe(ctx context.Context, project, domain string, after *uint64) (*journal.Subscription[*Event], journal.Start[*Event], []Summary) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var snap []Summary
+	var err error
 	sub, start := s.journal.Subscribe(topic(project, domain), after, func() uint64 {
-		var err error
-		if snap, _, err = s.List(ctx, history.RunQuery{Project: project, Domain: domain, Limit: SnapshotRuns}); err != nil {
-			s.log.Warn().Err(err).Str("project", project).Str("domain", domain).Msg("runs snapshot from history failed")
-		}
+		snap, _, err = s.List(ctx, history.RunQuery{Project: project, Domain: domain, Limit: SnapshotRuns})
 		return s.seq
 	})
+	if err != nil {
+		s.log.Warn().Err(err).Str("project", project).Str("domain", domain).Msg("runs snapshot from history failed; the stream ends for its client to come back")
+		sub.Close()
+		return nil, start, nil
+	}
 	return sub, start, snap
 }
 

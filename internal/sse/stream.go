@@ -85,6 +85,10 @@ type Source[V any] struct {
 	Event string
 	// Open subscribes, resuming after a cursor when it can (see
 	// journal.Subscribe); without a resume, snapshot is the current state.
+	// A nil subscription says the snapshot cannot be built now (a store
+	// that does not answer): the stream ends before synced, and the
+	// client's EventSource comes back after the retry hint, instead of
+	// taking a part for the whole.
 	Open func(ctx context.Context, after *uint64) (sub *journal.Subscription[V], start journal.Start[V], snapshot []V)
 	// Encode returns the event data; it should memoize, since one value goes
 	// to every subscriber. A live event's whole wire form is built once
@@ -255,6 +259,9 @@ func (s *stream[V]) ended(p any) {
 // errLeft ends a stream that was left (see watch).
 var errLeft = errors.New("the stream was left")
 
+// errNoSnapshot: the source could not build the snapshot (see Source.Open).
+var errNoSnapshot = errors.New("the snapshot cannot be read now")
+
 // wake sends what the subscription has (or, if the stream fell behind,
 // starts it over), then the heartbeat if it is due.
 //
@@ -347,6 +354,9 @@ func (s *stream[V]) flush() error {
 // snapshot; then synced.
 func (s *stream[V]) open(after *uint64, asked bool, why string) error {
 	sub, start, snapshot := s.subscribe(after)
+	if sub == nil {
+		return errNoSnapshot
+	}
 	s.sub = sub
 	cursors := s.src.Cursors
 	s.w.begin()

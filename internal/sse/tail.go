@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -32,20 +33,25 @@ const (
 	TailPoll = time.Second
 )
 
-// Tail streams a log from byte from: `log` events whose data is
-// {"offset","text"} and whose id is the offset after the text, so that
-// Last-Event-ID resumes at the exact byte; then, once the log ended and
-// all of it was sent, `eof` with {"size","dropped"}, and the stream ends.
-// Text is never cut inside a UTF-8 sequence (but for invalid bytes at the
-// very end of an ended log). A from beyond the log sends `reset` and
-// starts at 0: the log is not the one the client read.
-func Tail(ctx context.Context, w http.ResponseWriter, from int64, src TailSource, cfg Config) error {
+// Tail streams a log from the byte a cursor names (lastEventID, the
+// offset of the first byte not read yet; empty for 0): `log` events whose
+// data is {"offset","text"} and whose id is the offset after the text, so
+// that Last-Event-ID resumes at the exact byte; then, once the log ended
+// and all of it was sent, `eof` with {"size","dropped"}, and the stream
+// ends. Text is never cut inside a UTF-8 sequence (but for invalid bytes
+// at the very end of an ended log), so a cursor inside one (after a
+// ranged GET that ended there) starts at the sequence's first byte: the
+// event's offset says so, and the client keeps the bytes before it. A
+// cursor beyond the log, or one that is not an offset, sends `reset` and
+// starts at 0: the client cannot know what it has, so it starts over,
+// told.
+func Tail(ctx context.Context, w http.ResponseWriter, lastEventID string, src TailSource, cfg Config) error {
 	cfg = cfg.withDefaults()
 	setHeaders(w)
 	w.WriteHeader(http.StatusOK)
-	t := &tail{w: newWriter(w, cfg.writeWindow()), src: src, buf: make([]byte, tailChunk), off: max(from, 0)}
+	t := &tail{w: newWriter(w, cfg.writeWindow()), src: src, buf: make([]byte, tailChunk)}
 	t.w.begin()
-	if t.w.comment("stream open") != nil || t.w.retry(cfg.Retry) != nil || t.checkStart() != nil || t.w.flush() != nil {
+	if t.w.comment("stream open") != nil || t.w.retry(cfg.Retry) != nil || t.start(lastEventID) != nil || t.w.flush() != nil {
 		return nil
 	}
 	ping := time.NewTicker(cfg.Heartbeat)
@@ -89,16 +95,51 @@ type tail struct {
 	off int64
 }
 
-// checkStart resets a stream whose offset is past the end of the log.
-func (t *tail) checkStart() error {
-	if t.off == 0 {
+// start sets the offset the cursor names: reset to 0 (and said so) when
+// it is not an offset or is past the end of the log, moved back to the
+// first byte of a UTF-8 sequence it falls inside.
+func (t *tail) start(cursor string) error {
+	if cursor == "" {
 		return nil
 	}
-	if n, _ := t.src.ReadAt(t.buf[:1], t.off-1); n == 1 {
+	off, err := strconv.ParseInt(cursor, 10, 64)
+	if err != nil || off < 0 {
+		return t.reset("malformed-cursor")
+	}
+	if off == 0 {
 		return nil
 	}
+	// The bytes around the offset: the one before it must exist, and a
+	// sequence begun before it may run past it.
+	back := min(off, utf8.UTFMax-1)
+	around := t.buf[:back+utf8.UTFMax-1]
+	n, _ := t.src.ReadAt(around, off-back)
+	if int64(n) < back {
+		return t.reset("offset-beyond-log")
+	}
+	t.off = off - int64(cutSequence(around[:back], around[back:n]))
+	return nil
+}
+
+// cutSequence is how many bytes at the end of before begin a UTF-8
+// sequence that after (what the log holds past them, perhaps not all of
+// it yet) continues: 0 when before ends on a character's boundary, or
+// when the bytes are no character at all (those are replaced in any case).
+func cutSequence(before, after []byte) int {
+	cut := len(before) - len(wholeRunes(before))
+	if cut == 0 {
+		return 0
+	}
+	seq := append(slices.Clip(before[len(before)-cut:]), after...)
+	if r, size := utf8.DecodeRune(seq); utf8.FullRune(seq) && r == utf8.RuneError && size == 1 {
+		return 0
+	}
+	return cut
+}
+
+func (t *tail) reset(why string) error {
 	t.off = 0
-	return t.w.event("0", "reset", []byte(`{"reason":"offset-beyond-log"}`))
+	return t.w.event("0", "reset", []byte(`{"reason":"`+why+`"}`))
 }
 
 // send writes what the log holds past the offset.

@@ -1,9 +1,9 @@
 package taskactions
 
 import (
-	"errors"
 	"fmt"
 
+	"taskactions/internal/history"
 	"taskactions/internal/pipeline"
 )
 
@@ -28,8 +28,9 @@ var (
 	// there (an executor forgetting it, an abort of what is gone).
 	ErrRetired = fmt.Errorf("it finished and was retired to history: %w", ErrNotFound)
 	// ErrHistory: the history store, which the request needed, did not
-	// answer (the API answers 503).
-	ErrHistory = errors.New("the history store does not answer")
+	// answer, or not in time (the API answers 503). Every failure of the
+	// store is one.
+	ErrHistory = history.ErrUnavailable
 )
 
 // FieldError is a field of a request the manager refuses, named by its

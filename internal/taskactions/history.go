@@ -67,7 +67,7 @@ func (m *Manager) retiredAction(ctx context.Context, id ActionID) (*ActionUpdate
 	case errors.Is(err, history.ErrNotFound):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("action %s: %w: %w", id, ErrHistory, err)
+		return nil, fmt.Errorf("action %s: %w", id, err) // ErrHistory
 	case !rec.Retired:
 		return nil, nil
 	}
@@ -196,24 +196,30 @@ func listKey(u *ActionUpdate) history.ActionKey {
 
 // retiredSnapshot adds to a stream's snapshot the retired actions of its
 // scope: a stream of a retired run sends its final state, then synced.
-func (m *Manager) retiredSnapshot(ctx context.Context, s Scope, snap []*ActionUpdate) []*ActionUpdate {
+// It fails when history does not answer: a snapshot without them would
+// pass for the whole.
+func (m *Manager) retiredSnapshot(ctx context.Context, s Scope, snap []*ActionUpdate) ([]*ActionUpdate, error) {
 	if m.cfg.History == nil {
-		return snap
+		return snap, nil
 	}
 	q := history.ActionQuery{Run: historyRun(s.Run), Retired: true}
 	if s.Action != "" {
 		q.Parent = &s.Action
-		if self, err := m.cfg.History.Action(ctx, q.Run, s.Action); err == nil && self.Retired && !hasName(snap, s.Action) {
+		self, err := m.cfg.History.Action(ctx, q.Run, s.Action)
+		switch {
+		case err == nil && self.Retired && !hasName(snap, s.Action):
 			if u, err := updateOfRecord(self); err == nil {
 				snap = append(snap, u)
 			}
+		case err != nil && !errors.Is(err, history.ErrNotFound):
+			return nil, err
 		}
 	}
 	more, err := m.retiredAfter(ctx, q, nil, snap, MaxPage)
 	if err != nil {
-		m.cfg.Log.Warn().Err(err).Str("run", s.Run.Run).Msg("stream snapshot: history read failed")
+		return nil, err
 	}
-	return append(snap, more...)
+	return append(snap, more...), nil
 }
 
 func hasName(us []*ActionUpdate, name string) bool {

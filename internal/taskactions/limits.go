@@ -3,6 +3,8 @@ package taskactions
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,21 +31,48 @@ const (
 	maxErrorBytes   = 4 << 10
 )
 
-// objectSize is the stored size of an action without its status: its JSON,
-// plus the managed-fields entry of each map key (the API server repeats
-// every key there), plus a margin for the fixed fields.
+// serverAdded is the room an action keeps for what it gains once created,
+// so that its size is the same when it is enqueued and when the executor
+// checks it stored: the API server's metadata (uid, resourceVersion,
+// generation, creationTimestamp; deletionTimestamp and its grace period)
+// and this server's own marks (the plugin finalizer, the terminal label,
+// an abort reason of up to 1 KiB), each with its managed-fields entry, and
+// the fixed part of the managed fields (manager, operation, time).
+const serverAdded = 4 << 10
+
+// objectSize is the stored size of an action without its status: its
+// JSON, but for what serverAdded stands for, as the API server stores it
+// (the task template in base64, every string escaped as encoding/json
+// does), plus the managed-fields entry of each map key (the API server
+// repeats every key there), plus serverAdded. It is a function of what the
+// client asked for (and what a child inherits) only, so it does not change
+// between the enqueue's check and the executor's.
 func objectSize(ta *v1.TaskAction) int {
-	t := *ta
-	t.Status = v1.TaskActionStatus{}
-	t.ManagedFields = nil
+	t := v1.TaskAction{TypeMeta: ta.TypeMeta, Spec: ta.Spec}
+	t.Name, t.Namespace, t.GenerateName = ta.Name, ta.Namespace, ta.GenerateName
+	t.OwnerReferences = ta.OwnerReferences
+	t.Labels = without(ta.Labels, v1.LabelTerminalState)
+	t.Annotations = without(ta.Annotations, v1.AnnotationAbortReason)
+	t.Finalizers = slices.DeleteFunc(slices.Clone(ta.Finalizers), func(f string) bool { return f == v1.FinalizerPlugin })
 	b, _ := json.Marshal(&t)
-	n := len(b) + 1024
-	for _, m := range []map[string]string{ta.Labels, ta.Annotations, ta.Spec.EnvVars} {
+	n := len(b) + serverAdded
+	for _, m := range []map[string]string{t.Labels, t.Annotations, t.Spec.EnvVars} {
 		for k := range m {
-			n += len(k) + len(`"f:":{},`)
+			key, _ := json.Marshal("f:" + k)
+			n += len(key) + len(`:{},`)
 		}
 	}
 	return n
+}
+
+// without is m without key (m itself when it has no such key).
+func without(m map[string]string, key string) map[string]string {
+	if _, ok := m[key]; !ok {
+		return m
+	}
+	out := maps.Clone(m)
+	delete(out, key)
+	return out
 }
 
 // CheckSize refuses an action too big to store and update (ErrTooLarge),

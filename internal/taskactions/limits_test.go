@@ -2,6 +2,7 @@ package taskactions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1 "taskactions/api/v1"
 )
@@ -173,4 +175,90 @@ func TestTruncate(t *testing.T) {
 			t.Errorf("truncate(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
 		}
 	}
+}
+
+// The size an action is refused at is the size it keeps: a child that
+// takes the room up to the bound, with what it inherits, passes the same
+// check once stored (the executor checks stored actions with it, and
+// failed such children ObjectTooLarge), and still after what it gains
+// later (the plugin finalizer, the terminal label, an abort reason); and
+// what the API server stores of it, managed fields included, is no
+// larger than the size checked.
+func TestSizeCheckedIsSizeStored(t *testing.T) {
+	m := newManager(t, nil)
+	ctx := context.Background()
+	run := newRun()
+	parent := echoRequest(run.action("p"), "")
+	parent.RunSpec = &RunSpec{Envs: bigEnv("P", 300<<10), Labels: map[string]string{"team": "a"}, Annotations: map[string]string{"note": strings.Repeat("n", 50<<10)}}
+	p := mustEnqueue(t, m, parent)
+
+	// The largest child the enqueue takes, to the byte.
+	child := func(n int) EnqueueRequest {
+		c := echoRequest(run.action("c"), "p")
+		c.RunSpec = &RunSpec{Envs: map[string]string{"C": strings.Repeat("c<", n/2) + strings.Repeat("c", n%2)}}
+		return c
+	}
+	fits := func(n int) bool {
+		want, err := m.build(p.Namespace, child(n), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return CheckSize(want) == nil
+	}
+	lo, hi := 0, MaxObjectBytes
+	for hi-lo > 1 {
+		if mid := (lo + hi) / 2; fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	if _, _, err := m.Enqueue(ctx, child(hi)); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("a child one byte past the bound: %v, want ErrTooLarge", err)
+	}
+	mustEnqueue(t, m, child(lo))
+	stored, err := m.live(ctx, run.action("c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckSize(stored); err != nil {
+		t.Errorf("the child the enqueue took fails the check once stored: %v", err)
+	}
+	if size := storedSize(t, stored); size > objectSize(stored) {
+		t.Errorf("stored it takes %d bytes, more than the %d checked", size, objectSize(stored))
+	}
+
+	// What it gains later, stored where the API allows.
+	patch := `{"metadata":{"labels":{"` + v1.LabelTerminalState + `":"true"},"annotations":{"` + v1.AnnotationAbortReason + `":"` + strings.Repeat("r", 1024) + `"}}}`
+	marked, err := kubeClient(t).FlyteV1().TaskActions(stored.Namespace).Patch(ctx, stored.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked.Finalizers = append(marked.Finalizers, v1.FinalizerPlugin)
+	if err := CheckSize(marked); err != nil {
+		t.Errorf("after its bookkeeping: %v", err)
+	}
+	if size := storedSize(t, marked); size > objectSize(marked) {
+		t.Errorf("after its bookkeeping it takes %d bytes stored, more than the %d checked", size, objectSize(marked))
+	}
+}
+
+// storedSize is the JSON of an action as the API server keeps it, but for
+// its status (bounded on its own).
+func storedSize(t *testing.T, ta *v1.TaskAction) int {
+	t.Helper()
+	c := ta.DeepCopy()
+	c.Status = v1.TaskActionStatus{}
+	var fields []metav1.ManagedFieldsEntry
+	for _, f := range c.ManagedFields {
+		if f.Subresource == "" {
+			fields = append(fields, f)
+		}
+	}
+	c.ManagedFields = fields
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(b)
 }

@@ -38,11 +38,17 @@ type Start = journal.Start[*ActionUpdate]
 //
 // The snapshot also holds the scope's actions retired to history (read
 // after the live ones: they no longer change, so this cannot miss an
-// update).
+// update). When history does not answer, sub is nil (see sse.Source).
 func (m *Manager) Subscribe(ctx context.Context, scope Scope, after *uint64) (sub *Subscription, start Start, snapshot []*ActionUpdate) {
 	sub, start, snapshot = m.actions.Subscribe(ctx, scope.topic(), after, func() []*v1.TaskAction { return m.scopeActions(scope) })
 	if !start.Resumed {
-		snapshot = m.retiredSnapshot(ctx, scope, snapshot)
+		var err error
+		if snapshot, err = m.retiredSnapshot(ctx, scope, snapshot); err != nil {
+			// No snapshot rather than one without the retired actions.
+			m.cfg.Log.Warn().Err(err).Str("run", scope.Run.Run).Msg("stream snapshot: history read failed; the stream ends for its client to come back")
+			sub.Close()
+			return nil, start, nil
+		}
 	}
 	return sub, start, snapshot
 }

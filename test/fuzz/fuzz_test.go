@@ -36,7 +36,29 @@ func FuzzEnqueueBody(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		checkNo5xx(t, http.MethodPost, "/api/v1/actions", body)
+		checkNo5xx(t, http.MethodPost, "/api/v1/actions", "application/json", body)
+	})
+}
+
+// FuzzStageYAMLBody sends arbitrary YAML as a Stage: anchors, merges and
+// YAML 1.1's scalars included, whatever it expands to.
+func FuzzStageYAMLBody(f *testing.F) {
+	stage := "apiVersion: kargo.akuity.io/v1alpha1\nkind: Stage\nmetadata:\n  name: s1\n  annotations: {a: &a x, b: *a}\n" +
+		"spec:\n  requestedFreight:\n  - &rf\n    origin: {kind: Warehouse, name: w}\n    sources: {direct: true}\n" +
+		"  promotionTemplate:\n    spec:\n      steps:\n      - uses: git-clone\n        config: {<<: {path: ./out}, on: yes}\n"
+	for _, seed := range []string{
+		stage,
+		"metadata: {name: on}\n",
+		"metadata: {name: s2, annotations: {t: 2024-01-01T00:00:00Z, n: 0x1F, f: .inf}}\n",
+		"a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b, *b]\n",
+		"a: &a {k: v}\nb: {<<: [*a, *a], k: w}\n",
+		"a: &a [*a]\n", "? [1]\n: 2\n", "a: !!binary aGk=\n", "---\n---\na: 1\n---\nb: 2\n",
+		"{", "- - - -", "\t", "\x00", "",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		checkNo5xx(t, http.MethodPost, "/api/v1/projects/fz/stages", "application/yaml", body)
 	})
 }
 
@@ -54,9 +76,9 @@ func FuzzStatusBody(f *testing.F) {
 		"actionId": map[string]any{"run": map[string]any{"project": "fz", "domain": "dev", "name": "rs"}, "name": "a0"},
 		"task":     map[string]any{"taskTemplate": map[string]any{"type": "external"}},
 	}})
-	checkNo5xx(f, http.MethodPost, "/api/v1/actions", body)
+	checkNo5xx(f, http.MethodPost, "/api/v1/actions", "application/json", body)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		checkNo5xx(t, http.MethodPut, run, body)
+		checkNo5xx(t, http.MethodPut, run, "application/json", body)
 	})
 }
 
@@ -139,13 +161,13 @@ func startServer() (stop func(), err error) {
 	return stop, nil
 }
 
-func checkNo5xx(t testing.TB, method, path string, body []byte) {
+func checkNo5xx(t testing.TB, method, path, contentType string, body []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, serverURL+path, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

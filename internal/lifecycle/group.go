@@ -1,0 +1,150 @@
+// Package lifecycle runs the parts of the server that run: each is a
+// Runnable, started in the order it was added and stopped in reverse, by
+// one Group (controller-runtime's manager and etcd's embed are the models).
+//
+// The Group guarantees:
+//   - a part starts only once every part added before it is ready;
+//   - a part that fails to start stops the parts already started, in
+//     reverse order, and Start returns its error;
+//   - after Start, the first part to end on its own (with an error, or
+//     with none before it was asked to stop) is reported on Err: a part
+//     that dies is never silent;
+//   - Stop stops every part, each only after the parts added after it have
+//     returned, and returns what they returned.
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Runnable is a part of the server that runs. Run brings it up, calls
+// ready once it serves what the parts added after it need, then runs until
+// ctx ends, when it cleans up and returns nil. Any other return is a
+// failure: before ready, of its start; after, of the running server.
+type Runnable interface {
+	Run(ctx context.Context, ready func()) error
+}
+
+// Func is a Runnable of a function.
+type Func func(ctx context.Context, ready func()) error
+
+// Run implements Runnable.
+func (f Func) Run(ctx context.Context, ready func()) error { return f(ctx, ready) }
+
+// Background is a Runnable that is ready at once and runs run until its
+// context ends: a controller whose start needs nothing awaited.
+func Background(run func(ctx context.Context) error) Runnable {
+	return Func(func(ctx context.Context, ready func()) error {
+		ready()
+		return run(ctx)
+	})
+}
+
+// Group starts and stops Runnables. Add every part, then Start once and
+// Stop once.
+type Group struct {
+	parts []*part
+	errc  chan error // the first failure after start
+	once  sync.Once  // guards errc
+	mu    sync.Mutex
+	// stopping is set once Stop began: parts that end then are stopping,
+	// not failing.
+	stopping bool
+}
+
+type part struct {
+	name   string
+	r      Runnable
+	cancel context.CancelFunc
+	done   chan struct{} // closed when Run returned
+	err    error         // what Run returned, once done
+}
+
+// NewGroup returns an empty Group.
+func NewGroup() *Group { return &Group{errc: make(chan error, 1)} }
+
+// Add appends a part, named for errors and logs. Not after Start.
+func (g *Group) Add(name string, r Runnable) {
+	g.parts = append(g.parts, &part{name: name, r: r})
+}
+
+// Start starts the parts in order. ctx bounds the start: when it ends
+// first, the parts started are stopped and Start returns its cause.
+func (g *Group) Start(ctx context.Context) error {
+	for i, p := range g.parts {
+		if err := g.start(ctx, p); err != nil {
+			g.stop(g.parts[:i+1])
+			return err
+		}
+	}
+	return nil
+}
+
+// start runs one part and waits until it is ready, fails, or ctx ends.
+func (g *Group) start(ctx context.Context, p *part) error {
+	runCtx, cancel := context.WithCancel(context.Background())
+	p.cancel, p.done = cancel, make(chan struct{})
+	ready := make(chan struct{})
+	var readyOnce sync.Once
+	go func() {
+		defer close(p.done)
+		p.err = p.r.Run(runCtx, func() { readyOnce.Do(func() { close(ready) }) })
+		g.ended(p)
+	}()
+	select {
+	case <-ready:
+		return nil
+	case <-p.done:
+		if p.err == nil {
+			return fmt.Errorf("%s: ended while starting", p.name)
+		}
+		return fmt.Errorf("%s: %w", p.name, p.err)
+	case <-ctx.Done():
+		return fmt.Errorf("%s: start: %w", p.name, context.Cause(ctx))
+	}
+}
+
+// ended reports a part that returned while the group was not stopping.
+func (g *Group) ended(p *part) {
+	g.mu.Lock()
+	stopping := g.stopping
+	g.mu.Unlock()
+	if stopping {
+		return
+	}
+	err := p.err
+	if err == nil {
+		err = errors.New("ended on its own")
+	}
+	g.once.Do(func() { g.errc <- fmt.Errorf("%s: %w", p.name, err) })
+}
+
+// Err delivers the first failure of a part after Start (at most one):
+// the owner stops the server then.
+func (g *Group) Err() <-chan error { return g.errc }
+
+// Stop stops every started part in reverse order and returns the errors
+// they returned (a part's failure reported on Err included).
+func (g *Group) Stop() error { return g.stop(g.parts) }
+
+func (g *Group) stop(parts []*part) error {
+	g.mu.Lock()
+	g.stopping = true
+	g.mu.Unlock()
+	var errs []error
+	for i := len(parts) - 1; i >= 0; i-- {
+		p := parts[i]
+		if p.done == nil {
+			continue // never started
+		}
+		p.cancel()
+		<-p.done
+		if p.err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", p.name, p.err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,166 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// recorder notes what the parts of a test did, in order.
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (r *recorder) note(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, s)
+}
+
+func (r *recorder) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.events)
+}
+
+// service is a part that is ready at once (or fails to start with
+// startErr) and notes its start and stop.
+func service(r *recorder, name string, startErr error) Runnable {
+	return Func(func(ctx context.Context, ready func()) error {
+		if startErr != nil {
+			return startErr
+		}
+		r.note("start " + name)
+		ready()
+		<-ctx.Done()
+		r.note("stop " + name)
+		return nil
+	})
+}
+
+func TestGroupStartsInOrderAndStopsInReverse(t *testing.T) {
+	var r recorder
+	g := NewGroup()
+	for _, n := range []string{"a", "b", "c"} {
+		g.Add(n, service(&r, n, nil))
+	}
+	if err := g.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"start a", "start b", "start c", "stop c", "stop b", "stop a"}
+	if got := r.list(); !slices.Equal(got, want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+	select {
+	case err := <-g.Err():
+		t.Fatalf("a clean stop reported %v", err)
+	default:
+	}
+}
+
+func TestGroupStopsWhatStartedWhenAPartFailsToStart(t *testing.T) {
+	var r recorder
+	g := NewGroup()
+	g.Add("a", service(&r, "a", nil))
+	g.Add("b", service(&r, "b", errors.New("no such port")))
+	g.Add("c", service(&r, "c", nil))
+	err := g.Start(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "b: no such port") {
+		t.Fatalf("Start: %v, want b's error", err)
+	}
+	if got, want := r.list(), []string{"start a", "stop a"}; !slices.Equal(got, want) {
+		t.Fatalf("events %q, want %q (c never started)", got, want)
+	}
+}
+
+func TestGroupWaitsForEachPartToBeReady(t *testing.T) {
+	var r recorder
+	release := make(chan struct{})
+	g := NewGroup()
+	g.Add("slow", Func(func(ctx context.Context, ready func()) error {
+		<-release
+		r.note("slow ready")
+		ready()
+		<-ctx.Done()
+		return nil
+	}))
+	g.Add("next", service(&r, "next", nil))
+	started := make(chan error, 1)
+	go func() { started <- g.Start(t.Context()) }()
+	time.Sleep(20 * time.Millisecond) // would "next" start before "slow" is ready?
+	close(release)
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.list(), []string{"slow ready", "start next"}; !slices.Equal(got, want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+	_ = g.Stop()
+}
+
+func TestGroupReportsAPartThatDiesAfterStart(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"with an error", errors.New("etcd: member stopped"), "store: etcd: member stopped"},
+		{"without one", nil, "store: ended on its own"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			die := make(chan struct{})
+			g := NewGroup()
+			g.Add("store", Func(func(ctx context.Context, ready func()) error {
+				ready()
+				select {
+				case <-die:
+					return tc.err
+				case <-ctx.Done():
+					return nil
+				}
+			}))
+			if err := g.Start(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			close(die)
+			select {
+			case err := <-g.Err():
+				if err.Error() != tc.want {
+					t.Fatalf("Err: %q, want %q", err, tc.want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the part's end was not reported")
+			}
+			if err := g.Stop(); (err != nil) != (tc.err != nil) {
+				t.Fatalf("Stop: %v", err)
+			}
+		})
+	}
+}
+
+func TestGroupStartEndsWithItsContext(t *testing.T) {
+	var r recorder
+	g := NewGroup()
+	g.Add("a", service(&r, "a", nil))
+	g.Add("never", Func(func(ctx context.Context, ready func()) error {
+		<-ctx.Done()
+		r.note("never stopped")
+		return nil
+	}))
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
+	if err := g.Start(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Start: %v, want the context's cause", err)
+	}
+	if got, want := r.list(), []string{"start a", "never stopped", "stop a"}; !slices.Equal(got, want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+}

@@ -43,6 +43,7 @@ func (a *App) setUpExecutor() executorSetup {
 	} else {
 		a.log.Error().Err(err).Msg("http plugin off")
 	}
+	maps.Copy(es.plugins, a.kargoStepPlugins())
 	es.claims = claimedTaskTypes(a.cfg.ExecutorTaskTypes, a.cp.Embedded(), es.plugins)
 	return es
 }

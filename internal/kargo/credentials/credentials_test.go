@@ -2,6 +2,7 @@ package credentials
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,8 +11,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 func TestNormalizeGitURL(t *testing.T) {
@@ -185,5 +190,18 @@ func TestSecretsFirst(t *testing.T) {
 	got, err = db.Get(context.Background(), "other", TypeGit, "https://git.example.com/org/app.git")
 	if err != nil || got == nil || got.Username != "exact-user" {
 		t.Fatalf("other project: %v %v, want the file's", got, err)
+	}
+}
+
+// Where the server may not list Secrets, the file still answers.
+func TestSecretsForbidden(t *testing.T) {
+	kube := fake.NewClientset()
+	kube.PrependReactor("list", "secrets", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "", errors.New("no"))
+	})
+	f, _ := LoadFile(writeFile(t, fileBody))
+	got, err := (&Chain{Sources: []Source{&Secrets{Kube: kube}, f}}).Get(context.Background(), "demo", TypeGit, "https://git.example.com/org/app.git")
+	if err != nil || got == nil || got.Username != "exact-user" {
+		t.Fatalf("%v %v, want the file's", got, err)
 	}
 }

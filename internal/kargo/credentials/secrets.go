@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
@@ -44,6 +45,11 @@ func (s *Secrets) match(ctx context.Context, ns string, credType Type, repoURL s
 	list, err := s.Kube.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{
 		LabelSelector: labels.Set{LabelCredType: string(credType)}.String(),
 	})
+	if apierrors.IsForbidden(err) {
+		// Not granted there (the chart grants no Secrets): no credentials
+		// from this namespace, the file may still have some.
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list the credentials Secrets of namespace %s: %w", ns, err)
 	}

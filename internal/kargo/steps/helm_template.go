@@ -137,9 +137,9 @@ func newInstall(cfg helmTemplateConfig, project, out string) (*action.Install, e
 		c.Namespace = project
 	}
 	c.IncludeCRDs, c.APIVersions, c.DisableHooks = cfg.IncludeCRDs, cfg.APIVersions, cfg.DisableHooks
-	if !cfg.outIsFile() {
-		c.OutputDir = out
-	}
+	// No OutputDir: with one Helm writes the files itself and prints
+	// "wrote <file>" on the server's standard output, among its logs;
+	// writeRelease writes them as it would.
 	if cfg.KubeVersion != "" {
 		kv, err := chartutil.ParseKubeVersion(cfg.KubeVersion)
 		if err != nil {
@@ -156,6 +156,11 @@ func writeRelease(cfg helmTemplateConfig, rls *release.Release, out string) erro
 	file := cfg.outIsFile()
 	if file {
 		fmt.Fprintln(&manifests, strings.TrimSpace(rls.Manifest))
+	}
+	if !file {
+		if err := writeManifests(cfg, rls.Manifest, out); err != nil {
+			return err
+		}
 	}
 	if !cfg.DisableHooks {
 		for _, hk := range rls.Hooks {
@@ -186,6 +191,33 @@ func writeRelease(cfg helmTemplateConfig, rls *release.Release, out string) erro
 		return fmt.Errorf("failed to create directory %q: %w", cfg.OutPath, err)
 	}
 	return os.WriteFile(out, manifests.Bytes(), 0o600)
+}
+
+// writeManifests writes each template's documents to its own file under
+// out (out/<releaseName> with useReleaseName), as Helm's install action
+// does with an output directory: the manifest is Helm's
+// "---\n# Source: <file>\n<document>\n" blocks, several documents of a
+// file appended to it.
+func writeManifests(cfg helmTemplateConfig, manifest, out string) error {
+	dir := out
+	if cfg.UseReleaseName {
+		dir = filepath.Join(out, cfg.ReleaseName)
+	}
+	written := map[string]bool{}
+	for _, block := range strings.Split(manifest, "---\n# Source: ") {
+		name, doc, ok := strings.Cut(block, "\n")
+		if !ok || name == "" {
+			continue
+		}
+		if err := checkRelative(name); err != nil {
+			return err
+		}
+		if err := writeHelmFile(dir, name, strings.TrimSuffix(doc, "\n"), written[name]); err != nil {
+			return fmt.Errorf("failed to write %q: %w", name, err)
+		}
+		written[name] = true
+	}
+	return nil
 }
 
 // writeHelmFile is Helm's (cmd/helm/template.go): a document appended, or

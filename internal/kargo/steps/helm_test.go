@@ -97,6 +97,9 @@ func TestHelmUpdateChartAndTemplate(t *testing.T) {
 	if d := readFile(t, filepath.Join(sc.WorkDir, "out/dir/testchart/templates/deploy.yaml")); !strings.Contains(d, "namespace: prod") {
 		t.Errorf("per-template file:\n%s", d)
 	}
+	if d := readFile(t, filepath.Join(sc.WorkDir, "out/dir/testchart/charts/examplechart/templates/configmap.yaml")); d != "---\n# Source: testchart/charts/examplechart/templates/configmap.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: example-0.1.0\n" {
+		t.Errorf("the subchart's file, as Helm writes it:\n%q", d)
+	}
 	if h := readFile(t, filepath.Join(sc.WorkDir, "out/dir/testchart/templates/tests/t.yaml")); !strings.Contains(h, "helm.sh/hook: test") {
 		t.Errorf("hook file:\n%s", h)
 	}

@@ -138,6 +138,15 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 	return k.Run(ctx, o.cfg.Promotions.PromotionInformer(), cache.ResourceEventHandlerFuncs{
 		AddFunc:    k.Add,
 		UpdateFunc: func(_, obj any) { k.Add(obj) },
+		// A Promotion deleted before it ended leaves no working directory.
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if p, ok := obj.(*kargoapi.Promotion); ok {
+				o.removeWorkDir(p)
+			}
+		},
 	}, o.reconcile)
 }
 

@@ -21,7 +21,8 @@ import (
 // Kustomize sees only the working directory (confinedFS). Its plugins are
 // off, as in Kargo; unlike Kargo its helmCharts inflation is too (it runs
 // the helm command, and writes outside the working directory): render
-// charts with helm-template. A remote base (a git URL) fails to load.
+// charts with helm-template. Remote bases and resources (URLs, git
+// repositories) are refused before kustomize runs (kustomize_local.go).
 type kustomizeBuilder struct{}
 
 // kustomizeMu: one build at a time (kustomize's map race,
@@ -50,7 +51,11 @@ func (k kustomizeBuilder) Run(_ context.Context, sc *StepContext) (Result, error
 	if err != nil {
 		return errored(err)
 	}
-	rm, err := kustomizeBuild(newConfinedFS(sc.WorkDir), dir)
+	fs := newConfinedFS(sc.WorkDir)
+	if err := checkLocal(fs, dir, map[string]bool{}); err != nil {
+		return errored(err)
+	}
+	rm, err := kustomizeBuild(fs, dir)
 	if err != nil {
 		return errored(sanitizePath(err, sc.WorkDir))
 	}

@@ -1,10 +1,13 @@
 package steps
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
@@ -126,6 +129,27 @@ func TestKustomizeBuild(t *testing.T) {
 		t.Errorf("files %v", names)
 	}
 
+	// Nothing remote: refused before kustomize fetches anything.
+	var hits atomic.Int32
+	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		_, _ = w.Write([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: internal\n"))
+	}))
+	defer internal.Close()
+	writeFiles(t, sc.WorkDir, map[string]string{
+		"src/remote/kustomization.yaml": "resources:\n- ../nested\n",
+		"src/nested/kustomization.yaml": "resources:\n- " + internal.URL + "/secret.yaml\n",
+		"src/git/kustomization.yaml":    "resources:\n- github.com/kubernetes-sigs/kustomize//examples/helloWorld?ref=v1.0.6\n",
+	})
+	for _, p := range []string{"src/remote", "src/git"} {
+		if _, err := run(t, kustomizeBuilder{}, sc, `{"path":"`+p+`","outPath":"o.yaml"}`); err == nil || !strings.Contains(err.Error(), "remote bases and resources are not loaded") {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if hits.Load() != 0 {
+		t.Errorf("%d requests to the internal service", hits.Load())
+	}
+
 	// Nothing outside the working directory: not by "..", not by a link.
 	outside := t.TempDir()
 	writeFiles(t, outside, map[string]string{"secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n"})
@@ -133,7 +157,7 @@ func TestKustomizeBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	for cfg, want := range map[string]string{
-		`{"path":"src/escape","outPath":"o.yaml"}`: "is outside the Promotion's working directory",
+		`{"path":"src/escape","outPath":"o.yaml"}`: "is not a file or directory of the Promotion's working directory",
 		`{"path":"../x","outPath":"o.yaml"}`:       `path "../x" has a ".."`,
 		`{"path":"src/test","outPath":"/tmp/o"}`:   `path "/tmp/o" is absolute`,
 	} {

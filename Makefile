@@ -61,10 +61,15 @@ fuzz: build
 	$(GO) test -run '^$$' -fuzz '^FuzzStatusBody$$' -fuzztime $(FUZZTIME) -parallel 1 ./test/fuzz
 	$(GO) test -run '^$$' -fuzz '^FuzzStageYAMLBody$$' -fuzztime $(FUZZTIME) -parallel 1 ./test/fuzz
 
-# Debian's Chromium for the browser tests, and Debian's PostgreSQL for the
+# Debian's git for the git promotion steps (the server runs git, as Kargo
+# does), Debian's Chromium for the browser tests, and Debian's PostgreSQL for the
 # history store's tests (they initdb a throwaway cluster in a temp dir; the
 # package's own cluster is not used).
 test-deps:
+	@command -v git >/dev/null 2>&1 || { \
+	  echo "installing git (the git promotion steps run it)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq git >/dev/null; }
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "installing chromium (browser tests)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \

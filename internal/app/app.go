@@ -21,6 +21,7 @@ import (
 	"taskactions/internal/handlers"
 	"taskactions/internal/history"
 	"taskactions/internal/journal"
+	"taskactions/internal/kargo/credentials"
 	"taskactions/internal/kargo/freight"
 	"taskactions/internal/kargo/orchestrator"
 	"taskactions/internal/kargo/promotions"
@@ -63,6 +64,9 @@ type App struct {
 	logs    *logs.Store
 	retired prometheus.Counter
 	metrics *handlers.Metrics
+
+	// kargoCreds are the promotion steps' credentials (kargosteps.go).
+	kargoCreds *credentials.Chain
 
 	executor        *executor.Controller // nil when it claims nothing
 	stopExecutor    context.CancelFunc
@@ -238,6 +242,7 @@ func (a *App) startComponents(ctx context.Context) error {
 		if kube, err = kubernetes.NewForConfig(restCfg); err != nil {
 			return err
 		}
+		a.useKargoSecrets(kube)
 	}
 	if a.access.cluster != nil {
 		if kube == nil {
@@ -425,7 +430,7 @@ func (a *App) startControllers(es executorSetup) {
 		wg.Go(func() {
 			_ = orchestrator.New(orchestrator.Config{
 				Promotions: a.promos, Stages: a.stages.Cache(), Freight: a.freight,
-				Actions: a.mgr, Runnable: es.runs, OutputRoot: a.outputRoot(), Workers: 8,
+				Actions: a.mgr, Runnable: es.runs, OutputRoot: a.outputRoot(), WorkDirs: a.kargoWork(), Workers: 8,
 				Log: a.log.With().Str("component", "promotions").Logger(),
 			}).Run(ctx)
 		})

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	httpstep "taskactions/internal/executor/plugins/http"
+	"taskactions/internal/kargo/credentials"
 	"taskactions/internal/logs"
 )
 
@@ -41,6 +42,17 @@ type Config struct {
 	// PromotionHTTPAllow are the hosts the http step may call (host,
 	// host:port, IP or CIDR; "*" any); empty: none, loopback included.
 	PromotionHTTPAllow []string
+	// PromotionGitLocal lets the git promotion steps use file:// URLs and
+	// local paths (repositories on this server's disk).
+	PromotionGitLocal bool
+	// KargoCredentialsFile holds repositories' credentials for the
+	// promotion steps (credentials.File); on a cluster Kargo's labelled
+	// Secrets are looked up first.
+	KargoCredentialsFile string
+	// KargoCredentialsOverHTTP gives credentials for http:// URLs too
+	// (Kargo's ALLOW_CREDENTIALS_OVER_HTTP); by default they are not sent
+	// in clear.
+	KargoCredentialsOverHTTP bool
 	// KargoControllers runs the Stage controller and the Promotion
 	// orchestrator: auto (on the embedded control plane only, since Kargo's
 	// controllers own Stages and Promotions on a cluster), true or false.
@@ -160,6 +172,11 @@ func (c Config) Validate() error {
 	}
 	if _, err := httpstep.ParseAllowlist(c.PromotionHTTPAllow); err != nil {
 		return fmt.Errorf("--promotion-http-allow: %w", err)
+	}
+	if c.KargoCredentialsFile != "" {
+		if _, err := credentials.LoadFile(c.KargoCredentialsFile); err != nil {
+			return fmt.Errorf("--kargo-credentials-file: %w", err)
+		}
 	}
 	return nil
 }

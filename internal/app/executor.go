@@ -46,6 +46,7 @@ func (a *App) setUpExecutor() executorSetup {
 	} else {
 		a.log.Error().Err(err).Msg("http plugin off")
 	}
+	maps.Copy(es.plugins, a.kargoStepPlugins())
 	es.claims = claimedTaskTypes(a.cfg.ExecutorTaskTypes, a.cp.Embedded(), es.plugins)
 	es.outside = outsideExecutor(a.cfg.ExecutorTaskTypes, a.cp.Embedded())
 	return es

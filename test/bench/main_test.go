@@ -44,7 +44,8 @@ const (
 	serveEnv      = "TASKACTIONS_BENCH_SERVE"
 	kubeconfigEnv = "TASKACTIONS_BENCH_KUBECONFIG"
 	executorEnv   = "TASKACTIONS_BENCH_EXECUTOR"
-	tlsEnv        = "TASKACTIONS_BENCH_TLS" // cert,key
+	tlsEnv        = "TASKACTIONS_BENCH_TLS"       // cert,key
+	gitLocalEnv   = "TASKACTIONS_BENCH_GIT_LOCAL" // "true": --promotion-git-local
 	// maxStreamsEnv overrides --max-streams, which by default follows the
 	// file limit: HTTP/2 streams share connections.
 	maxStreamsEnv = "TASKACTIONS_BENCH_MAX_STREAMS"
@@ -84,6 +85,7 @@ func serve(dataDir, listen string) int {
 	if t, ok := os.LookupEnv(executorEnv); ok {
 		cfg.ExecutorTaskTypes = t
 	}
+	cfg.PromotionGitLocal = os.Getenv(gitLocalEnv) == "true"
 	if path := os.Getenv("TASKACTIONS_CPUPROFILE"); path != "" && cfg.Kubeconfig != "" {
 		// The server under measurement only (startSplit), not its control plane.
 		if f, err := os.Create(path); err == nil && pprof.StartCPUProfile(f) == nil {

@@ -96,6 +96,10 @@ type Input struct {
 	// Done has one record per step decided so far, in step order: Done[i]
 	// is Steps[i].
 	Done []StepRecord
+	// Freight gives expressions Kargo's freight functions (imageFrom(),
+	// commitFrom(), chartFrom(), warehouse(), freightMetadata()); nil:
+	// none.
+	Freight *FreightScope
 }
 
 // Decision is what to do next. Exactly one of Finished, Skip, Run, Errored
@@ -247,7 +251,8 @@ type stepScope struct {
 	step  kargoapi.PromotionStep
 	alias string
 	done  []StepRecord
-	fns   []expr.Option // success(), failure(), always(), status()
+	fns   []expr.Option // success(), failure(), always(), status(), and freight's
+	fopts []expr.Option // the freight functions (vars see these only, as in Kargo)
 	env   map[string]any
 }
 
@@ -255,8 +260,9 @@ func newStepScope(in Input, done []StepRecord) *stepScope {
 	i := len(done)
 	step := in.Steps[i]
 	alias := step.GetAlias(i)
+	fopts := FreightFunctions(in.Freight)
 	return &stepScope{in: in, index: i, step: step, alias: alias, done: done,
-		fns: statusFunctions(alias, in.Steps, done)}
+		fns: append(statusFunctions(alias, in.Steps, done), fopts...), fopts: fopts}
 }
 
 // environment is StepEnv with the step's vars.
@@ -264,7 +270,7 @@ func (sc *stepScope) environment() (map[string]any, error) {
 	if sc.env != nil {
 		return sc.env, nil
 	}
-	vars, err := StepVars(sc.in.Vars, sc.step, sc.alias, sc.in.Ctx, sc.done)
+	vars, err := StepVars(sc.in.Vars, sc.step, sc.alias, sc.in.Ctx, sc.done, sc.fopts...)
 	if err != nil {
 		return nil, err
 	}

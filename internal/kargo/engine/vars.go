@@ -21,11 +21,13 @@ const aliasSeparator = "::"
 // template (see EvaluateTemplate) evaluated with the env {ctx, vars}: vars
 // holds the vars evaluated before it (vars.<name>); outputs are not
 // visible. A later var with the same name overrides an earlier one.
-func PromotionVars(vars []kargoapi.ExpressionVariable, c Context) (map[string]any, error) {
+//
+// opts are further functions (Kargo's freight functions, FreightFunctions).
+func PromotionVars(vars []kargoapi.ExpressionVariable, c Context, opts ...expr.Option) (map[string]any, error) {
 	out := make(map[string]any, len(vars))
 	env := map[string]any{"ctx": c.env(), "vars": out}
 	for _, v := range vars {
-		val, err := EvaluateTemplate(v.Value, env)
+		val, err := EvaluateTemplate(v.Value, env, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("error pre-processing promotion variable %q: %w", v.Name, err)
 		}
@@ -46,8 +48,9 @@ func StepVars(
 	alias string,
 	c Context,
 	done []StepRecord,
+	opts ...expr.Option,
 ) (map[string]any, error) {
-	vars, err := PromotionVars(promoVars, c)
+	vars, err := PromotionVars(promoVars, c, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +60,7 @@ func StepVars(
 	// As in Kargo, step vars get no status functions (success() etc.).
 	env := StepEnv(c, alias, vars, done)
 	for _, v := range step.Vars {
-		val, err := EvaluateTemplate(v.Value, env)
+		val, err := EvaluateTemplate(v.Value, env, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("error pre-processing promotion variable %q: %w", v.Name, err)
 		}

@@ -10,6 +10,7 @@ import (
 	v1 "taskactions/api/v1"
 	"taskactions/internal/kargo/engine"
 	"taskactions/internal/kargo/promotions"
+	"taskactions/internal/kargo/steps"
 	"taskactions/internal/pipeline"
 	"taskactions/internal/taskactions"
 )
@@ -166,3 +167,26 @@ func unrunnable(err error) bool {
 // shortName fits a name into an action's short name (63 bytes; names and
 // aliases are ASCII).
 func shortName(s string) string { return s[:min(len(s), 63)] }
+
+// runnerEnd is r, the record of step whose action ended in phase after
+// attempts attempts, refined by what its runner said (o, nil for a step
+// no built-in runner ran, or from another attempt): Kargo's Skipped for
+// a success that did nothing, and for an error Kargo's engine's words
+// (simple_engine.go): "an unrecoverable error occurred: <message>" when
+// retrying could not help, else "step %q met error threshold of %d:
+// <message>", both Errored.
+func runnerEnd(step kargoapi.PromotionStep, r engine.StepRecord, phase v1.Phase, attempts uint32, o *steps.Outcome) engine.StepRecord {
+	if o == nil || o.Attempt != max(attempts, 1) {
+		return r
+	}
+	switch {
+	case phase == v1.PhaseSucceeded && o.Status == kargoapi.PromotionStepStatusSkipped:
+		r.Status = kargoapi.PromotionStepStatusSkipped
+	case phase == v1.PhaseFailed && o.Terminal:
+		r.Status, r.Message = kargoapi.PromotionStepStatusErrored, "an unrecoverable error occurred: "+o.Message
+	case phase == v1.PhaseFailed && (o.Status == kargoapi.PromotionStepStatusErrored || o.Status == kargoapi.PromotionStepStatusFailed):
+		r.Status = kargoapi.PromotionStepStatusErrored
+		r.Message = fmt.Sprintf("step %q met error threshold of %d: %s", r.Alias, engine.ErrorThreshold(step), o.Message)
+	}
+	return r
+}

@@ -22,6 +22,7 @@ import (
 	v1 "taskactions/api/v1"
 	"taskactions/internal/kargo/engine"
 	"taskactions/internal/kargo/promotions"
+	"taskactions/internal/kargo/steps"
 	"taskactions/internal/pipeline"
 	"taskactions/internal/taskactions"
 )
@@ -70,8 +71,20 @@ type Config struct {
 	// OutputRoot is the executor's: a step's outputs are in
 	// <OutputRoot>/<project>/<domain>/<run>/<action>/outputs.json.
 	OutputRoot string
+	// WorkDirs removes a Promotion's working directory (its steps'
+	// files) once the Promotion has ended; nil: nothing to remove.
+	WorkDirs WorkDirs
+	// Warehouses are the Warehouses' subscriptions, for Kargo's freight
+	// functions (imageFrom() and the like); nil: judged from the Freight
+	// (engine.Finder).
+	Warehouses engine.Warehouses
 	Workers    int
 	Log        zerolog.Logger
+}
+
+// WorkDirs are the Promotions' working directories.
+type WorkDirs interface {
+	Remove(project, run string) error
 }
 
 // Orchestrator runs each Promotion as a run of TaskActions, beside the
@@ -125,6 +138,15 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 	return k.Run(ctx, o.cfg.Promotions.PromotionInformer(), cache.ResourceEventHandlerFuncs{
 		AddFunc:    k.Add,
 		UpdateFunc: func(_, obj any) { k.Add(obj) },
+		// A Promotion deleted before it ended leaves no working directory.
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if p, ok := obj.(*kargoapi.Promotion); ok {
+				o.removeWorkDir(p)
+			}
+		},
 	}, o.reconcile)
 }
 
@@ -140,8 +162,12 @@ func (o *Orchestrator) promotionOf(ta *v1.TaskAction) *kargoapi.Promotion {
 func (o *Orchestrator) reconcile(ctx context.Context, key string) error {
 	ns, name, _ := cache.SplitMetaNamespaceKey(key)
 	p, err := o.cfg.Promotions.Cached(ns, name)
-	if err != nil || p == nil || p.Status.Phase.IsTerminal() {
+	if err != nil || p == nil {
 		return err
+	}
+	if p.Status.Phase.IsTerminal() {
+		o.removeWorkDir(p)
+		return nil
 	}
 	// The cache, not the API's read: no project check (a namespace read on
 	// a cluster) at every round.
@@ -246,7 +272,7 @@ func (o *Orchestrator) advance(ctx context.Context, p *kargoapi.Promotion) error
 // to enqueue, recorded Running).
 func (o *Orchestrator) decide(ctx context.Context, p *kargoapi.Promotion) (engine.Decision, error) {
 	for {
-		in := engine.Input{Steps: p.Spec.Steps, Vars: p.Spec.Vars, Ctx: contextOf(p), Done: records(p)}
+		in := engine.Input{Steps: p.Spec.Steps, Vars: p.Spec.Vars, Ctx: contextOf(p), Done: records(p), Freight: o.freightScope(ctx, p)}
 		// The step in flight: record its end, or wait for it.
 		if n := len(in.Done); n > 0 && in.Done[n-1].Status == kargoapi.PromotionStepStatusRunning {
 			ta, err := o.cfg.Actions.GetTaskAction(ctx, o.stepID(p, n-1))
@@ -260,6 +286,7 @@ func (o *Orchestrator) decide(ctx context.Context, p *kargoapi.Promotion) (engin
 				if !ended {
 					return engine.Decision{Waiting: true}, nil
 				}
+				r = o.outcome(p, n-1, r, ta)
 				setRecord(&p.Status, n-1, r, p.Spec.Steps[n-1].ContinueOnError)
 				continue
 			}
@@ -313,6 +340,46 @@ func (o *Orchestrator) ended(p *kargoapi.Promotion, i int, r engine.StepRecord, 
 	}
 	r.Outputs = out
 	return r, true
+}
+
+// outcome refines the record of a step whose action ended with what its
+// runner said, for a built-in step (package steps): Skipped, or Kargo's
+// wording of its error.
+func (o *Orchestrator) outcome(p *kargoapi.Promotion, i int, r engine.StepRecord, ta *v1.TaskAction) engine.StepRecord {
+	id := o.stepID(p, i)
+	out, err := steps.ReadOutcome(filepath.Join(o.cfg.OutputRoot, id.Project, id.Domain, id.Run, id.Name))
+	if err != nil {
+		o.cfg.Log.Warn().Err(err).Str("promotion", p.Name).Str("step", r.Alias).Msg("read the step's outcome")
+		return r
+	}
+	return runnerEnd(p.Spec.Steps[i], r, v1.PhaseOf(ta.Status.Conditions), ta.Status.Attempts, out)
+}
+
+// freightScope is what Kargo's freight functions see of p: its Freight
+// collection, its Stage's requests, and the project's Freight.
+func (o *Orchestrator) freightScope(ctx context.Context, p *kargoapi.Promotion) *engine.FreightScope {
+	f := engine.Finder{Project: p.Namespace, Freight: p.Status.FreightCollection.References(), Warehouses: o.cfg.Warehouses}
+	if st, err := o.cfg.Stages.Get(p.Namespace, p.Spec.Stage); err == nil && st != nil {
+		f.Requests = st.Spec.RequestedFreight
+	}
+	return &engine.FreightScope{Ctx: ctx, Finder: f, Freight: func(ctx context.Context, name string) (*kargoapi.Freight, error) {
+		fr, err := o.cfg.Freight.Named(ctx, p.Namespace, name, "")
+		if errors.Is(err, pipeline.ErrNotFound) || (err == nil && fr != nil && fr.Name != name) {
+			return nil, nil // by name only (Named falls back on the alias)
+		}
+		return fr, err
+	}}
+}
+
+// removeWorkDir removes an ended Promotion's working directory.
+func (o *Orchestrator) removeWorkDir(p *kargoapi.Promotion) {
+	if o.cfg.WorkDirs == nil {
+		return
+	}
+	r := promotions.RunOf(p)
+	if err := o.cfg.WorkDirs.Remove(r.Project, r.Run); err != nil {
+		o.cfg.Log.Warn().Err(err).Str("promotion", p.Name).Msg("remove the working directory")
+	}
 }
 
 // finish ends the Promotion and its run's root action.

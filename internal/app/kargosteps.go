@@ -1,0 +1,68 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/kubernetes"
+
+	kargoapi "taskactions/api/kargo/v1alpha1"
+	"taskactions/internal/executor/plugins"
+	"taskactions/internal/kargo/credentials"
+	"taskactions/internal/kargo/steps"
+)
+
+// Kargo's built-in promotion steps (package steps) as executor plugins,
+// and what they need: the Promotions' working directories, the
+// repositories' credentials, the Promotion and Stage caches (read when a
+// step runs, after the manager started).
+
+// kargoWork holds the Promotions' working directories.
+func (a *App) kargoWork() steps.Dirs {
+	return steps.Dirs{Root: filepath.Join(a.cfg.DataDir, "kargo-work")}
+}
+
+// kargoStepPlugins are the steps' plugins, by task type.
+func (a *App) kargoStepPlugins() map[string]plugins.Plugin {
+	a.kargoCreds = &credentials.Chain{AllowOverHTTP: a.cfg.KargoCredentialsOverHTTP}
+	if f := a.cfg.KargoCredentialsFile; f != "" {
+		file, err := credentials.LoadFile(f) // checked by Config.Validate
+		if err != nil {
+			a.log.Error().Err(err).Msg("credentials file not read: the promotion steps have no credentials")
+		} else {
+			a.kargoCreds.Sources = append(a.kargoCreds.Sources, file)
+			if st, err := os.Stat(f); err == nil && st.Mode().Perm()&0o077 != 0 {
+				a.log.Warn().Str("file", f).Msg("the credentials file is readable by others: chmod 600")
+			}
+		}
+	}
+	return steps.Plugins(steps.Config{
+		Promotions: kargoPromotions{a}, Stages: kargoStages{a}, Dirs: a.kargoWork(),
+		Credentials: a.kargoCreds, AllowLocalRepos: a.cfg.PromotionGitLocal,
+	})
+}
+
+// useKargoSecrets puts Kargo's credentials Secrets of a cluster first.
+func (a *App) useKargoSecrets(kube kubernetes.Interface) {
+	if a.kargoCreds != nil && kube != nil {
+		a.kargoCreds.Sources = append([]credentials.Source{&credentials.Secrets{Kube: kube}}, a.kargoCreds.Sources...)
+	}
+}
+
+type kargoPromotions struct{ a *App }
+
+func (p kargoPromotions) OfRun(project, run string) *kargoapi.Promotion {
+	if p.a.promos == nil {
+		return nil
+	}
+	return p.a.promos.OfRun(project, run)
+}
+
+type kargoStages struct{ a *App }
+
+func (s kargoStages) Get(namespace, name string) (*kargoapi.Stage, error) {
+	if s.a.stages == nil {
+		return nil, nil
+	}
+	return s.a.stages.Cache().Get(namespace, name)
+}

@@ -1,0 +1,89 @@
+package git
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+)
+
+// ExitError is a git command that exited non-zero: Kargo's
+// internal/exec.ExitError, its message "error executing cmd [<command>]:
+// <output>".
+type ExitError struct {
+	Command  string
+	Output   []byte
+	ExitCode int
+}
+
+func (e *ExitError) Error() string {
+	return fmt.Sprintf("error executing cmd [%s]: %s", e.Command, string(e.Output))
+}
+
+// maxOutput bounds what is kept of a command's output (stdout and stderr
+// together): a command that talks more is cut, not buffered without end.
+const maxOutput = 4 << 20
+
+// boundedBuffer keeps the first maxOutput bytes written to it.
+type boundedBuffer struct {
+	bytes.Buffer
+	dropped int
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	if room := maxOutput - b.Len(); room < len(p) {
+		if room > 0 {
+			b.Buffer.Write(p[:room])
+		}
+		b.dropped += len(p) - max(room, 0)
+		return len(p), nil
+	}
+	return b.Buffer.Write(p)
+}
+
+// run runs cmd with its output combined, as Kargo's exec.Exec. The
+// command line and output in errors have passwords taken out (secrets),
+// and so has any password in a URL.
+func run(cmd *exec.Cmd, secrets []string) ([]byte, error) {
+	var out boundedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	res := out.Bytes()
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		return res, &ExitError{
+			Command:  redact(cmd.String(), secrets),
+			Output:   []byte(redact(string(res), secrets)),
+			ExitCode: exitErr.ExitCode(),
+		}
+	}
+	if err != nil {
+		return res, fmt.Errorf("error executing cmd [%s]: %s: %w", redact(cmd.String(), secrets), redact(string(res), secrets), err)
+	}
+	return res, nil
+}
+
+// userinfoPassword is the password of a URL's user info.
+var userinfoPassword = regexp.MustCompile(`(://[^/@\s:]*):[^/@\s]+@`)
+
+// redact takes secrets, and passwords in URLs, out of s.
+func redact(s string, secrets []string) string {
+	for _, sec := range secrets {
+		if sec != "" {
+			s = strings.ReplaceAll(s, sec, "***")
+		}
+	}
+	return userinfoPassword.ReplaceAllString(s, "$1:***@")
+}
+
+// Redact is redact for callers that build messages around a URL.
+func Redact(s string) string { return redact(s, nil) }
+
+// commandContext is exec.CommandContext with the command killed when ctx
+// ends (its whole output so far kept).
+func commandContext(ctx context.Context, name string, args ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, name, args...)
+}

@@ -39,7 +39,8 @@ var adminUser = &user.DefaultInfo{
 // garbage collector).
 type apiServer struct {
 	cancel context.CancelFunc
-	done   chan error
+	exited chan struct{} // closed when the server returned, with err set
+	err    error
 	port   int
 }
 
@@ -143,10 +144,10 @@ func startAPIServer(cfg apiServerConfig) (*apiServer, error) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &apiServer{cancel: cancel, done: make(chan error, 1), port: ro.SecureServing.BindPort}
+	s := &apiServer{cancel: cancel, exited: make(chan struct{}), port: ro.SecureServing.BindPort}
 	go func() {
-		s.done <- server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
-		close(s.done)
+		defer close(s.exited)
+		s.err = server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
 	}()
 	return s, nil
 }
@@ -160,8 +161,8 @@ func (s *apiServer) waitReady(ctx context.Context, cfg *rest.Config) error {
 	var last error
 	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		select {
-		case err := <-s.done:
-			return false, fmt.Errorf("api server exited while starting: %w", err)
+		case <-s.exited:
+			return false, fmt.Errorf("api server exited while starting: %w", s.exitErr())
 		default:
 		}
 		status := 0
@@ -178,11 +179,20 @@ func (s *apiServer) waitReady(ctx context.Context, cfg *rest.Config) error {
 // clients and its watches.
 func (s *apiServer) stop() error {
 	s.cancel()
-	err := <-s.done
-	if errors.Is(err, context.Canceled) {
+	<-s.exited
+	if errors.Is(s.err, context.Canceled) {
 		return nil
 	}
-	return err
+	return s.err
+}
+
+// exitErr is why the server returned (once exited is closed): its error,
+// or that it ended without one.
+func (s *apiServer) exitErr() error {
+	if s.err == nil {
+		return errors.New("it ended without an error")
+	}
+	return s.err
 }
 
 func withCodec(cfg *rest.Config) *rest.Config {

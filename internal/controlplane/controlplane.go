@@ -107,6 +107,17 @@ func (c *ControlPlane) EtcdSpace() (Space, bool) {
 	return c.embedded.space.space(), true
 }
 
+// Err delivers the failure of an embedded control plane after start:
+// etcd or the API server stopped or failed while the process was not
+// stopping it. The owner must stop then. On an external cluster it never
+// delivers (the cluster's failures show as the caches' watch errors).
+func (c *ControlPlane) Err() <-chan error {
+	if c.embedded == nil {
+		return nil
+	}
+	return c.embedded.errc
+}
+
 // Source says where the API is, for logs.
 func (c *ControlPlane) Source() string { return c.source }
 

@@ -31,6 +31,8 @@ type embedded struct {
 	api      *apiServer
 	log      zerolog.Logger
 	stopping atomic.Bool // quiets etcd's reports of its listeners closing
+	// errc gets the first failure of etcd or the API server after start.
+	errc chan error
 }
 
 // Files in the data dir. The dir is 0700; secrets in it are 0600.
@@ -51,13 +53,33 @@ func startEmbedded(ctx context.Context, dataDir string, quota int64, log zerolog
 	if err != nil {
 		return nil, nil, err
 	}
-	e := &embedded{lock: lock, log: log, quota: quota}
+	e := &embedded{lock: lock, log: log, quota: quota, errc: make(chan error, 1)}
 	cfg, err := e.start(ctx, dataDir)
 	if err != nil {
 		_ = e.stop()
 		return nil, nil, err
 	}
+	go e.watch()
 	return e, cfg, nil
+}
+
+// watch reports the first of etcd and the API server to fail or end
+// while the control plane is not stopping: the server's reads would
+// otherwise come from a cache that no longer changes, and its writes
+// fail, with nobody told.
+func (e *embedded) watch() {
+	var err error
+	select {
+	case err = <-e.etcd.Err():
+		err = fmt.Errorf("etcd: %w", err)
+	case <-e.etcd.Server.StopNotify():
+		err = errors.New("etcd stopped")
+	case <-e.api.exited:
+		err = fmt.Errorf("API server stopped: %w", e.api.exitErr())
+	}
+	if !e.stopping.Load() {
+		e.errc <- err
+	}
 }
 
 func (e *embedded) start(ctx context.Context, dataDir string) (*rest.Config, error) {
@@ -114,6 +136,7 @@ func (e *embedded) start(ctx context.Context, dataDir string) (*rest.Config, err
 // stop stops the API server, then etcd, then drops the lock: the reverse of
 // start, so nothing is written to a closed store.
 func (e *embedded) stop() error {
+	e.stopping.Store(true)
 	var errs []error
 	if e.api != nil {
 		errs = append(errs, e.api.stop())
@@ -125,7 +148,6 @@ func (e *embedded) stop() error {
 		cancel()
 	}
 	if e.etcd != nil {
-		e.stopping.Store(true)
 		e.etcd.Close()
 	}
 	if e.lock != nil {

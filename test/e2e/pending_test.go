@@ -67,9 +67,15 @@ func TestUnrunTypeFailsWithNoExecutorOutside(t *testing.T) {
 		a = g.JSON200
 		return err == nil && a != nil && a.Phase == client.FAILED
 	})
-	want := `no executor of this server runs task type "ehco": it runs echo, http, process, sleep`
+	want := `no executor of this server runs task type "ehco": it runs `
 	if a.ErrorState == nil || a.ErrorState.Code != "PluginNotFound" || !strings.HasPrefix(a.ErrorState.Message, want) {
-		t.Errorf("error %+v, want PluginNotFound, %q", a.ErrorState, want)
+		t.Fatalf("error %+v, want PluginNotFound, %q", a.ErrorState, want)
+	}
+	// The message names what does run, so the user sees the typo.
+	for _, typ := range []string{"echo, ", "git-clone, ", "http, ", "process, ", "sleep, "} {
+		if !strings.Contains(a.ErrorState.Message, typ) {
+			t.Errorf("message %q does not name %q among the types that run", a.ErrorState.Message, strings.TrimSuffix(typ, ", "))
+		}
 	}
 	if len(a.Conditions) != 2 || a.Conditions[0].Reason != v1.ReasonPluginNotFound {
 		t.Errorf("conditions %+v", a.Conditions)

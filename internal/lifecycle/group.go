@@ -4,8 +4,9 @@
 //
 // The Group guarantees:
 //   - a part starts only once every part added before it is ready;
-//   - a part that fails to start stops the parts already started, in
-//     reverse order, and Start returns its error;
+//   - a part that fails to start, or a started part that fails while a
+//     later one starts, stops the parts already started, in reverse
+//     order, and Start returns its error;
 //   - after Start, the first part to end on its own (with an error, or
 //     with none before it was asked to stop) is reported on Err: a part
 //     that dies is never silent;
@@ -48,8 +49,12 @@ func Background(run func(ctx context.Context) error) Runnable {
 type Group struct {
 	parts []*part
 	errc  chan error // the first failure after start
-	once  sync.Once  // guards errc
-	mu    sync.Mutex
+	once  sync.Once  // guards errc, failed and first
+	// failed is closed at the first failure, first holds it: a part that
+	// dies while a later one starts fails the start.
+	failed chan struct{}
+	first  error
+	mu     sync.Mutex
 	// stopping is set once Stop began: parts that end then are stopping,
 	// not failing.
 	stopping bool
@@ -61,10 +66,13 @@ type part struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed when Run returned
 	err    error         // what Run returned, once done
+	// named: err was named by Start already (the part failed to start,
+	// or failed first while a later part started).
+	named bool
 }
 
 // NewGroup returns an empty Group.
-func NewGroup() *Group { return &Group{errc: make(chan error, 1)} }
+func NewGroup() *Group { return &Group{errc: make(chan error, 1), failed: make(chan struct{})} }
 
 // Add appends a part, named for errors and logs. Not after Start.
 func (g *Group) Add(name string, r Runnable) {
@@ -76,8 +84,7 @@ func (g *Group) Add(name string, r Runnable) {
 func (g *Group) Start(ctx context.Context) error {
 	for i, p := range g.parts {
 		if err := g.start(ctx, p); err != nil {
-			g.stop(g.parts[:i+1])
-			return err
+			return errors.Join(err, g.stop(g.parts[:i+1], true))
 		}
 	}
 	return nil
@@ -101,7 +108,10 @@ func (g *Group) start(ctx context.Context, p *part) error {
 		if p.err == nil {
 			return fmt.Errorf("%s: ended while starting", p.name)
 		}
+		p.named = true
 		return fmt.Errorf("%s: %w", p.name, p.err)
+	case <-g.failed:
+		return g.first
 	case <-ctx.Done():
 		return fmt.Errorf("%s: start: %w", p.name, context.Cause(ctx))
 	}
@@ -119,7 +129,12 @@ func (g *Group) ended(p *part) {
 	if err == nil {
 		err = errors.New("ended on its own")
 	}
-	g.once.Do(func() { g.errc <- fmt.Errorf("%s: %w", p.name, err) })
+	g.once.Do(func() {
+		p.named = true
+		g.first = fmt.Errorf("%s: %w", p.name, err)
+		g.errc <- g.first
+		close(g.failed)
+	})
 }
 
 // Err delivers the first failure of a part after Start (at most one):
@@ -128,9 +143,11 @@ func (g *Group) Err() <-chan error { return g.errc }
 
 // Stop stops every started part in reverse order and returns the errors
 // they returned (a part's failure reported on Err included).
-func (g *Group) Stop() error { return g.stop(g.parts) }
+func (g *Group) Stop() error { return g.stop(g.parts, false) }
 
-func (g *Group) stop(parts []*part) error {
+// stop stops parts in reverse order; starting leaves out the failures
+// Start names itself.
+func (g *Group) stop(parts []*part, starting bool) error {
 	g.mu.Lock()
 	g.stopping = true
 	g.mu.Unlock()
@@ -142,9 +159,26 @@ func (g *Group) stop(parts []*part) error {
 		}
 		p.cancel()
 		<-p.done
-		if p.err != nil {
+		if p.err != nil && !(starting && p.named) {
 			errs = append(errs, fmt.Errorf("%s: %w", p.name, p.err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Service is a Runnable of a part that has a Start and a Stop: Start
+// brings it up (ready when it returns), Stop takes it down when its
+// context ends. A nil stop has nothing to stop.
+func Service(start func(context.Context) error, stop func() error) Runnable {
+	return Func(func(ctx context.Context, ready func()) error {
+		if err := start(ctx); err != nil {
+			return err
+		}
+		ready()
+		<-ctx.Done()
+		if stop == nil {
+			return nil
+		}
+		return stop()
+	})
 }

@@ -164,3 +164,47 @@ func TestGroupStartEndsWithItsContext(t *testing.T) {
 		t.Fatalf("events %q, want %q", got, want)
 	}
 }
+
+// A background controller that fails right after it is started, while a
+// later part is still starting, fails the start: the server never reports
+// ready without it.
+func TestGroupStartFailsWhenAnEarlierPartDiesDuringALaterStart(t *testing.T) {
+	var r recorder
+	g := NewGroup()
+	g.Add("controller", Background(func(context.Context) error { return errors.New("cannot list Stages") }))
+	g.Add("slow", Func(func(ctx context.Context, ready func()) error {
+		<-ctx.Done() // never ready on its own
+		r.note("stop slow")
+		return nil
+	}))
+	err := g.Start(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "controller: cannot list Stages") {
+		t.Fatalf("Start: %v, want the controller's failure", err)
+	}
+	if got := r.list(); !slices.Equal(got, []string{"stop slow"}) {
+		t.Fatalf("events %q: the slow part was not stopped", got)
+	}
+}
+
+func TestServiceStartsAndStops(t *testing.T) {
+	var r recorder
+	g := NewGroup()
+	g.Add("svc", Service(func(context.Context) error { r.note("start"); return nil }, func() error { r.note("stop"); return errors.New("flush failed") }))
+	g.Add("bad", Service(func(context.Context) error { return errors.New("no listener") }, nil))
+	err := g.Start(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "bad: no listener") || !strings.Contains(err.Error(), "svc: flush failed") {
+		t.Fatalf("Start: %v", err)
+	}
+	if got := r.list(); !slices.Equal(got, []string{"start", "stop"}) {
+		t.Fatalf("events %q", got)
+	}
+}
+
+func TestGroupStartNamesAFailureOnce(t *testing.T) {
+	g := NewGroup()
+	g.Add("bad", Service(func(context.Context) error { return errors.New("no listener") }, nil))
+	err := g.Start(t.Context())
+	if err == nil || strings.Count(err.Error(), "no listener") != 1 {
+		t.Fatalf("Start: %v, want the failure named once", err)
+	}
+}

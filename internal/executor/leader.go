@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -26,8 +27,10 @@ const (
 // several replicas on one cluster exactly one executes. It needs the
 // coordination API, which the embedded control plane does not serve (and
 // does not need: its data-dir lock admits one process). A replica that
-// loses the lease stops executing and stands for election again.
-func RunWithLeaderElection(ctx context.Context, kube kubernetes.Interface, namespace, identity string, c *Controller, log zerolog.Logger) {
+// loses the lease stops executing and stands for election again. It
+// returns when ctx ends (nil), or with the executor's error when the
+// executor fails while leading: the owner stops the server then.
+func RunWithLeaderElection(ctx context.Context, kube kubernetes.Interface, namespace, identity string, c *Controller, log zerolog.Logger) error {
 	lock := &leaseClock{Interface: &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Name: LeaseName, Namespace: namespace},
 		Client:     kube.CoordinationV1(),
@@ -36,6 +39,8 @@ func RunWithLeaderElection(ctx context.Context, kube kubernetes.Interface, names
 	// Every write of the executor is fenced by the Lease (fence.go).
 	c.mgr = fencedActions{Actions: c.mgr, fence: newFence(lock, renewDeadline, c.cfg.Metrics)}
 	log.Info().Str("identity", identity).Str("lease", namespace+"/"+LeaseName).Msg("executor: standing for election")
+	ctx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
 	for ctx.Err() == nil {
 		leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
 			Lock:            lock,
@@ -47,7 +52,9 @@ func RunWithLeaderElection(ctx context.Context, kube kubernetes.Interface, names
 			Callbacks: leaderelection.LeaderCallbacks{
 				OnStartedLeading: func(ctx context.Context) {
 					log.Info().Str("identity", identity).Msg("leading: executor runs here")
-					_ = c.Run(ctx)
+					if err := c.Run(ctx); err != nil {
+						fail(err)
+					}
 				},
 				OnStoppedLeading: func() { log.Info().Str("identity", identity).Msg("not leading: executor stopped") },
 				OnNewLeader: func(id string) {
@@ -58,4 +65,8 @@ func RunWithLeaderElection(ctx context.Context, kube kubernetes.Interface, names
 			},
 		})
 	}
+	if err := context.Cause(ctx); !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
 }

@@ -64,7 +64,7 @@ func startServer(t *testing.T, args ...string) *proc {
 // (directly, or through prlimit).
 func startCommand(t *testing.T, cmd *exec.Cmd) *proc {
 	t.Helper()
-	cmd.Env = append(os.Environ(), runAsServer+"=1", "TASKACTIONS_LOG_FORMAT=json")
+	cmd.Env = append(append(os.Environ(), cmd.Env...), runAsServer+"=1", "TASKACTIONS_LOG_FORMAT=json")
 	p := &proc{cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {

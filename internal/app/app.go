@@ -20,13 +20,12 @@ import (
 	"taskactions/internal/executor"
 	"taskactions/internal/handlers"
 	"taskactions/internal/history"
-	"taskactions/internal/journal"
 	"taskactions/internal/kargo/credentials"
 	"taskactions/internal/kargo/freight"
-	"taskactions/internal/kargo/orchestrator"
 	"taskactions/internal/kargo/promotions"
 	"taskactions/internal/kargo/stages"
 	"taskactions/internal/kube/clientset/versioned"
+	"taskactions/internal/lifecycle"
 	"taskactions/internal/logs"
 	"taskactions/internal/pipeline"
 	"taskactions/internal/runs"
@@ -54,7 +53,14 @@ type App struct {
 	detached sync.WaitGroup
 	serveErr chan error
 
+	// parts is everything that runs (parts.go); the fields below are what
+	// its parts made, for the parts after them and for the API.
+	parts   *lifecycle.Group
 	cp      *controlplane.ControlPlane
+	restCfg *rest.Config
+	kube    kubernetes.Interface // an external cluster's core API; nil on the embedded one
+	client  versioned.Interface
+	exec    executorSetup
 	mgr     *taskactions.Manager
 	stages  *stages.Manager
 	freight *freight.Manager
@@ -68,14 +74,12 @@ type App struct {
 	// kargoCreds are the promotion steps' credentials (kargosteps.go).
 	kargoCreds *credentials.Chain
 
-	executor        *executor.Controller // nil when it claims nothing
-	stopExecutor    context.CancelFunc
-	executorDone    chan struct{}
-	stopControllers context.CancelFunc
-	controllersDone chan struct{}
+	executor *executor.Controller // nil when it claims nothing
 
-	access     *access
-	metricsSrv *http.Server
+	access *access
+	// stopOnce makes Stop idempotent; stopErr is what it returned.
+	stopOnce sync.Once
+	stopErr  error
 	// maxConns and maxStreams bound HTTP (from the config, or derived from
 	// the file descriptor limit).
 	maxConns, maxStreams int
@@ -98,6 +102,8 @@ func (a *App) Serve(ctx context.Context) error {
 	case <-ctx.Done():
 	case err = <-a.serveErr:
 		a.log.Error().Err(err).Msg("HTTP server failed")
+	case err = <-a.parts.Err():
+		a.log.Error().Err(err).Msg("a part of the server failed: stopping")
 	}
 	if stopErr := a.Stop(); stopErr != nil && err == nil {
 		err = stopErr
@@ -126,9 +132,11 @@ func Start(ctx context.Context, cfg Config, log zerolog.Logger) (*App, error) {
 	}
 	a.serve()
 	start := time.Now()
-	if err := a.startComponents(ctx); err != nil {
-		_ = a.Stop()
-		return nil, err
+	a.retired = newRetiredCounter()
+	a.parts = a.newParts()
+	if err := a.parts.Start(ctx); err != nil {
+		// The parts that started are stopped; the HTTP server is left.
+		return nil, errors.Join(err, a.shutdownHTTP())
 	}
 	releaseStartMemory(a.streamsStop, a.startDrained)
 	log.Info().Str("listen", a.URL()).Str("controlPlane", a.cp.Source()).Dur("startupMs", time.Since(start)).Msg("ready")
@@ -223,106 +231,6 @@ func (a *App) serve() {
 	}()
 }
 
-func (a *App) startComponents(ctx context.Context) error {
-	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: a.cfg.DataDir, Kubeconfig: a.cfg.Kubeconfig, EtcdQuota: a.cfg.EtcdQuota, Log: a.log})
-	if err != nil {
-		return err
-	}
-	a.cp = cp
-	restCfg := cp.RESTConfig()
-	restCfg.Wrap(executor.RefuseLate) // the executor's fence holds to the send
-	es := a.setUpExecutor()
-	// The core API client of an external cluster (nil on the embedded
-	// control plane, which has no core API).
-	var kube kubernetes.Interface
-	if !cp.Embedded() {
-		// The replica's identity names its requests in the cluster's audit
-		// log; the field manager (the user agent up to "/") stays ours.
-		restCfg.UserAgent = controlplane.FieldManager + "/" + es.identity
-		if kube, err = kubernetes.NewForConfig(restCfg); err != nil {
-			return err
-		}
-		a.useKargoSecrets(kube)
-	}
-	if a.access.cluster != nil {
-		if kube == nil {
-			return fmt.Errorf("--auth=kubernetes needs a cluster: the embedded control plane has no TokenReview or SubjectAccessReview")
-		}
-		a.access.cluster.SetClient(kube)
-	}
-	if err := a.startManager(ctx, restCfg, kube, es); err != nil {
-		return err
-	}
-	a.startControllers(es)
-	if err := a.serveAPI(restCfg); err != nil {
-		return err
-	}
-	if err := a.serveMetrics(); err != nil {
-		return err
-	}
-	return a.startExecutor(kube, es)
-}
-
-// startManager starts the action manager and the run service on the
-// control plane. kube is the core API client of an external cluster (nil
-// on the embedded control plane, which has no core API).
-func (a *App) startManager(ctx context.Context, restCfg *rest.Config, kube kubernetes.Interface, es executorSetup) error {
-	client, err := versioned.NewForConfig(restCfg)
-	if err != nil {
-		return err
-	}
-	journalCfg := journal.Config{MaxEvents: a.cfg.SSEReplayEvents, MaxAge: a.cfg.SSEReplayAge, MailboxSize: a.cfg.SSEMailbox}
-	if a.history, err = history.Open(ctx, a.cfg.HistoryDSN, a.cfg.DataDir); err != nil {
-		return err
-	}
-	if a.history.SetAside != "" {
-		a.log.Error().Stringer("store", a.history).Str("setAside", a.history.SetAside).
-			Msg("the history store was damaged: it was renamed and a fresh one started, filled from the control plane's live actions; retired runs are only in the renamed file (sqlite3 .recover can salvage it)")
-	}
-	a.log.Info().Stringer("store", a.history).Bool("created", a.history.Created).Msg("history store open")
-	if err := a.access.keepLogouts(ctx, a.history, a.log); err != nil {
-		return err
-	}
-	a.runs = runs.New(a.history, journalCfg, a.log.With().Str("component", "runs").Logger())
-	a.mgr = taskactions.New(taskactions.Config{
-		Client: client, Kube: kube, NamespaceTemplate: a.cfg.NamespaceTemplate, Workers: a.cfg.Workers,
-		Notifier: a.runs, History: a.history, Log: a.log.With().Str("component", "manager").Logger(),
-		Finalizers: executorFinalizers(es.claims),
-		BuiltIn:    es.runs,
-		Pending:    es.pending,
-		Journal:    journalCfg,
-		Warm:       handlers.WarmAction,
-	})
-	if err := a.mgr.StartWatching(ctx); err != nil {
-		return err
-	}
-	if err := a.runs.Restore(ctx, a.mgr.RunsActions); err != nil {
-		return err
-	}
-	a.stages = stages.New(stages.Config{
-		Client: client, Kube: kube, KargoProjects: a.cp.KargoInstalled(), Journal: journalCfg,
-		Log: a.log.With().Str("component", "stages").Logger(),
-	})
-	if err := a.stages.Start(ctx); err != nil {
-		return err
-	}
-	a.freight = freight.New(freight.Config{
-		Client: client, Stages: a.stages, Journal: journalCfg,
-		Log: a.log.With().Str("component", "freight").Logger(),
-	})
-	if err := a.freight.Start(ctx); err != nil {
-		return err
-	}
-	a.promos = promotions.New(promotions.Config{
-		Client: client, Stages: a.stages, Freight: a.freight, Journal: journalCfg,
-		Log: a.log.With().Str("component", "promotions").Logger(),
-	})
-	if err := a.promos.Start(ctx); err != nil {
-		return err
-	}
-	return nil
-}
-
 // caches are the pipelines of every kind this server serves.
 func (a *App) caches() []pipeline.Stats {
 	return []pipeline.Stats{a.mgr.Cache(), a.stages.Cache(), a.freight.Cache(), a.promos.Cache()}
@@ -372,75 +280,6 @@ func (a *App) serveAPI(restCfg *rest.Config) error {
 // takes the execute verb.
 var executeTaskTypes = []string{"process"}
 
-// serveMetrics serves /metrics, without a token, on --metrics-listen.
-func (a *App) serveMetrics() error {
-	if a.cfg.MetricsListen == "" {
-		return nil
-	}
-	ln, err := net.Listen("tcp", a.cfg.MetricsListen)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", a.cfg.MetricsListen, err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", a.metrics.Handler())
-	a.metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: newStdLogger(a.log)}
-	go func() {
-		if err := a.metricsSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			a.serveErr <- fmt.Errorf("metrics listener: %w", err)
-		}
-	}()
-	a.log.Info().Str("listen", ln.Addr().String()).Msg("serving /metrics without a token")
-	return nil
-}
-
-// abortWorkers is how many abort writes are in flight at once: the API
-// server and etcd batch concurrent writes, so a large abort finishes about
-// twice as fast with 32 as with 8 (measured: 5,000 children in 36 s).
-const abortWorkers = 32
-
-// startControllers starts the background work: the aborter carries
-// aborts down to descendants, and, on the embedded control plane, which
-// has no garbage collector, the collector deletes the descendants of a
-// deleted action; the Stage controller and the Promotion orchestrator run
-// where no Kargo controller does (--kargo-controllers).
-func (a *App) startControllers(es executorSetup) {
-	ctx, cancel := context.WithCancel(context.Background())
-	a.stopControllers, a.controllersDone = cancel, make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		_ = taskactions.NewAborter(a.mgr, abortWorkers, a.log.With().Str("component", "aborter").Logger()).Run(ctx)
-	})
-	if a.cp.Embedded() {
-		wg.Go(func() {
-			_ = taskactions.NewCollector(a.mgr, 0, a.log.With().Str("component", "collector").Logger()).Run(ctx)
-		})
-	}
-	a.retired = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "taskactions_retention_retired_total", Help: "Finished actions whose objects retention deleted from the control plane (history keeps them).",
-	})
-	if a.cfg.Retention > 0 {
-		r := taskactions.NewRetirer(a.mgr, a.cfg.Retention, a.log.With().Str("component", "retention").Logger())
-		r.Retired = a.retired.Inc
-		wg.Go(func() { _ = r.Run(ctx) })
-	}
-	if a.cfg.KargoControllers == "true" || (a.cfg.KargoControllers == "auto" && a.cp.Embedded()) {
-		wg.Go(func() {
-			_ = stages.NewController(a.stages, a.promos, a.freight, 4, a.log.With().Str("component", "stage-controller").Logger()).Run(ctx)
-		})
-		wg.Go(func() {
-			_ = orchestrator.New(orchestrator.Config{
-				Promotions: a.promos, Stages: a.stages.Cache(), Freight: a.freight,
-				Actions: a.mgr, Runnable: es.runs, OutputRoot: a.outputRoot(), WorkDirs: a.kargoWork(), Workers: 8,
-				Log: a.log.With().Str("component", "promotions").Logger(),
-			}).Run(ctx)
-		})
-	}
-	go func() {
-		wg.Wait()
-		close(a.controllersDone)
-	}()
-}
-
 // ready is /readyz: the control plane answers, the cache is synced, and
 // the history store answers a read in time and records what it is given
 // (its last write did not fail, none has waited for long).
@@ -478,3 +317,8 @@ func (a *App) ready(cfg *rest.Config) func(context.Context) error {
 // Manager is the action manager (for tests and benchmarks that look
 // inside a running server).
 func (a *App) Manager() *taskactions.Manager { return a.mgr }
+
+// component is the logger of a part.
+func (a *App) component(name string) zerolog.Logger {
+	return a.log.With().Str("component", name).Logger()
+}

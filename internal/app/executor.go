@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/client-go/kubernetes"
-
 	v1 "taskactions/api/v1"
 	"taskactions/internal/executor"
 	"taskactions/internal/executor/plugins"
@@ -100,33 +98,30 @@ func claimedTaskTypes(flag string, embedded bool, pl map[string]plugins.Plugin) 
 	return strings.Join(names, ",")
 }
 
-// startExecutor runs the built-in executor unless it claims no task type.
-// On an external cluster it runs under leader election (kube is nil on
-// the embedded control plane, whose data-dir lock already admits one
+// runExecutor runs the built-in executor until ctx ends, unless it
+// claims no task type. On an external cluster it runs under leader
+// election (the embedded control plane's data-dir lock already admits one
 // process).
-func (a *App) startExecutor(kube kubernetes.Interface, es executorSetup) error {
+func (a *App) runExecutor(ctx context.Context, ready func()) error {
+	es := a.exec
 	ex := executor.New(executor.Config{
 		Manager: a.mgr, TaskTypes: es.claims, NoOutside: !es.outside, Plugins: es.plugins, Workers: a.cfg.ExecutorWorkers,
 		MaxSystemFailures: a.cfg.MaxSystemFailures, OutputRoot: a.outputRoot(),
-		ServerURL: a.URL(), TaskToken: a.access.taskToken, Metrics: a.metrics.Registry(), Log: a.log.With().Str("component", "executor").Logger(),
+		ServerURL: a.URL(), TaskToken: a.access.taskToken, Metrics: a.metrics.Registry(), Log: a.component("executor"),
 	})
 	if !ex.Enabled() {
 		a.log.Info().Msg("executor off: no task types claimed")
+		ready()
+		<-ctx.Done()
 		return nil
 	}
 	a.log.Info().Str("claims", es.claims).Bool("process", es.plugins["process"] != nil).Msg("executor")
 	a.executor = ex
-	ctx, cancel := context.WithCancel(context.Background())
-	a.stopExecutor, a.executorDone = cancel, make(chan struct{})
-	go func() {
-		defer close(a.executorDone)
-		if kube == nil {
-			_ = ex.Run(ctx)
-			return
-		}
-		executor.RunWithLeaderElection(ctx, kube, a.cfg.LeaderElectionNamespace, es.identity, ex, a.log)
-	}()
-	return nil
+	ready()
+	if a.kube == nil {
+		return ex.Run(ctx)
+	}
+	return executor.RunWithLeaderElection(ctx, a.kube, a.cfg.LeaderElectionNamespace, es.identity, ex, a.log)
 }
 
 // processEnabled: the process plugin runs commands sent over HTTP, so by

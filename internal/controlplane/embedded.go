@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"taskactions/internal/failpoint"
 	"taskactions/internal/secrets"
 )
 
@@ -60,6 +61,9 @@ func startEmbedded(ctx context.Context, dataDir string, quota int64, log zerolog
 		return nil, nil, err
 	}
 	go e.watch()
+	if failpoint.Armed(failpoint.EtcdDies) {
+		time.AfterFunc(5*time.Second, e.etcd.Server.HardStop)
+	}
 	return e, cfg, nil
 }
 

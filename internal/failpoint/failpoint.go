@@ -1,8 +1,9 @@
 // Package failpoint lets the crash tests kill the server at a named step
 // of a protocol, the way etcd's gofail does, with nothing compiled in but
 // a comparison: TASKACTIONS_FAILPOINT=<name> makes the process SIGKILL
-// itself when it reaches Hit(<name>) for the first time. Unset, as in
-// production, Hit does nothing.
+// itself when it reaches Hit(<name>) for the first time, or makes a part
+// that asks Armed(<name>) fail. Unset, as in production, neither does
+// anything.
 package failpoint
 
 import (
@@ -18,7 +19,18 @@ const (
 	Retired         = "retired"          // retention deleted the object
 )
 
+// Failures of a running server's parts, for the tests that check the
+// server stops with the cause instead of serving on without it. Armed
+// tells the part to fail; nothing is killed.
+const (
+	EtcdDies             = "etcd-dies"              // the embedded etcd stops hard 5 s after it is up
+	StageControllerFails = "stage-controller-fails" // the Stage controller fails as it starts
+)
+
 var armed = os.Getenv("TASKACTIONS_FAILPOINT")
+
+// Armed reports whether the failpoint name is armed.
+func Armed(name string) bool { return armed != "" && armed == name }
 
 // Hit kills the process if the failpoint name is armed.
 func Hit(name string) {

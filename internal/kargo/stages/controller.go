@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
+	"taskactions/internal/failpoint"
 	"taskactions/internal/kargo/rules"
 	"taskactions/internal/pipeline"
 )
@@ -57,6 +59,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	inf := c.m.stages.Informer()
 	if inf == nil {
 		return fmt.Errorf("stage controller: %w", errNotStarted)
+	}
+	if failpoint.Armed(failpoint.StageControllerFails) {
+		return errors.New("stage controller: cannot watch Promotions (failpoint)")
 	}
 	k := pipeline.NewKeyQueue("stage-controller", c.workers, c.log)
 	if c.promotions != nil { // a Promotion's change is its Stage's

@@ -1,0 +1,270 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/kubernetes"
+
+	"taskactions/internal/controlplane"
+	"taskactions/internal/executor"
+	"taskactions/internal/handlers"
+	"taskactions/internal/history"
+	"taskactions/internal/journal"
+	"taskactions/internal/kargo/freight"
+	"taskactions/internal/kargo/orchestrator"
+	"taskactions/internal/kargo/promotions"
+	"taskactions/internal/kargo/stages"
+	"taskactions/internal/kube/clientset/versioned"
+	"taskactions/internal/lifecycle"
+	"taskactions/internal/runs"
+	"taskactions/internal/taskactions"
+)
+
+// newParts lists everything of the server that runs, in the order it
+// starts; it stops in reverse. Each part is built when its turn comes,
+// from what the parts before it made: the control plane decides the
+// executor's setup, the caches need the control plane, the controllers
+// the caches, the executor the API's metrics. Adding a controller is one
+// Add here.
+func (a *App) newParts() *lifecycle.Group {
+	g := lifecycle.NewGroup()
+	g.Add("control plane", lifecycle.Func(a.runControlPlane))
+	g.Add("history", lifecycle.Service(a.openHistory, a.closeHistory))
+	g.Add("actions", lifecycle.Service(a.startActions, func() error { a.mgr.StopWatching(); return nil }))
+	g.Add("stages", lifecycle.Service(a.startStages, func() error { a.stages.Stop(); return nil }))
+	g.Add("freight", lifecycle.Service(a.startFreight, func() error { a.freight.Stop(); return nil }))
+	g.Add("promotions", lifecycle.Service(a.startPromotions, func() error { a.promos.Stop(); return nil }))
+	g.Add("api", lifecycle.Service(func(context.Context) error { return a.serveAPI(a.restCfg) }, nil))
+	g.Add("metrics listener", lifecycle.Func(a.runMetricsListener))
+	g.Add("aborter", lifecycle.Background(func(ctx context.Context) error {
+		return taskactions.NewAborter(a.mgr, abortWorkers, a.component("aborter")).Run(ctx)
+	}))
+	g.Add("collector", lifecycle.Background(a.runCollector))
+	g.Add("retention", lifecycle.Background(a.runRetention))
+	g.Add("stage controller", lifecycle.Background(a.kargoController(func(ctx context.Context) error {
+		return stages.NewController(a.stages, a.promos, a.freight, 4, a.component("stage-controller")).Run(ctx)
+	})))
+	g.Add("promotion orchestrator", lifecycle.Background(a.kargoController(func(ctx context.Context) error {
+		return orchestrator.New(orchestrator.Config{
+			Promotions: a.promos, Stages: a.stages.Cache(), Freight: a.freight,
+			Actions: a.mgr, Runnable: a.exec.runs, OutputRoot: a.outputRoot(), WorkDirs: a.kargoWork(), Workers: 8,
+			Log: a.component("promotions"),
+		}).Run(ctx)
+	})))
+	g.Add("executor", lifecycle.Func(a.runExecutor))
+	return g
+}
+
+// abortWorkers is how many abort writes are in flight at once: the API
+// server and etcd batch concurrent writes, so a large abort finishes about
+// twice as fast with 32 as with 8 (measured: 5,000 children in 36 s).
+const abortWorkers = 32
+
+// runControlPlane starts the control plane, decides what the executor
+// runs (which new actions' finalizers depend on), and makes the clients
+// every later part uses. It ends with the control plane's failure: a
+// server whose etcd died must not go on serving a cache that no longer
+// changes.
+func (a *App) runControlPlane(ctx context.Context, ready func()) error {
+	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: a.cfg.DataDir, Kubeconfig: a.cfg.Kubeconfig, EtcdQuota: a.cfg.EtcdQuota, Log: a.log})
+	if err != nil {
+		return err
+	}
+	a.cp = cp
+	if err := a.useControlPlane(); err != nil {
+		return errors.Join(err, cp.Stop())
+	}
+	ready()
+	select {
+	case <-ctx.Done():
+		return cp.Stop()
+	case err := <-cp.Err():
+		return errors.Join(err, cp.Stop())
+	}
+}
+
+// useControlPlane makes the clients of the control plane and the
+// executor's setup.
+func (a *App) useControlPlane() error {
+	a.restCfg = a.cp.RESTConfig()
+	a.restCfg.Wrap(executor.RefuseLate) // the executor's fence holds to the send
+	es := a.setUpExecutor()
+	a.exec = es
+	var err error
+	if !a.cp.Embedded() {
+		// The core API client of an external cluster (the embedded control
+		// plane has no core API). The replica's identity names its requests
+		// in the cluster's audit log; the field manager (the user agent up
+		// to "/") stays ours.
+		a.restCfg.UserAgent = controlplane.FieldManager + "/" + es.identity
+		if a.kube, err = kubernetes.NewForConfig(a.restCfg); err != nil {
+			return err
+		}
+		a.useKargoSecrets(a.kube)
+	}
+	if a.access.cluster != nil {
+		if a.kube == nil {
+			return fmt.Errorf("--auth=kubernetes needs a cluster: the embedded control plane has no TokenReview or SubjectAccessReview")
+		}
+		a.access.cluster.SetClient(a.kube)
+	}
+	a.client, err = versioned.NewForConfig(a.restCfg)
+	return err
+}
+
+// openHistory opens the history store and keeps logouts in it.
+func (a *App) openHistory(ctx context.Context) error {
+	var err error
+	if a.history, err = history.Open(ctx, a.cfg.HistoryDSN, a.cfg.DataDir); err != nil {
+		return err
+	}
+	if a.history.SetAside != "" {
+		a.log.Error().Stringer("store", a.history).Str("setAside", a.history.SetAside).
+			Msg("the history store was damaged: it was renamed and a fresh one started, filled from the control plane's live actions; retired runs are only in the renamed file (sqlite3 .recover can salvage it)")
+	}
+	a.log.Info().Stringer("store", a.history).Bool("created", a.history.Created).Msg("history store open")
+	if err := a.access.keepLogouts(ctx, a.history, a.log); err != nil {
+		return errors.Join(err, a.history.Close())
+	}
+	return nil
+}
+
+func (a *App) closeHistory() error {
+	if a.access.stopLogouts != nil {
+		a.access.stopLogouts()
+	}
+	if err := a.history.Close(); err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	return nil
+}
+
+// journalConfig bounds every kind's replay journal.
+func (a *App) journalConfig() journal.Config {
+	return journal.Config{MaxEvents: a.cfg.SSEReplayEvents, MaxAge: a.cfg.SSEReplayAge, MailboxSize: a.cfg.SSEMailbox}
+}
+
+// startActions starts the action manager and the run service, and
+// restores the run service's view of the live actions.
+func (a *App) startActions(ctx context.Context) error {
+	a.runs = runs.New(a.history, a.journalConfig(), a.component("runs"))
+	a.mgr = taskactions.New(taskactions.Config{
+		Client: a.client, Kube: a.kube, NamespaceTemplate: a.cfg.NamespaceTemplate, Workers: a.cfg.Workers,
+		Notifier: a.runs, History: a.history, Log: a.component("manager"),
+		Finalizers: executorFinalizers(a.exec.claims),
+		BuiltIn:    a.exec.runs,
+		Pending:    a.exec.pending,
+		Journal:    a.journalConfig(),
+		Warm:       handlers.WarmAction,
+	})
+	if err := a.mgr.StartWatching(ctx); err != nil {
+		return err
+	}
+	if err := a.runs.Restore(ctx, a.mgr.RunsActions); err != nil {
+		a.mgr.StopWatching()
+		return err
+	}
+	return nil
+}
+
+func (a *App) startStages(ctx context.Context) error {
+	a.stages = stages.New(stages.Config{
+		Client: a.client, Kube: a.kube, KargoProjects: a.cp.KargoInstalled(), Journal: a.journalConfig(),
+		Log: a.component("stages"),
+	})
+	return a.stages.Start(ctx)
+}
+
+func (a *App) startFreight(ctx context.Context) error {
+	a.freight = freight.New(freight.Config{Client: a.client, Stages: a.stages, Journal: a.journalConfig(), Log: a.component("freight")})
+	return a.freight.Start(ctx)
+}
+
+func (a *App) startPromotions(ctx context.Context) error {
+	a.promos = promotions.New(promotions.Config{
+		Client: a.client, Stages: a.stages, Freight: a.freight, Journal: a.journalConfig(),
+		Log: a.component("promotions"),
+	})
+	return a.promos.Start(ctx)
+}
+
+// runMetricsListener serves /metrics, without a token, on
+// --metrics-listen (when set) until ctx ends.
+func (a *App) runMetricsListener(ctx context.Context, ready func()) error {
+	if a.cfg.MetricsListen == "" {
+		ready()
+		<-ctx.Done()
+		return nil
+	}
+	ln, err := net.Listen("tcp", a.cfg.MetricsListen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", a.cfg.MetricsListen, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", a.metrics.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: newStdLogger(a.log)}
+	a.log.Info().Str("listen", ln.Addr().String()).Msg("serving /metrics without a token")
+	ready()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+		if err := srv.Close(); err != nil {
+			return err
+		}
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+}
+
+// runCollector deletes the descendants of a deleted action on the
+// embedded control plane, which has no garbage collector.
+func (a *App) runCollector(ctx context.Context) error {
+	if !a.cp.Embedded() {
+		<-ctx.Done()
+		return nil
+	}
+	return taskactions.NewCollector(a.mgr, 0, a.component("collector")).Run(ctx)
+}
+
+// runRetention deletes finished actions from the control plane after
+// --retention (history keeps them).
+func (a *App) runRetention(ctx context.Context) error {
+	if a.cfg.Retention <= 0 {
+		<-ctx.Done()
+		return nil
+	}
+	r := taskactions.NewRetirer(a.mgr, a.cfg.Retention, a.component("retention"))
+	r.Retired = a.retired.Inc
+	return r.Run(ctx)
+}
+
+// kargoController runs a Kargo controller where no Kargo controller does
+// (--kargo-controllers), else waits for the stop.
+func (a *App) kargoController(run func(context.Context) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if a.cfg.KargoControllers == "true" || (a.cfg.KargoControllers == "auto" && a.cp.Embedded()) {
+			return run(ctx)
+		}
+		<-ctx.Done()
+		return nil
+	}
+}
+
+// newRetiredCounter counts what retention deleted; it is registered with
+// the storage metrics whether or not retention runs.
+func newRetiredCounter() prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "taskactions_retention_retired_total", Help: "Finished actions whose objects retention deleted from the control plane (history keeps them).",
+	})
+}

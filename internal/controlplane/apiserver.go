@@ -63,6 +63,44 @@ const watchDrainPeriod = 5 * time.Second
 // priority-and-fairness all need a core API too, so they are off; a static
 // token authenticator and a privileged-group authorizer take their place.
 func startAPIServer(cfg apiServerConfig) (*apiServer, error) {
+	o, err := apiServerOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	gc, err := genericConfig(o, cfg.token)
+	if err != nil {
+		return nil, err
+	}
+	config := &apiserver.Config{
+		GenericConfig: gc,
+		ExtraConfig: apiserver.ExtraConfig{
+			CRDRESTOptionsGetter: crdoptions.NewCRDRESTOptionsGetter(*o.RecommendedOptions.Etcd, gc.ResourceTransformers, gc.StorageObjectCountTracker),
+			ServiceResolver:      noServices{},
+			AuthResolverWrapper:  webhook.NewDefaultAuthenticationInfoResolverWrapper(nil, nil, gc.LoopbackClientConfig, noopoteltrace.NewTracerProvider()),
+		},
+	}
+	server, err := config.Complete().New(genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		return nil, fmt.Errorf("create api server: %w", err)
+	}
+	installRootDiscovery(server.GenericAPIServer)
+	if err := installCoreGroup(server.GenericAPIServer, gc.DiscoveryAddresses); err != nil {
+		return nil, err
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &apiServer{cancel: cancel, exited: make(chan struct{}), port: o.RecommendedOptions.SecureServing.BindPort}
+	go func() {
+		defer close(s.exited)
+		s.err = server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+	}()
+	return s, nil
+}
+
+// apiServerOptions are the apiextensions server's options for an API
+// server of this process alone: etcd in process, no watch cache, no
+// authentication or admission plug-ins of its own.
+func apiServerOptions(cfg apiServerConfig) (*crdoptions.CustomResourceDefinitionsServerOptions, error) {
 	o := crdoptions.NewCustomResourceDefinitionsServerOptions(io.Discard, io.Discard)
 	ro := o.RecommendedOptions
 	ro.Etcd.StorageConfig.Transport.ServerList = []string{cfg.etcdEndpoint}
@@ -95,12 +133,18 @@ func startAPIServer(cfg apiServerConfig) (*apiServer, error) {
 	if err := ro.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.IPv4(127, 0, 0, 1)}); err != nil {
 		return nil, fmt.Errorf("self-signed certificate: %w", err)
 	}
+	return o, nil
+}
 
+// genericConfig is the generic API server's configuration from the
+// options, with the admin token as its only credential and Kargo's
+// webhooks as its admission.
+func genericConfig(o *crdoptions.CustomResourceDefinitionsServerOptions, token string) (*genericapiserver.RecommendedConfig, error) {
 	gc := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
 	if err := o.ServerRunOptions.ApplyTo(&gc.Config); err != nil {
 		return nil, fmt.Errorf("apply server run options: %w", err)
 	}
-	if err := ro.ApplyTo(gc); err != nil {
+	if err := o.RecommendedOptions.ApplyTo(gc); err != nil {
 		return nil, fmt.Errorf("apply recommended options: %w", err)
 	}
 	if err := o.APIEnablement.ApplyTo(&gc.Config, apiserver.DefaultAPIResourceConfigSource(), apiserver.Scheme); err != nil {
@@ -120,36 +164,12 @@ func startAPIServer(cfg apiServerConfig) (*apiServer, error) {
 	gc.OpenAPIConfig.Info.Title = "taskactions"
 	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(defs, namer)
 	gc.OpenAPIV3Config.Info.Title = "taskactions"
-	gc.Authentication.Authenticator = authenticatorfactory.NewFromTokens(map[string]*user.DefaultInfo{cfg.token: adminUser}, nil)
+	gc.Authentication.Authenticator = authenticatorfactory.NewFromTokens(map[string]*user.DefaultInfo{token: adminUser}, nil)
 	gc.Authorization.Authorizer = authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)
 	// Admission: no webhooks (they need Services); Kargo's webhooks run
 	// in process instead (package webhooks).
 	gc.AdmissionControl = admission.NewChainHandler(webhooks.NewAdmission(), newOwnFieldsAdmission(FieldManager))
-
-	config := &apiserver.Config{
-		GenericConfig: gc,
-		ExtraConfig: apiserver.ExtraConfig{
-			CRDRESTOptionsGetter: crdoptions.NewCRDRESTOptionsGetter(*ro.Etcd, gc.ResourceTransformers, gc.StorageObjectCountTracker),
-			ServiceResolver:      noServices{},
-			AuthResolverWrapper:  webhook.NewDefaultAuthenticationInfoResolverWrapper(nil, nil, gc.LoopbackClientConfig, noopoteltrace.NewTracerProvider()),
-		},
-	}
-	server, err := config.Complete().New(genericapiserver.NewEmptyDelegate())
-	if err != nil {
-		return nil, fmt.Errorf("create api server: %w", err)
-	}
-	installRootDiscovery(server.GenericAPIServer)
-	if err := installCoreGroup(server.GenericAPIServer, gc.DiscoveryAddresses); err != nil {
-		return nil, err
-	}
-
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &apiServer{cancel: cancel, exited: make(chan struct{}), port: ro.SecureServing.BindPort}
-	go func() {
-		defer close(s.exited)
-		s.err = server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
-	}()
-	return s, nil
+	return gc, nil
 }
 
 // waitReady polls /readyz until the server answers 200.

@@ -142,6 +142,30 @@ func (p *Plugin) Handle(ctx context.Context, tc *plugins.TaskContext) (plugins.T
 		return p.end(k, now, plugins.PhasePermanentFailure, st.Requests, "HostNotAllowed", what+": "+err.Error()), nil
 	}
 
+	status, env, err := p.sendTracked(ctx, k, cfg)
+	if errors.Is(err, errInterrupted) {
+		// Aborted, or the server is stopping: not the step's failure. A
+		// later round sends the request again.
+		return plugins.Transition{Phase: plugins.PhaseRunning, Version: st.Requests, Info: what + ": interrupted", RequeueAfter: time.Second}, nil
+	}
+	if st.Requests == 0 {
+		st.FirstRequest = now
+	}
+	st.Requests++
+	st.LastRequest = now
+	if err != nil {
+		phase, reason, cause := failureOf(err)
+		return p.end(k, now, phase, st.Requests, reason, what+": "+cause.Error()), nil
+	}
+	return p.decide(k, now, cfg, st, what, status, env), nil
+}
+
+// errInterrupted: the request was cancelled by an abort or a stop.
+var errInterrupted = errors.New("interrupted")
+
+// sendTracked sends the request, cancellable by an abort of the action
+// while in flight; a cancelled request's error wraps errInterrupted.
+func (p *Plugin) sendTracked(ctx context.Context, k string, cfg *parsed) (int, map[string]any, error) {
 	reqCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	p.mu.Lock()
@@ -154,52 +178,54 @@ func (p *Plugin) Handle(ctx context.Context, tc *plugins.TaskContext) (plugins.T
 	}()
 	status, env, err := p.send(reqCtx, cfg)
 	if err != nil && reqCtx.Err() != nil {
-		// Aborted, or the server is stopping: not the step's failure. A
-		// later round sends the request again.
-		return plugins.Transition{Phase: plugins.PhaseRunning, Version: st.Requests, Info: what + ": interrupted", RequeueAfter: time.Second}, nil
+		return 0, nil, fmt.Errorf("%w: %w", errInterrupted, err)
 	}
-	if st.Requests == 0 {
-		st.FirstRequest = now
+	return status, env, err
+}
+
+// failureOf classifies a request's error: a refused host is for good;
+// a bad response or a failed request may pass on a retry.
+func failureOf(err error) (plugins.Phase, string, error) {
+	var na *NotAllowedError
+	if errors.As(err, &na) {
+		return plugins.PhasePermanentFailure, "HostNotAllowed", na
 	}
-	st.Requests++
-	st.LastRequest = now
-	if err != nil {
-		var na *NotAllowedError
-		if errors.As(err, &na) {
-			return p.end(k, now, plugins.PhasePermanentFailure, st.Requests, "HostNotAllowed", what+": "+na.Error()), nil
-		}
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // its message has the URL with its query
-		}
-		var re responseError
-		if errors.As(err, &re) {
-			return p.end(k, now, plugins.PhaseRetryableFailure, st.Requests, "ResponseError", what+": "+err.Error()), nil
-		}
-		return p.end(k, now, plugins.PhaseRetryableFailure, st.Requests, "RequestFailed", what+": "+err.Error()), nil
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // its message has the URL with its query
 	}
+	var re responseError
+	if errors.As(err, &re) {
+		return plugins.PhaseRetryableFailure, "ResponseError", err
+	}
+	return plugins.PhaseRetryableFailure, "RequestFailed", err
+}
+
+// decide applies the success and failure criteria to a response: done,
+// failed, or polled again.
+func (p *Plugin) decide(k string, now time.Time, cfg *parsed, st State, what string, status int, env map[string]any) plugins.Transition {
 	success, failure, err := criteria(cfg, status, env)
 	if err != nil {
-		return p.end(k, now, plugins.PhaseRetryableFailure, st.Requests, "ExpressionError", fmt.Sprintf("%s: HTTP %d: %v", what, status, err)), nil
+		return p.end(k, now, plugins.PhaseRetryableFailure, st.Requests, "ExpressionError", fmt.Sprintf("%s: HTTP %d: %v", what, status, err))
 	}
 	switch {
 	case success && !failure:
 		outputs, err := buildOutputs(cfg.Outputs, env)
 		if err != nil {
-			return p.end(k, now, plugins.PhaseRetryableFailure, st.Requests, "OutputError", fmt.Sprintf("%s: HTTP %d: %v", what, status, err)), nil
+			return p.end(k, now, plugins.PhaseRetryableFailure, st.Requests, "OutputError", fmt.Sprintf("%s: HTTP %d: %v", what, status, err))
 		}
 		tr := plugins.Transition{Phase: plugins.PhaseSuccess, Version: st.Requests, Info: fmt.Sprintf("%s: HTTP %d", what, status), Outputs: outputs}
 		p.remember(k, now, tr)
-		return tr, nil
+		return tr
 	case failure:
 		return p.end(k, now, plugins.PhasePermanentFailure, st.Requests, "FailureCriteriaMet",
-			fmt.Sprintf("%s: HTTP (%d) response met failure criteria", what, status)), nil
+			fmt.Sprintf("%s: HTTP (%d) response met failure criteria", what, status))
 	}
 	return plugins.Transition{
 		Phase: plugins.PhaseRunning, Version: st.Requests, RequeueAfter: p.PollInterval,
 		Info:  fmt.Sprintf("%s: HTTP %d met neither success nor failure criteria; %s", what, status, polling(st)),
 		State: st, StateVersion: stateVersion,
-	}, nil
+	}
 }
 
 func polling(st State) string {

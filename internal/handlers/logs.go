@@ -197,7 +197,7 @@ func (ls logStream) VisitStreamActionLogsResponse(w http.ResponseWriter) error {
 		return nil
 	}
 	defer ls.s.streams.release()
-	defer ls.s.metrics.StreamOpened("logs")()
+	defer ls.s.metrics.StreamOpened(operationFrom(ls.ctx).stream)()
 	f, err := ls.s.logs.Follow(ls.key)
 	if err != nil {
 		writeProblemCtx(ls.ctx, w, err)

@@ -44,7 +44,7 @@ func NewMetrics(g Gauges) *Metrics {
 			Name: "taskactions_sse_open_streams", Help: "Open server-sent-event streams by kind.",
 		}, []string{"kind"}),
 	}
-	for _, kind := range []string{"action", "run", "runs", "stages", "promotions"} {
+	for _, kind := range streamKinds() { // the operations table's, checked against the document
 		m.streams.WithLabelValues(kind) // present at zero before the first stream
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.streams,

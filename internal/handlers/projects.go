@@ -50,13 +50,13 @@ func (s *Server) StreamProjects(ctx context.Context, req StreamProjectsRequestOb
 		Keep:    func(e *runs.ProjectEvent) bool { return readable(e.Project) },
 		Cursors: s.runs.ProjectCursors(),
 	}
-	return &stream[*runs.ProjectEvent]{ctx: ctx, kind: "projects", lastID: lastEventID(req.Params.LastEventID, req.Params.LastEventId), src: src, s: s}, nil
+	return &stream[*runs.ProjectEvent]{ctx: ctx, lastID: lastEventID(req.Params.LastEventID, req.Params.LastEventId), src: src, s: s}, nil
 }
 
 func (st *stream[V]) VisitStreamProjectsResponse(w http.ResponseWriter) error { return st.serve(w) }
 
 // readableProjects answers whether the caller may read the runs of a
-// project and domain, by the rule of listRuns, remembering each answer
+// project and domain, by the operations table's listRuns, remembering each answer
 // for the request (or the stream).
 func (s *Server) readableProjects(ctx context.Context) func(runs.Project) bool {
 	subject := auth.SubjectFrom(ctx)
@@ -65,7 +65,7 @@ func (s *Server) readableProjects(ctx context.Context) func(runs.Project) bool {
 		k := [2]string{p.Project, p.Domain}
 		ok, seen := known[k]
 		if !seen {
-			rl := rules["listRuns"]
+			rl := operations["listRuns"]
 			ok = subject != nil && s.authz.Authorize(ctx, subject, auth.Attributes{Verb: rl.verb, Project: p.Project, Domain: p.Domain, Kube: rl.kube}) == nil
 			known[k] = ok
 		}

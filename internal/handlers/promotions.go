@@ -130,7 +130,7 @@ func (s *Server) promotionStream(ctx context.Context, project, stage, lastID str
 		Encode:  objectEvent[*kargoapi.Promotion],
 		Cursors: s.promos.Journal(),
 	}
-	return &stream[*promotions.View]{ctx: ctx, kind: "promotions", lastID: lastID, src: src, s: s}
+	return &stream[*promotions.View]{ctx: ctx, lastID: lastID, src: src, s: s}
 }
 
 func (st *stream[V]) VisitStreamProjectPromotionsResponse(w http.ResponseWriter) error {

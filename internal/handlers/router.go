@@ -74,7 +74,7 @@ func NewRouter(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRules(v.doc); err != nil {
+	if err := checkOperations(v.doc); err != nil {
 		return nil, err
 	}
 	doc, err := parseDocument(api.OpenAPI)
@@ -131,7 +131,7 @@ func guards(cfg Config) ([]func(http.Handler) http.Handler, error) {
 // apiRouter is /api/v1: the generated routes, each request refused unless
 // its body, if it has one, is declared JSON or YAML, authenticated (unless
 // the document says the operation is public), valid, and authorized by the
-// operation's rule.
+// operation's entry in the operations table.
 func apiRouter(cfg Config, v *validator, doc OpenAPIDocument) http.Handler {
 	r := chi.NewRouter()
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })

@@ -179,13 +179,13 @@ func (s *Server) DeleteRun(ctx context.Context, req DeleteRunRequestObject) (Del
 // StreamActionEvents streams an action and its direct children.
 func (s *Server) StreamActionEvents(ctx context.Context, req StreamActionEventsRequestObject) (StreamActionEventsResponseObject, error) {
 	scope := taskactions.Scope{Run: taskactions.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}, Action: req.Action}
-	return s.actionStream(ctx, "action", scope, lastEventID(req.Params.LastEventID, req.Params.LastEventId)), nil
+	return s.actionStream(ctx, scope, lastEventID(req.Params.LastEventID, req.Params.LastEventId)), nil
 }
 
 // StreamRunEvents streams every action of a run.
 func (s *Server) StreamRunEvents(ctx context.Context, req StreamRunEventsRequestObject) (StreamRunEventsResponseObject, error) {
 	scope := taskactions.Scope{Run: taskactions.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}}
-	return s.actionStream(ctx, "run", scope, lastEventID(req.Params.LastEventID, req.Params.LastEventId)), nil
+	return s.actionStream(ctx, scope, lastEventID(req.Params.LastEventID, req.Params.LastEventId)), nil
 }
 
 // StreamRunSummaries streams the run summaries of a project and domain.
@@ -203,10 +203,10 @@ func (s *Server) StreamRunSummaries(ctx context.Context, req StreamRunSummariesR
 		Encode:  encodeRunEvent,
 		Cursors: s.runs.Cursors(),
 	}
-	return &stream[*runs.Event]{ctx: ctx, kind: "runs", lastID: lastEventID(req.Params.LastEventID, req.Params.LastEventId), src: src, s: s}, nil
+	return &stream[*runs.Event]{ctx: ctx, lastID: lastEventID(req.Params.LastEventID, req.Params.LastEventId), src: src, s: s}, nil
 }
 
-func (s *Server) actionStream(ctx context.Context, kind string, scope taskactions.Scope, lastID string) *stream[*taskactions.ActionUpdate] {
+func (s *Server) actionStream(ctx context.Context, scope taskactions.Scope, lastID string) *stream[*taskactions.ActionUpdate] {
 	src := sse.Source[*taskactions.ActionUpdate]{
 		Event: "action",
 		Open: func(ctx context.Context, after *uint64) (*taskactions.Subscription, taskactions.Start, []*taskactions.ActionUpdate) {
@@ -215,7 +215,7 @@ func (s *Server) actionStream(ctx context.Context, kind string, scope taskaction
 		Encode:  encodeActionEvent,
 		Cursors: s.mgr.Journal(),
 	}
-	return &stream[*taskactions.ActionUpdate]{ctx: ctx, kind: kind, lastID: lastID, src: src, s: s}
+	return &stream[*taskactions.ActionUpdate]{ctx: ctx, lastID: lastID, src: src, s: s}
 }
 
 // lastEventID prefers the header (what EventSource sends on reconnect) to
@@ -231,7 +231,6 @@ func lastEventID(header, query *string) string {
 // event stream itself instead of a body.
 type stream[V any] struct {
 	ctx    context.Context
-	kind   string
 	lastID string
 	src    sse.Source[V]
 	s      *Server
@@ -241,7 +240,7 @@ func (st *stream[V]) serve(w http.ResponseWriter) error {
 	if !st.admit(w) {
 		return nil
 	}
-	closed := st.s.metrics.StreamOpened(st.kind)
+	closed := st.s.metrics.StreamOpened(operationFrom(st.ctx).stream)
 	ended, release := st.s.holdSession(st.ctx)
 	r := requestFrom(st.ctx)
 	return sse.Serve(st.ctx, w, st.src, st.s.sse, sse.Options{

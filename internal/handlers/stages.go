@@ -97,7 +97,7 @@ func (s *Server) stageStream(ctx context.Context, project, name, lastID string) 
 		Encode:  objectEvent[*kargoapi.Stage],
 		Cursors: s.stages.Journal(),
 	}
-	return &stream[*stages.Update]{ctx: ctx, kind: "stages", lastID: lastID, src: src, s: s}, nil
+	return &stream[*stages.Update]{ctx: ctx, lastID: lastID, src: src, s: s}, nil
 }
 
 func (st *stream[V]) VisitStreamProjectStagesResponse(w http.ResponseWriter) error {

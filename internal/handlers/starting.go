@@ -2,11 +2,16 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/rs/zerolog"
+	"sigs.k8s.io/yaml"
+
+	"taskactions/api"
 
 	"taskactions/internal/auth"
 	"taskactions/internal/sse"
@@ -45,27 +50,36 @@ func Starting(cfg StartingConfig) http.Handler {
 		w.Header().Set("Retry-After", "1")
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": "starting: control plane and caches are not up yet"})
 	})
-	for pattern, operationID := range streamPatterns {
-		r.Method(http.MethodGet, BasePath+pattern, holdStream(cfg, rules[operationID]))
+	for pattern, operationID := range streamRoutes() {
+		r.Method(http.MethodGet, BasePath+pattern, holdStream(cfg, operations[operationID]))
 	}
 	r.NotFound(notReady)
 	r.MethodNotAllowed(notReady)
 	return r
 }
 
-// streamPatterns are the paths of the operations tagged streams, with
-// their operations, whose rules authorize a held stream
-// (TestStartingHoldsEveryStream keeps the map whole).
-var streamPatterns = map[string]string{
-	"/project-events": "streamProjects",
-	"/projects/{project}/domains/{domain}/events":                                  "streamRunSummaries",
-	"/projects/{project}/domains/{domain}/runs/{run}/actions/{action}/logs/events": "streamActionLogs",
-	"/projects/{project}/domains/{domain}/runs/{run}/events":                       "streamRunEvents",
-	"/projects/{project}/domains/{domain}/runs/{run}/actions/{action}/events":      "streamActionEvents",
-	"/projects/{project}/stage-events":                                             "streamProjectStages",
-	"/projects/{project}/stages/{stage}/events":                                    "streamStage",
-	"/projects/{project}/promotion-events":                                         "streamProjectPromotions",
-	"/projects/{project}/stages/{stage}/promotions/events":                         "streamStagePromotions",
+// streamRoutes are the document's stream operations (GETs tagged
+// streams) by path. Read with a plain YAML decode: the starting server
+// answers before the document is loaded and validated in full.
+func streamRoutes() map[string]string {
+	var doc struct {
+		Paths map[string]struct {
+			Get *struct {
+				OperationID string   `json:"operationId"`
+				Tags        []string `json:"tags"`
+			} `json:"get"`
+		} `json:"paths"`
+	}
+	if err := yaml.Unmarshal(api.OpenAPI, &doc); err != nil {
+		panic(fmt.Sprintf("the embedded OpenAPI document: %v", err)) // built in: a test reads it
+	}
+	routes := map[string]string{}
+	for path, item := range doc.Paths {
+		if item.Get != nil && slices.Contains(item.Get.Tags, "streams") {
+			routes[path] = item.Get.OperationID
+		}
+	}
+	return routes
 }
 
 func notReady(w http.ResponseWriter, r *http.Request) {
@@ -74,8 +88,8 @@ func notReady(w http.ResponseWriter, r *http.Request) {
 }
 
 // holdStream authenticates and authorizes the stream as the API will, by
-// its operation's rule, then holds it until the API serves it.
-func holdStream(cfg StartingConfig, rl rule) http.Handler {
+// its operation's entry, then holds it until the API serves it.
+func holdStream(cfg StartingConfig, rl operation) http.Handler {
 	return requireSubject(cfg.Authenticator, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		attrs := auth.Attributes{Verb: rl.verb, Project: chi.URLParam(r, "project"), Domain: chi.URLParam(r, "domain"), Kube: rl.kube}
 		if rl.verb != "" { // the projects stream filters what it sends instead

@@ -7,7 +7,8 @@ import (
 	"taskactions/internal/auth"
 )
 
-// reach is where a task token may use an operation.
+// reach is where a task token may use an operation (the operations
+// table's task).
 type reach int
 
 const (
@@ -18,70 +19,23 @@ const (
 	itself         // the task's own action
 )
 
-// taskReach is what a task token may do: read its own run (actions,
-// events, logs), enqueue children in it, and report its own status.
-// Anything else (other runs, deletes, aborts, Stages) is refused, though
-// the token's grants are of its project and domain.
-var taskReach = map[string]reach{
-	"getSession": anywhere, "listProjects": anywhere, "streamProjects": anywhere,
-	"getRun": inRun, "listRunActions": inRun, "streamRunEvents": inRun,
-	"getAction": inRun, "listChildActions": inRun, "streamActionEvents": inRun,
-	"getActionLogs": inRun, "streamActionLogs": inRun,
-	"enqueueAction":   child,
-	"putActionStatus": itself, "appendActionLogs": itself,
-}
-
 // taskAllows refuses what a task token may not do (ErrForbidden).
-func taskAllows(t *auth.TaskScope, operationID string, request any) error {
-	r := taskReach[operationID]
+func taskAllows(t *auth.TaskScope, operationID string, r reach, tg target) error {
 	if r == anywhere {
 		return nil
 	}
-	project, domain, _ := scopeOf(request)
-	run, action, parent := targetOf(request)
-	inOwnRun := project == t.Project && domain == t.Domain && run == t.Run
+	inOwnRun := tg.project == t.Project && tg.domain == t.Domain && tg.run == t.Run
 	switch {
 	case r == nowhere:
 		return fmt.Errorf("%w: %s may not %s: a task's token reads its own run, enqueues children in it and reports its own status", auth.ErrForbidden, t.Name(), operationID)
 	case !inOwnRun:
 		return fmt.Errorf("%w: %s may %s only in its own run %s/%s/%s", auth.ErrForbidden, t.Name(), operationID, t.Project, t.Domain, t.Run)
-	case r == child && parent == "":
+	case r == child && tg.parent == "":
 		return fmt.Errorf("%w: %s may enqueue only children (with parentActionName) in its run", auth.ErrForbidden, t.Name())
-	case r == itself && action != t.Action:
+	case r == itself && tg.action != t.Action:
 		return fmt.Errorf("%w: %s may %s only of its own action %s", auth.ErrForbidden, t.Name(), operationID, t.Action)
 	}
 	return nil
-}
-
-// targetOf is the run and action a request names, and for an enqueue the
-// parent.
-func targetOf(request any) (run, action, parent string) {
-	switch q := request.(type) {
-	case EnqueueActionRequestObject:
-		a := q.Body.Action
-		return a.ActionId.Run.Name, a.ActionId.Name, value(a.ParentActionName)
-	case GetRunRequestObject:
-		return q.Run, "", ""
-	case ListRunActionsRequestObject:
-		return q.Run, "", ""
-	case StreamRunEventsRequestObject:
-		return q.Run, "", ""
-	case GetActionRequestObject:
-		return q.Run, q.Action, ""
-	case ListChildActionsRequestObject:
-		return q.Run, q.Action, ""
-	case StreamActionEventsRequestObject:
-		return q.Run, q.Action, ""
-	case GetActionLogsRequestObject:
-		return q.Run, q.Action, ""
-	case StreamActionLogsRequestObject:
-		return q.Run, q.Action, ""
-	case PutActionStatusRequestObject:
-		return q.Run, q.Action, ""
-	case AppendActionLogsRequestObject:
-		return q.Run, q.Action, ""
-	}
-	return "", "", ""
 }
 
 // mayExecute reports whether the request's subject may execute in the

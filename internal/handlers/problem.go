@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -165,11 +164,8 @@ func writeProblemCtx(ctx context.Context, w http.ResponseWriter, err error) {
 	if errors.As(err, &throttled) {
 		w.Header().Set("Retry-After", strconv.Itoa(int(max(throttled.RetryAfter.Round(time.Second), time.Second)/time.Second)))
 	}
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.Header().Set("Cache-Control", "no-store")
 	if s := retryAfter(err); s != "" && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", s)
 	}
-	w.WriteHeader(p.Status)
-	_ = json.NewEncoder(w).Encode(p)
+	respondProblem(ctx, w, p)
 }

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"time"
 
@@ -91,8 +90,8 @@ func NewRouter(cfg Config) (http.Handler, error) {
 	r.Use(middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
-	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	r.Get("/healthz", func(w http.ResponseWriter, req *http.Request) {
+		respondJSON(w, req, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	r.Get("/readyz", readyz(cfg.Ready))
 	r.Handle("/metrics", requireSubject(cfg.Authenticator, notForTasks(cfg.Metrics.Handler())))
@@ -146,8 +145,8 @@ func apiRouter(cfg Config, v *validator, doc OpenAPIDocument) http.Handler {
 	HandlerWithOptions(strict, ChiServerOptions{
 		BaseRouter: r,
 		// The last runs first: refuse a body that is not JSON or YAML,
-		// authenticate, then validate.
-		Middlewares:      []MiddlewareFunc{v.middleware, authenticate(cfg.Authenticator, v), requireJSON},
+		// authenticate, validate, then answer in YAML if asked.
+		Middlewares:      []MiddlewareFunc{v.negotiate, v.middleware, authenticate(cfg.Authenticator, v), requireJSON},
 		ErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(w, r, badRequest{err}) },
 	})
 	return r
@@ -195,16 +194,9 @@ func readyz(ready func(context.Context) error) http.HandlerFunc {
 		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 		defer cancel()
 		if err := ready(ctx); err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": err.Error()})
+			respondJSON(w, r, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": err.Error()})
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		respondJSON(w, r, http.StatusOK, map[string]string{"status": "ready"})
 	}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }

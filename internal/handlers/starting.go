@@ -43,12 +43,12 @@ func Starting(cfg StartingConfig) http.Handler {
 	}
 	r := chi.NewRouter()
 	r.Use(withRequestID(cfg.Log), recoverPanics, wellFormedURLs, guardHost(cfg.AllowedHosts))
-	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		respondJSON(w, r, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	r.Get("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "1")
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": "starting: control plane and caches are not up yet"})
+		respondJSON(w, r, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": "starting: control plane and caches are not up yet"})
 	})
 	for pattern, operationID := range streamRoutes() {
 		r.Method(http.MethodGet, BasePath+pattern, holdStream(cfg, operations[operationID]))

@@ -6457,6 +6457,8 @@ type GetFreightResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Freight
+	// YAML200 the response for an HTTP 200 `application/yaml` response
+	YAML200 *Freight
 	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
 	ApplicationproblemJSONDefault *Problem
 }
@@ -6464,6 +6466,11 @@ type GetFreightResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetFreightResponse) GetJSON200() *Freight {
 	return r.JSON200
+}
+
+// GetYAML200 returns the response for an HTTP 200 `application/yaml` response
+func (r GetFreightResponse) GetYAML200() *Freight {
+	return r.YAML200
 }
 
 // GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
@@ -6601,6 +6608,8 @@ type GetPromotionResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Promotion
+	// YAML200 the response for an HTTP 200 `application/yaml` response
+	YAML200 *Promotion
 	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
 	ApplicationproblemJSONDefault *Problem
 }
@@ -6608,6 +6617,11 @@ type GetPromotionResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetPromotionResponse) GetJSON200() *Promotion {
 	return r.JSON200
+}
+
+// GetYAML200 returns the response for an HTTP 200 `application/yaml` response
+func (r GetPromotionResponse) GetYAML200() *Promotion {
+	return r.YAML200
 }
 
 // GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
@@ -6834,6 +6848,8 @@ type GetStageResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Stage
+	// YAML200 the response for an HTTP 200 `application/yaml` response
+	YAML200 *Stage
 	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
 	ApplicationproblemJSONDefault *Problem
 }
@@ -6841,6 +6857,11 @@ type GetStageResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetStageResponse) GetJSON200() *Stage {
 	return r.JSON200
+}
+
+// GetYAML200 returns the response for an HTTP 200 `application/yaml` response
+func (r GetStageResponse) GetYAML200() *Stage {
+	return r.YAML200
 }
 
 // GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
@@ -8587,6 +8608,13 @@ func ParseGetFreightResponse(rsp *http.Response) (*GetFreightResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
+		var dest Freight
+		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.YAML200 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8685,6 +8713,13 @@ func ParseGetPromotionResponse(rsp *http.Response) (*GetPromotionResponse, error
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
+		var dest Promotion
+		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.YAML200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem
@@ -8846,6 +8881,13 @@ func ParseGetStageResponse(rsp *http.Response) (*GetStageResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
+		var dest Stage
+		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.YAML200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem

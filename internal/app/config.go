@@ -14,6 +14,7 @@ import (
 
 	httpstep "taskactions/internal/executor/plugins/http"
 	"taskactions/internal/kargo/credentials"
+	"taskactions/internal/lease"
 	"taskactions/internal/logs"
 )
 
@@ -57,9 +58,12 @@ type Config struct {
 	// orchestrator: auto (on the embedded control plane only, since Kargo's
 	// controllers own Stages and Promotions on a cluster), true or false.
 	KargoControllers string
-	// LeaderElectionNamespace holds the executor's Lease on a cluster.
+	// LeaderElectionNamespace holds the Leases on a cluster: the
+	// executor's and Kargo's controllers'.
 	LeaderElectionNamespace string
-	ShutdownGracePeriod     time.Duration
+	// LeaderElection are the Leases' timings.
+	LeaderElection      lease.Timings
+	ShutdownGracePeriod time.Duration
 
 	// Auth is "token" (the default: every API request needs a token or a
 	// session) or "none" (loopback listeners only).
@@ -108,6 +112,7 @@ func Defaults() Config {
 		ExecutorWorkers:         8,
 		MaxSystemFailures:       5,
 		LeaderElectionNamespace: "default",
+		LeaderElection:          lease.DefaultTimings,
 		ShutdownGracePeriod:     10 * time.Second,
 		Auth:                    AuthToken,
 		Retention:               time.Hour,
@@ -125,6 +130,9 @@ func (c Config) Validate() error {
 	sample := strings.NewReplacer("{project}", "p", "{domain}", "d").Replace(c.NamespaceTemplate)
 	if errs := validation.IsDNS1123Label(sample); len(errs) > 0 {
 		return fmt.Errorf("--namespace-template %q does not make namespace names: %s", c.NamespaceTemplate, strings.Join(errs, "; "))
+	}
+	if err := c.LeaderElection.Validate(); err != nil {
+		return fmt.Errorf("--leader-election-*: %w", err)
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return fmt.Errorf("--tls-cert and --tls-key go together")

@@ -17,6 +17,7 @@ import (
 	httpstep "taskactions/internal/executor/plugins/http"
 	"taskactions/internal/executor/plugins/process"
 	"taskactions/internal/executor/plugins/sleep"
+	"taskactions/internal/lease"
 )
 
 // executorSetup is the executor's plugins and the task types it claims,
@@ -121,7 +122,7 @@ func (a *App) runExecutor(ctx context.Context, ready func()) error {
 	if a.kube == nil {
 		return ex.Run(ctx)
 	}
-	return executor.RunWithLeaderElection(ctx, a.kube, a.cfg.LeaderElectionNamespace, es.identity, ex, a.log)
+	return executor.RunWithLeaderElection(ctx, a.leaseConfig("executor"), ex)
 }
 
 // processEnabled: the process plugin runs commands sent over HTTP, so by
@@ -161,5 +162,14 @@ func executorFinalizers(taskTypes string) func(string) []string {
 			return []string{v1.FinalizerPlugin}
 		}
 		return nil
+	}
+}
+
+// leaseConfig is a Lease of this replica on the cluster (its Name is the
+// user's to set).
+func (a *App) leaseConfig(work string) lease.Config {
+	return lease.Config{
+		Kube: a.kube, Namespace: a.cfg.LeaderElectionNamespace, Identity: a.exec.identity,
+		Timings: a.cfg.LeaderElection, Work: work, Log: a.log,
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/kubernetes"
 
 	"taskactions/internal/controlplane"
@@ -21,6 +22,7 @@ import (
 	"taskactions/internal/kargo/promotions"
 	"taskactions/internal/kargo/stages"
 	"taskactions/internal/kube/clientset/versioned"
+	"taskactions/internal/lease"
 	"taskactions/internal/lifecycle"
 	"taskactions/internal/runs"
 	"taskactions/internal/taskactions"
@@ -47,16 +49,7 @@ func (a *App) newParts() *lifecycle.Group {
 	}))
 	g.Add("collector", lifecycle.Background(a.runCollector))
 	g.Add("retention", lifecycle.Background(a.runRetention))
-	g.Add("stage controller", lifecycle.Background(a.kargoController(func(ctx context.Context) error {
-		return stages.NewController(a.stages, a.promos, a.freight, 4, a.component("stage-controller")).Run(ctx)
-	})))
-	g.Add("promotion orchestrator", lifecycle.Background(a.kargoController(func(ctx context.Context) error {
-		return orchestrator.New(orchestrator.Config{
-			Promotions: a.promos, Stages: a.stages.Cache(), Freight: a.freight,
-			Actions: a.mgr, Runnable: a.exec.runs, OutputRoot: a.outputRoot(), WorkDirs: a.kargoWork(), Workers: 8,
-			Log: a.component("promotions"),
-		}).Run(ctx)
-	})))
+	g.Add("kargo controllers", lifecycle.Background(a.runKargoControllers))
 	g.Add("executor", lifecycle.Func(a.runExecutor))
 	return g
 }
@@ -249,16 +242,40 @@ func (a *App) runRetention(ctx context.Context) error {
 	return r.Run(ctx)
 }
 
-// kargoController runs a Kargo controller where no Kargo controller does
-// (--kargo-controllers), else waits for the stop.
-func (a *App) kargoController(run func(context.Context) error) func(context.Context) error {
-	return func(ctx context.Context) error {
-		if a.cfg.KargoControllers == "true" || (a.cfg.KargoControllers == "auto" && a.cp.Embedded()) {
-			return run(ctx)
-		}
+// kargoLease is the Lease Kargo's controllers run under on a cluster.
+const kargoLease = "taskactions-kargo"
+
+// runKargoControllers runs the Stage controller and the Promotion
+// orchestrator where no Kargo controller does (--kargo-controllers), on a
+// cluster only while this replica holds their Lease; else it waits for
+// the stop. The first of them to fail ends both with its error.
+func (a *App) runKargoControllers(ctx context.Context) error {
+	if !(a.cfg.KargoControllers == "true" || (a.cfg.KargoControllers == "auto" && a.cp.Embedded())) {
 		<-ctx.Done()
 		return nil
 	}
+	if a.kube == nil {
+		return a.kargoControllers(ctx)
+	}
+	cfg := a.leaseConfig("kargo controllers")
+	cfg.Name = kargoLease
+	return lease.Run(ctx, cfg, a.kargoControllers)
+}
+
+// kargoControllers runs both controllers until ctx ends or one fails.
+func (a *App) kargoControllers(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		return stages.NewController(a.stages, a.promos, a.freight, 4, a.component("stage-controller")).Run(ctx)
+	})
+	g.Go(func() error {
+		return orchestrator.New(orchestrator.Config{
+			Promotions: a.promos, Stages: a.stages.Cache(), Freight: a.freight,
+			Actions: a.mgr, Runnable: a.exec.runs, OutputRoot: a.outputRoot(), WorkDirs: a.kargoWork(), Workers: 8,
+			Log: a.component("promotions"),
+		}).Run(ctx)
+	})
+	return g.Wait()
 }
 
 // newRetiredCounter counts what retention deleted; it is registered with

@@ -1,0 +1,185 @@
+package e2e
+
+import (
+	"bytes"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"taskactions/internal/app"
+)
+
+// docPages are the pages whose commands TestDocumented runs: the README,
+// then every page of docs/, each as a user would type it top to bottom.
+func docPages(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{"../../README.md"}, pages...)
+}
+
+// skipMarker keeps a line out of TestDocumented: for a line that needs a
+// value the reader must supply (a host of their own, a cluster).
+const skipMarker = "# docs-test: skip"
+
+var (
+	// assignment is a shell line that sets a variable (H=..., export
+	// KUBECONFIG=...): the later lines of the page rely on it.
+	assignment = regexp.MustCompile(`^(export\s+)?[A-Za-z_][A-Za-z0-9_]*=`)
+	// streamFlag is curl's -N (no buffering), which the docs use only for
+	// event streams: those never end by themselves.
+	streamFlag = regexp.MustCompile(`(^|\s)-[a-zA-Z]*N`)
+	httpCode   = regexp.MustCompile(`docs-test-http-code=(\d{3})`)
+)
+
+// shellLines returns the logical lines (continuations joined) of the ```sh
+// blocks of a Markdown page.
+func shellLines(page string) []string {
+	var lines []string
+	in, cont := false, ""
+	for _, l := range strings.Split(page, "\n") {
+		switch {
+		case !in && strings.TrimSpace(l) == "```sh":
+			in = true
+		case in && strings.TrimSpace(l) == "```":
+			in = false
+		case in && strings.HasSuffix(l, `\`):
+			cont += strings.TrimSuffix(l, `\`)
+		case in:
+			lines = append(lines, strings.TrimSpace(cont+l))
+			cont = ""
+		}
+	}
+	return lines
+}
+
+// checked says whether a documented line is a curl or kubectl command
+// (kubectl by name or as bin/kubectl). Other lines (make run, helm
+// install, a script) start servers or need a cluster: they are not run.
+func checked(line string) bool {
+	f := strings.Fields(line)
+	if len(f) == 0 || strings.Contains(line, skipMarker) {
+		return false
+	}
+	return f[0] == "curl" || f[0] == "kubectl" || strings.HasSuffix(f[0], "/kubectl")
+}
+
+// TestDocumented runs every curl and kubectl line of README.md and
+// docs/*.md, as typed there, against a server of its own started with the
+// defaults `make run` has, from a directory that looks like the
+// repository's root to the commands: data/ is the server's data dir (its
+// api-token and kubeconfig), examples/ and bin/ (bin/kubectl, from make
+// kubectl) are the repository's, and localhost:8080 is the server. A line
+// that stops working, or whose file is not shipped, fails the test.
+func TestDocumented(t *testing.T) {
+	s, err := startServer(filepath.Join(t.TempDir(), "data"), func(c *app.Config) {
+		// The tests' config claims a list of task types and allows the
+		// loopback for http steps; a user's `make run` does neither.
+		d := app.Defaults()
+		c.ExecutorTaskTypes, c.PromotionHTTPAllow = d.ExecutorTaskTypes, d.PromotionHTTPAllow
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	u, err := url.Parse(s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := repoDir(t)
+	work := t.TempDir()
+	for name, target := range map[string]string{"data": s.dataDir, "examples": filepath.Join(root, "examples"), "bin": filepath.Join(root, "bin")} {
+		if err := os.Symlink(target, filepath.Join(work, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kubectlBin(t) // fails early, saying how to build it
+	home := t.TempDir()
+
+	ran := 0
+	for _, page := range docPages(t) {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimPrefix(page, "../../")
+		t.Run(name, func(t *testing.T) {
+			// Each page is read in a shell of its own: what it sets (H,
+			// KUBECONFIG) lasts to the end of the page.
+			preamble := ""
+			for _, line := range shellLines(string(b)) {
+				line = strings.NewReplacer("localhost:8080", u.Host, "127.0.0.1:8080", u.Host).Replace(line)
+				if assignment.MatchString(line) {
+					preamble += line + "\n"
+					continue
+				}
+				if !checked(line) {
+					continue
+				}
+				ran++
+				runDocumented(t, work, home, root, preamble, line)
+			}
+		})
+	}
+	if ran == 0 {
+		t.Fatal("no curl or kubectl line found in the docs")
+	}
+	t.Logf("ran %d documented commands", ran)
+}
+
+// runDocumented runs one documented line with bash and fails the test
+// unless it exits 0 and, for curl, every response was 2xx.
+func runDocumented(t *testing.T, work, home, root, preamble, line string) {
+	t.Helper()
+	// curl exits 0 on a 4xx or 5xx answer, so its exit status alone would
+	// not see a refused request: --fail-with-body makes it exit 22 (keeping
+	// the problem body for the message), and the status code written to
+	// stderr tells a 3xx (exit 0 too) and a stream cut off by --max-time
+	// (exit 28) that had answered 200 from a failure.
+	maxTime := ""
+	stream := strings.HasPrefix(line, "curl") && streamFlag.MatchString(line)
+	if stream {
+		maxTime = "--max-time 3"
+	}
+	script := "set -o pipefail\n" +
+		"curl() { command curl --fail-with-body --write-out '%{stderr}docs-test-http-code=%{http_code}\\n' " + maxTime + ` "$@"; }` + "\n" +
+		preamble + line + "\n"
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "HOME="+home, "KUBECONFIG=", "PATH="+filepath.Join(root, "bin")+":"+os.Getenv("PATH"))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	rc := cmd.ProcessState.ExitCode()
+	codes := httpCode.FindAllStringSubmatch(errb.String(), -1)
+	ok := err == nil || (stream && rc == 28 && len(codes) > 0)
+	for _, c := range codes {
+		ok = ok && c[1][0] == '2'
+	}
+	if strings.HasPrefix(line, "curl") && len(codes) == 0 {
+		ok = false
+	}
+	if !ok {
+		t.Errorf("documented command failed (exit %d):\n%s\nstdout: %.2000s\nstderr: %.2000s", rc, line, out.String(), errb.String())
+	}
+}
+
+// repoDir is the repository's root, absolute.
+func repoDir(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -183,3 +183,56 @@ func repoDir(t *testing.T) string {
 	}
 	return p
 }
+
+var (
+	mdLink    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	mdHeading = regexp.MustCompile(`^#+ (.*)`)
+	notSlug   = regexp.MustCompile(`[^\p{L}\p{N}_\- ]`)
+)
+
+// headingAnchors are the anchors GitHub gives a page's headings: lower
+// case, punctuation dropped, spaces as dashes.
+func headingAnchors(page string) map[string]bool {
+	out := map[string]bool{}
+	in := false
+	for _, l := range strings.Split(page, "\n") {
+		if strings.HasPrefix(l, "```") {
+			in = !in
+		}
+		if m := mdHeading.FindStringSubmatch(l); m != nil && !in {
+			out[strings.ReplaceAll(notSlug.ReplaceAllString(strings.ToLower(strings.TrimSpace(m[1])), ""), " ", "-")] = true
+		}
+	}
+	return out
+}
+
+// TestDocumentedLinks checks that every relative link of README.md and
+// docs/*.md names a file that exists and, into a page, a heading it has:
+// the docs were split into pages, and a moved section must not leave a
+// link pointing nowhere.
+func TestDocumentedLinks(t *testing.T) {
+	for _, page := range docPages(t) {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(string(b), -1) {
+			link := m[1]
+			if u, err := url.Parse(link); err != nil || u.Scheme != "" {
+				continue
+			}
+			path, anchor, _ := strings.Cut(link, "#")
+			target := page
+			if path != "" {
+				target = filepath.Join(filepath.Dir(page), path)
+			}
+			tb, err := os.ReadFile(target)
+			switch {
+			case err != nil && !strings.Contains(err.Error(), "is a directory"):
+				t.Errorf("%s: link %s: %v", page, link, err)
+			case anchor != "" && strings.HasSuffix(target, ".md") && !headingAnchors(string(tb))[anchor]:
+				t.Errorf("%s: link %s: %s has no heading with that anchor", page, link, target)
+			}
+		}
+	}
+}

@@ -135,7 +135,7 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet $(PKGS)
 
-# Refresh docs/dashboard.png, the README's picture of the run page.
+# Refresh docs/dashboard.png, docs/dashboard.md's picture of the run page.
 screenshot: test-deps
 	$(GO) test -count=1 -run '^TestLayoutAndScreenshot$$' ./test/browser -args -update-screenshot
 

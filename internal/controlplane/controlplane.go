@@ -61,7 +61,7 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 	var err error
 	path := kubeconfigPath(cfg.Kubeconfig)
 	if ownKubeconfig(path, cfg.DataDir) {
-		// `export KUBECONFIG=data/kubeconfig` for kubectl, as the README
+		// `export KUBECONFIG=data/kubeconfig` for kubectl, as docs/operations.md
 		// shows, must not turn the next start into a client of itself.
 		cfg.Log.Info().Str("kubeconfig", path).Msg("the kubeconfig names this data dir's own embedded control plane: starting it")
 		path = ""

@@ -134,6 +134,16 @@ func TestDocumented(t *testing.T) {
 	if ran == 0 {
 		t.Fatal("no curl or kubectl line found in the docs")
 	}
+	// What the docs say of examples/action.yaml's base64 template: the
+	// natural YAML is refused, naming the field.
+	natural := "apiVersion: flyte.org/v1\nkind: TaskAction\nmetadata: {name: r3-a0, namespace: demo-dev}\n" +
+		"spec: {project: demo, domain: dev, runName: r3, actionName: a0, taskType: echo, taskTemplate: {type: echo}}\n"
+	cmd := exec.Command(kubectlBin(t), "--kubeconfig", filepath.Join(s.dataDir, "kubeconfig"), "apply", "-f", "-")
+	cmd.Env = append(os.Environ(), "HOME="+home, "KUBECONFIG=")
+	cmd.Stdin = strings.NewReader(natural)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), `unknown field "spec.taskTemplate.type"`) {
+		t.Errorf("kubectl apply of a YAML taskTemplate: %v %s; the docs say it is refused as unknown field \"spec.taskTemplate.type\"", err, out)
+	}
 	t.Logf("ran %d documented commands", ran)
 }
 

@@ -98,12 +98,18 @@ func TestDocumented(t *testing.T) {
 	}
 	root := repoDir(t)
 	work := t.TempDir()
-	for name, target := range map[string]string{"data": s.dataDir, "examples": filepath.Join(root, "examples"), "bin": filepath.Join(root, "bin")} {
-		if err := os.Symlink(target, filepath.Join(work, name)); err != nil {
+	// bin/kubectl is the tests' kubectl (make kubectl's, or
+	// TASKACTIONS_KUBECTL), also first on PATH for the lines that type
+	// kubectl.
+	bin := filepath.Join(work, "bin")
+	if err := os.Mkdir(bin, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{"data": s.dataDir, "examples": filepath.Join(root, "examples"), "bin/kubectl": kubectlBin(t)} {
+		if err := os.Symlink(target, filepath.Join(work, link)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	kubectlBin(t) // fails early, saying how to build it
 	home := t.TempDir()
 
 	ran := 0
@@ -127,7 +133,7 @@ func TestDocumented(t *testing.T) {
 					continue
 				}
 				ran++
-				runDocumented(t, work, home, root, preamble, line)
+				runDocumented(t, work, home, preamble, line)
 			}
 		})
 	}
@@ -149,7 +155,7 @@ func TestDocumented(t *testing.T) {
 
 // runDocumented runs one documented line with bash and fails the test
 // unless it exits 0 and, for curl, every response was 2xx.
-func runDocumented(t *testing.T, work, home, root, preamble, line string) {
+func runDocumented(t *testing.T, work, home, preamble, line string) {
 	t.Helper()
 	// curl exits 0 on a 4xx or 5xx answer, so its exit status alone would
 	// not see a refused request: --fail-with-body makes it exit 22 (keeping
@@ -166,7 +172,7 @@ func runDocumented(t *testing.T, work, home, root, preamble, line string) {
 		preamble + line + "\n"
 	cmd := exec.Command("bash", "-c", script)
 	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "HOME="+home, "KUBECONFIG=", "PATH="+filepath.Join(root, "bin")+":"+os.Getenv("PATH"))
+	cmd.Env = append(os.Environ(), "HOME="+home, "KUBECONFIG=", "PATH="+filepath.Join(work, "bin")+":"+os.Getenv("PATH"))
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

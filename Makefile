@@ -109,7 +109,7 @@ check-generate: generate
 	@git diff --exit-code -- api charts config internal pkg || { echo "generated code is stale: run make generate and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- api charts config internal pkg)" || { git status --porcelain -- api charts config internal pkg; echo "make generate created files: commit them"; exit 1; }
 
-# The durable-history soak (README, Development); about 75 minutes.
+# The durable-history soak (docs/development.md, docs/performance.md); about 75 minutes.
 SOAK_ARGS ?=
 soak: build
 	$(GO) run ./hack/soak -bin $(BIN) $(SOAK_ARGS)
@@ -135,7 +135,7 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet $(PKGS)
 
-# Refresh docs/dashboard.png, the README's picture of the run page.
+# Refresh docs/dashboard.png, docs/dashboard.md's picture of the run page.
 screenshot: test-deps
 	$(GO) test -count=1 -run '^TestLayoutAndScreenshot$$' ./test/browser -args -update-screenshot
 

@@ -1,6 +1,13 @@
-// Package app wires the program together: control plane, action manager,
-// run service, executor and HTTP server, and stops them in the reverse
-// order.
+// Package app wires the program together. Start listens first (so probes
+// and held streams are answered while the rest comes up), then builds
+// every running part on one lifecycle.Group (parts.go): the control plane,
+// the history store, the caches of TaskActions, Stages, Freight and
+// Promotions, the API routes, the metrics listener, the aborter, collector
+// and retention, the Kargo controllers and the executor. The group starts
+// them in that order and stops them in reverse; the first part to fail
+// after start stops the server (Run). It also holds the configuration and
+// its flags' rules (config.go), authentication and authorization setup
+// (auth.go), and the HTTP bounds derived from the descriptor limit.
 package app
 
 import (

@@ -1,8 +1,23 @@
 // Package controlplane gives the rest of the program a Kubernetes API to
 // store TaskActions in: an embedded one (etcd and the apiextensions API
 // server in this process) or an external cluster. Either way it installs
-// the CRDs it serves (TaskAction; Kargo's Stage, Freight and Promotion)
-// and hands out a *rest.Config.
+// the CRDs it serves (TaskAction; Kargo's Stage, Freight and Promotion;
+// crd.go) and hands out a *rest.Config.
+//
+// The embedded one (embedded.go) also:
+//   - holds the data dir with an exclusive lock (lock.go), and keeps etcd
+//     off TCP: its listeners are unix sockets in the data dir (etcd.go);
+//   - serves what clients expect of a cluster beyond CRDs: root and core
+//     group discovery and namespaces (discovery.go, core.go);
+//   - runs admission plugins in its API server: Kargo's webhooks (package
+//     webhooks) and the one that keeps this server's own writes out of
+//     managedFields (ownfields.go);
+//   - keeps etcd small: trims its file before start (etcdtrim.go),
+//     defragments, watches the quota and clears the NOSPACE alarm
+//     (etcdspace.go);
+//   - reports on Err the failure of etcd or the API server after start, as
+//     etcd's embed does, so that its owner stops rather than serve a cache
+//     that no longer changes.
 package controlplane
 
 import (
@@ -46,7 +61,7 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 	var err error
 	path := kubeconfigPath(cfg.Kubeconfig)
 	if ownKubeconfig(path, cfg.DataDir) {
-		// `export KUBECONFIG=data/kubeconfig` for kubectl, as the README
+		// `export KUBECONFIG=data/kubeconfig` for kubectl, as docs/operations.md
 		// shows, must not turn the next start into a client of itself.
 		cfg.Log.Info().Str("kubeconfig", path).Msg("the kubeconfig names this data dir's own embedded control plane: starting it")
 		path = ""

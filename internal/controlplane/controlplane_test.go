@@ -155,7 +155,7 @@ func TestRestartKeepsObjects(t *testing.T) {
 	if err := shared.Stop(); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
-	// As a shell left by the README's kubectl section would have it: the
+	// As a shell left by docs/operations.md's kubectl section would have it: the
 	// start is still the embedded control plane, not a client of itself.
 	t.Setenv("KUBECONFIG", filepath.Join(dataDir, "..", filepath.Base(dataDir), "kubeconfig"))
 	var err error

@@ -11,7 +11,7 @@ import (
 // A query parameter that is a list (`phase` of listRuns) is described as
 // the form style's default, repeated (`phase=A&phase=B`), which is what
 // every generator sends (openapi-fetch sends nothing else). People and the
-// README write `phase=A,B`; both are taken, the second split into the first
+// docs (docs/api.md) write `phase=A,B`; both are taken, the second split into the first
 // before the generated code and the validator read the query.
 
 // commaListParams are the query parameters that are arrays of enum strings

@@ -114,7 +114,7 @@ func guards(cfg Config) ([]func(http.Handler) http.Handler, error) {
 			AllowedOrigins: cfg.CORSOrigins,
 			AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete},
 			// Range, If-Range and what a log answers with: the tail read
-			// of a log (README, task logs) from another origin.
+			// of a log (docs/api.md, task logs) from another origin.
 			AllowedHeaders: []string{"Authorization", "Content-Type", "Last-Event-ID", "X-Request-ID", "Range", "If-Range"},
 			ExposedHeaders: []string{"X-Request-ID", "Retry-After", "Content-Range", "Accept-Ranges", "ETag", "Log-Dropped-Bytes"},
 			MaxAge:         600,

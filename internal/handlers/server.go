@@ -1,8 +1,3 @@
-// Package handlers is the HTTP API: the chi server and models generated
-// from api/openapi.yaml (api.gen.go), their implementation, which only
-// translates HTTP to calls of the action manager and the run service,
-// request validation against the same document, problem+json errors, and
-// the router with health, readiness and metrics.
 package handlers
 
 import (

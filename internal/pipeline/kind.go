@@ -2,8 +2,13 @@
 // one shared informer, its indexes and sorted lists, each object's public
 // view built (and encoded) once, a journal of the changes clients can see
 // in resource-version order, and the subscriptions that read it. A kind
-// plugs in by describing itself in a Kind; TaskActions and Stages are two
-// uses of the same Cache.
+// plugs in by describing itself in a Kind; TaskActions, Stages, Freight
+// and Promotions are four uses of the same Cache.
+//
+// Beside it: reads that wait for this server's own last write
+// (written.go), readiness that fails while a watch keeps failing
+// (health.go), the errors every manager returns (errors.go), and KeyQueue,
+// the workqueue loop every controller over a cache shares (keyqueue.go).
 package pipeline
 
 import (

@@ -1,13 +1,26 @@
 // Package taskactions is the action manager: it owns every read and write
-// of TaskAction objects and the event pipeline that feeds streams and the
-// run service. It knows nothing of HTTP.
+// of TaskAction objects, and the controllers that keep them. It knows
+// nothing of HTTP.
 //
 // TaskActions flow through the generic pipeline (package pipeline): one
 // shared informer, the run and parent lists, each action's view encoded
 // once, the journal that serves streams. What is TaskAction's own is here:
-// identity and indexes, writes and their rules, and the workers that the
-// pipeline hands each event to through a workqueue (workers.go), which
-// notify the run service and mark terminal statuses recorded.
+//   - identity, names and indexes (naming.go, informer.go), namespaces and
+//     the project and domain that own each (owners.go);
+//   - reads, live from the cache and then from history for retired actions,
+//     paged (reads.go, history.go, listcache.go), and subscriptions to the
+//     streams (subscribe.go);
+//   - writes and their rules: enqueue (enqueue.go), status reports and the
+//     phase rules (status.go), abort and delete cascades (abort.go,
+//     delete.go), size limits and reserved names (limits.go, reserved.go);
+//   - the workers the pipeline hands each event to through a workqueue
+//     (workers.go), which notify the run service and mark terminal
+//     statuses recorded;
+//   - the controllers over the manager, each a pipeline.KeyQueue: the
+//     aborter, which ends an aborted action's unfinished descendants
+//     (aborter.go); the collector, which deletes actions whose owner is
+//     gone where no garbage collector runs (collector.go); and retention,
+//     which deletes finished actions once history holds them (retention.go).
 package taskactions
 
 import (

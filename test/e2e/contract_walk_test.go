@@ -128,7 +128,7 @@ func contractReads(t *testing.T, ctx context.Context, c *client.ClientWithRespon
 	}
 	// Several phases: the generated client repeats the parameter. Run
 	// summaries come from the run service, which records a status shortly
-	// after it is written (README, Durable history), so the first is awaited.
+	// after it is written (docs/operations.md, Durable history), so the first is awaited.
 	listed := func(phases string) bool {
 		var ps []client.Phase
 		for _, ph := range strings.Split(phases, ",") {

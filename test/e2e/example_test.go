@@ -12,7 +12,7 @@ import (
 	"taskactions/pkg/client"
 )
 
-// The fan-out example works as its README says: the parent process
+// The fan-out example works as docs/api.md says: the parent process
 // enqueues 20 sleep children through the API, follows the run's stream
 // until they succeed, and then succeeds itself.
 func TestFanoutExample(t *testing.T) {

@@ -67,7 +67,7 @@ func (k *kubectl) must(stdin string, args ...string) string {
 	return out
 }
 
-// kubectl against the embedded control plane, as the README says: version,
+// kubectl against the embedded control plane, as docs/operations.md says: version,
 // discovery, explain, apply with validation, get, a status patch, a
 // missing object, delete. An object made by kubectl shows in REST and in
 // all three streams; its status patched by kubectl shows in REST; its

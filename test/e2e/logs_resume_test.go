@@ -14,7 +14,7 @@ import (
 )
 
 // A ranged GET that ends inside a character, then the log stream from
-// where it ended (?lastEventId=, as the README says to resume): the
+// where it ended (?lastEventId=, as docs/api.md says to resume): the
 // stream starts at the character's first byte, its offset says so, and
 // the bytes put together are the log's, exactly, wherever the cut is.
 func TestLogResumeInsideACharacter(t *testing.T) {

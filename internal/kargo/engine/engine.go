@@ -8,8 +8,10 @@
 // sequential steps, `if` conditions with success()/failure()/always()/
 // status(), the implicit skip after a failure, continueOnError, the
 // worst-status phase rule (engine.go), outputs.<alias>, vars (vars.go) and
-// ${{ }} config templating (template.go). How Kargo's retry/timeout maps
-// onto TaskAction attempts is in attempts.go.
+// ${{ }} config templating (template.go), and Kargo's freight functions
+// (imageFrom, commitFrom, chartFrom, warehouse, freightMetadata:
+// functions.go, finder.go). How Kargo's retry/timeout maps onto
+// TaskAction attempts is in attempts.go.
 package engine
 
 import (

@@ -125,6 +125,7 @@ func (a *App) newAccess() (*access, error) {
 			return taskactions.NamespaceFor(template, project, domain)
 		})
 		authn.Cluster, ac.authz = ac.cluster, ac.cluster
+		ac.sessions.Cluster = ac.cluster // the dashboard logs in with the cluster's tokens too
 	}
 	ac.authn = authn
 	subjects := 1

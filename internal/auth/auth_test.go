@@ -153,10 +153,10 @@ func TestSessionsAndTaskTokens(t *testing.T) {
 		return r
 	}
 
-	if _, _, err := sessions.Open("wrong"); !errors.Is(err, ErrUnauthenticated) {
+	if _, _, err := sessions.Open(t.Context(), "wrong"); !errors.Is(err, ErrUnauthenticated) {
 		t.Fatalf("session for a wrong token: %v", err)
 	}
-	cookie, _, err := sessions.Open("admin-token-0123456789")
+	cookie, _, err := sessions.Open(t.Context(), "admin-token-0123456789")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestSessionOfRemovedToken(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	signer := newSigner(t, &now)
 	before, _ := NewTokens(nil, map[string]*Subject{"token-of-bob-0123456": {Name: "bob"}})
-	cookie, _, err := NewSessions(signer, before, "c", false).Open("token-of-bob-0123456")
+	cookie, _, err := NewSessions(signer, before, "c", false).Open(t.Context(), "token-of-bob-0123456")
 	if err != nil {
 		t.Fatal(err)
 	}

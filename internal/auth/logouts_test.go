@@ -26,7 +26,7 @@ func TestLogoutEndsTheSessionEverywhere(t *testing.T) {
 	replica, _ := replicas(t, signer, map[string]*Subject{"token-of-bob-0123456": {Name: "bob"}, "token-of-eve-0123456": {Name: "eve"}})
 	one, two := replica(), replica()
 	open := func(token string) *http.Cookie {
-		c, _, err := one.Open(token)
+		c, _, err := one.Open(t.Context(), token)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,8 +101,8 @@ func TestLogoutEndsHeldRequests(t *testing.T) {
 	replica, tokens := replicas(t, newSigner(t, &now), map[string]*Subject{"token-of-bob-0123456": {Name: "bob"}})
 	var err error
 	one, two := replica(), replica()
-	bob, _, _ := one.Open("token-of-bob-0123456")
-	other, _, _ := one.Open("token-of-bob-0123456")
+	bob, _, _ := one.Open(t.Context(), "token-of-bob-0123456")
+	other, _, _ := one.Open(t.Context(), "token-of-bob-0123456")
 	hold := func(s *Sessions, c *http.Cookie) (context.Context, func()) {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		var sub *Subject

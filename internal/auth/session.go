@@ -31,7 +31,23 @@ type Sessions struct {
 	// logouts are the sessions logouts ended; until they are set (while
 	// the server starts) a logout only clears the cookie in the browser.
 	logouts atomic.Pointer[Logouts]
+	// Cluster, when set (--auth=kubernetes), opens sessions for the
+	// tokens the cluster accepts, too.
+	Cluster *Cluster
 }
+
+// ClusterIdentity is who the cluster said a token is: a session opened
+// with it acts as that user and groups, authorized by the cluster
+// (SubjectAccessReview) at each request.
+type ClusterIdentity struct {
+	User   string   `json:"u"`
+	Groups []string `json:"g,omitempty"`
+}
+
+// ClusterSessionTTL bounds a session opened with a cluster's token: the
+// server keeps no copy of the token, so it cannot learn that the cluster
+// revoked it; the cluster's RBAC still decides every request.
+const ClusterSessionTTL = time.Hour
 
 // SetLogouts makes logouts end sessions for good. A session checked
 // before (a stream held while the server starts) is checked again when
@@ -60,21 +76,31 @@ func NewSessions(signer *Signer, tokens *Tokens, name string, secure bool) *Sess
 	return &Sessions{signer: signer, tokens: tokens, Name: name, Secure: secure, TTL: DefaultSessionTTL}
 }
 
-// Open checks a token and returns the cookie of a new session for it.
-func (s *Sessions) Open(token string) (*http.Cookie, *Subject, error) {
+// Open checks a token and returns the cookie of a new session for it:
+// one of this server's tokens, or, with a Cluster, one the cluster
+// accepts (a TokenReview), whose session acts as the identity the cluster
+// gave it.
+func (s *Sessions) Open(ctx context.Context, token string) (*http.Cookie, *Subject, error) {
 	h := sha256.Sum256([]byte(token))
-	sub, ok := s.tokens.byHashed(h)
-	if !ok {
+	if sub, ok := s.tokens.byHashed(h); ok {
+		return s.cookie(h, nil, s.TTL), sub, nil
+	}
+	if s.Cluster == nil {
 		return nil, nil, fmt.Errorf("%w: the token is not valid", ErrUnauthenticated)
 	}
-	return s.cookie(h), sub, nil
+	sub, err := s.Cluster.Review(ctx, token)
+	if err != nil {
+		return nil, nil, err
+	}
+	id := &ClusterIdentity{User: sub.Name, Groups: sub.Groups}
+	return s.cookie(h, id, min(s.TTL, ClusterSessionTTL)), sub, nil
 }
 
-func (s *Sessions) cookie(h [32]byte) *http.Cookie {
+func (s *Sessions) cookie(h [32]byte, cluster *ClusterIdentity, ttl time.Duration) *http.Cookie {
 	now := s.signer.now()
-	v := s.signer.sign(claims{Kind: kindSession, ID: rand.Text(), Sub: hex.EncodeToString(h[:]), Opened: now.UnixNano(), Exp: now.Add(s.TTL).Unix()})
+	v := s.signer.sign(claims{Kind: kindSession, ID: rand.Text(), Sub: hex.EncodeToString(h[:]), Opened: now.UnixNano(), Exp: now.Add(ttl).Unix(), Cluster: cluster})
 	return &http.Cookie{
-		Name: s.Name, Value: v, Path: "/", MaxAge: int(s.TTL.Seconds()),
+		Name: s.Name, Value: v, Path: "/", MaxAge: int(ttl.Seconds()),
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.Secure,
 	}
 }
@@ -114,6 +140,12 @@ func (s *Sessions) subject(r *http.Request) (sub *Subject, ok bool, err error) {
 	}
 	if l := s.logouts.Load(); l != nil && l.over(cl) {
 		return nil, true, fmt.Errorf("%w: the session ended with a logout; log in again", ErrUnauthenticated)
+	}
+	if cl.Cluster != nil {
+		if s.Cluster == nil {
+			return nil, true, fmt.Errorf("%w: the session was opened with a cluster's token, which this server no longer takes; log in again", ErrUnauthenticated)
+		}
+		return &Subject{Name: cl.Cluster.User, Groups: cl.Cluster.Groups, Cluster: true, session: &cl}, true, nil
 	}
 	var h [32]byte
 	if b, err := hex.DecodeString(cl.Sub); err == nil && len(b) == len(h) {
@@ -188,5 +220,5 @@ func (l *LoginCodes) Redeem(code string) (*http.Cookie, bool) {
 	if !ok || l.sessions.signer.now().After(exp) {
 		return nil, false
 	}
-	return l.sessions.cookie(l.token), true
+	return l.sessions.cookie(l.token, nil, l.sessions.TTL), true
 }

@@ -51,6 +51,9 @@ type claims struct {
 	Exp    int64  `json:"e"`
 	// Task is the attempt a task token is for.
 	Task *TaskScope `json:"a,omitempty"`
+	// Cluster is the identity the cluster gave a session's token
+	// (TokenReview), which the session then acts as.
+	Cluster *ClusterIdentity `json:"c,omitempty"`
 }
 
 var b64 = base64.RawURLEncoding

@@ -26,7 +26,7 @@ func (s *Server) CreateSession(ctx context.Context, req CreateSessionRequestObje
 	var cookie *http.Cookie
 	var sub *auth.Subject
 	err := s.throttle.Check(remoteAddr(ctx), req.Body.Token, func() (err error) {
-		cookie, sub, err = s.sessions.Open(req.Body.Token)
+		cookie, sub, err = s.sessions.Open(ctx, req.Body.Token)
 		return err
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"io"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -124,6 +125,81 @@ func TestClusterAuthorization(t *testing.T) {
 			t.Errorf("stream of the run: %d, want %d", status, tc.status)
 		}
 	}
+}
+
+// The dashboard logs in with a cluster's token: the session acts as the
+// identity the cluster gave it, and the cluster's RBAC decides each of its
+// requests (TokenReview at login, SubjectAccessReview at each request).
+func TestClusterTokenSession(t *testing.T) {
+	ctx := t.Context()
+	s := startChartServer(t)
+	f := &features{s: s, project: "authzs", domain: "dev"}
+	if err := f.enqueueAction(ctx, "r1", "a0", "", "echo", nil); err != nil {
+		t.Fatal(err)
+	}
+	reader := user(t, "session-reader", "authzs-dev", rule("flyte.org", "taskactions", "get", "list", "watch"))
+	cookie, body := sessionCookie(ctx, t, s, reader)
+	var session struct{ Subject string }
+	if err := json.Unmarshal(body, &session); err != nil || session.Subject != "system:serviceaccount:authz-users:session-reader" {
+		t.Fatalf("session %s (%v)", body, err)
+	}
+	for _, tc := range []struct {
+		path   string
+		status int
+	}{
+		{f.runPath("r1") + "/actions/a0", http.StatusOK},
+		{"/api/v1/projects/authzs/domains/prod/runs/r1/actions", http.StatusForbidden},
+		{"/api/v1/projects/authzs/stages", http.StatusForbidden},
+	} {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+tc.path, nil)
+		req.AddCookie(cookie)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("GET %s with the session: %d, want %d", tc.path, resp.StatusCode, tc.status)
+		}
+	}
+	if status := login(ctx, t, s, "not-a-token-of-anyone"); status.StatusCode != http.StatusUnauthorized {
+		t.Errorf("log in with a token the cluster refuses: %d, want 401", status.StatusCode)
+	}
+}
+
+// login posts a token to the session endpoint, as the login form does.
+func login(ctx context.Context, t *testing.T, s *cluster.Server, token string) *http.Response {
+	t.Helper()
+	b, _ := json.Marshal(map[string]string{"token": token})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/api/v1/session", strings.NewReader(string(b)))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// sessionCookie logs in with token and returns the session cookie and
+// the answer's body.
+func sessionCookie(ctx context.Context, t *testing.T, s *cluster.Server, token string) (*http.Cookie, []byte) {
+	t.Helper()
+	resp := login(ctx, t, s, token)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("log in with the cluster's token: %d %s", resp.StatusCode, body)
+	}
+	for _, c := range resp.Cookies() {
+		if strings.HasPrefix(c.Name, "taskactions-session") && c.Value != "" {
+			if c.MaxAge > 3600 {
+				t.Errorf("a cluster token's session lasts %ds, more than an hour", c.MaxAge)
+			}
+			return c, body
+		}
+	}
+	t.Fatalf("no session cookie: %v", resp.Cookies())
+	return nil, nil
 }
 
 // openStatus opens a stream and returns the status of its response.

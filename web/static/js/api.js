@@ -88,6 +88,11 @@ export function abortAction(p, d, r, a, reason) {
   return request('POST', `${pages.run(p, d, r)}/actions/${enc(a)}/abort`, body);
 }
 
+/** getRun reads a run's summary (ApiError 404 when there is no such run). */
+export function getRun(p, d, r) {
+  return request('GET', pages.run(p, d, r));
+}
+
 /** deleteRun deletes a finished run (every action of it). */
 export function deleteRun(p, d, r) {
   return request('DELETE', pages.run(p, d, r), {});

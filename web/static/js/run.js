@@ -2,11 +2,11 @@
 // run stream (`action` events carry Action + deleted), with a detail panel
 // for the selected action and abort.
 import { h, setAttr, setText } from './dom.js';
-import { abortAction, deleteRun, pages, streams } from './api.js';
+import { abortAction, deleteRun, getRun, pages, streams } from './api.js';
 import { LiveCollection, keepCurrent } from './live.js';
 import {
   actionSpan, badge, compareNames, fullTime, isTerminal, ms, phaseName,
-  seconds, shortTime, spanDuration, timeEl, updateBadge,
+  duration, shortTime, spanDuration, timeEl, updateBadge,
 } from './format.js';
 import { phaseChips } from './runs.js';
 import { confirmAbort, toast } from './dialog.js';
@@ -25,7 +25,9 @@ export function runPage(main, { project, domain, run }, ui) {
   const runNote = h('span', { class: 'run-note', id: 'run-note', hidden: true });
   const started = h('span', { text: '–' });
   const runDur = h('span', { text: '–' });
-  const count = h('span', { text: '0 actions' });
+  // Counted once the stream's snapshot is in, not before: "0 actions"
+  // while a large run loads would not be so.
+  const count = h('span', { id: 'run-count', text: 'Loading…' });
   const chips = h('div', { class: 'head-chips', role: 'group', 'aria-label': 'Actions per phase' });
   const abortRun = h('button', { type: 'button', class: 'btn danger', id: 'abort-run', disabled: true, text: 'Abort run' });
   const deleteRunBtn = h('button', { type: 'button', class: 'btn danger', id: 'delete-run', hidden: true, text: 'Delete run' });
@@ -40,6 +42,11 @@ export function runPage(main, { project, domain, run }, ui) {
   const treeEl = h('div', { class: 'tree', role: 'tree', id: 'tree', 'aria-labelledby': 'tree-title' });
   const loading = h('p', { class: 'empty', text: 'Loading actions…' });
   const empty = h('p', { class: 'empty', hidden: true, text: 'No actions in this run yet. They appear here as soon as they are enqueued.' });
+  // A run the server does not know (a mistyped URL): said so, not "no
+  // actions yet" forever. Its actions would still appear if enqueued.
+  const missing = h('div', { class: 'empty', id: 'run-missing', role: 'status', hidden: true },
+    h('p', { text: `There is no run ${run} in ${project} / ${domain}.` }),
+    h('p', null, h('a', { href: pages.runs(project, domain), text: `The runs of ${project} / ${domain}` })));
   const detail = h('aside', { class: 'panel detail', id: 'detail', 'aria-labelledby': 'detail-title' });
   main.append(h('div', { class: 'layout' },
     h('section', { class: 'panel tree-panel', 'aria-labelledby': 'tree-title' },
@@ -53,7 +60,7 @@ export function runPage(main, { project, domain, run }, ui) {
         h('span', { class: 'num' }, h('span', { class: 'long', text: 'Attempts' }), h('span', { class: 'short', text: '#' })),
         h('span', { class: 'c-cache', text: 'Cache' }),
         h('span', { class: 'num' }, h('span', { class: 'long', text: 'Duration' }), h('span', { class: 'short', text: 'Time' }))),
-      treeEl, loading, empty),
+      treeEl, loading, empty, missing),
     detail));
 
   const abort = (name, what) => confirmAbort({
@@ -107,13 +114,25 @@ export function runPage(main, { project, domain, run }, ui) {
     setText(runNote, note);
     runNote.hidden = !note;
     const n = tree.nodes.size;
-    setText(count, `${n} action${n === 1 ? '' : 's'}`);
+    setText(count, loading.hidden ? `${n} action${n === 1 ? '' : 's'}` : 'Loading…');
     const key = JSON.stringify([...tree.counts]);
     if (chips.dataset.key !== key) {
       chips.dataset.key = key;
       chips.replaceChildren(phaseChips(Object.fromEntries(tree.counts)));
     }
-    empty.hidden = n > 0 || !loading.hidden;
+    empty.hidden = n > 0 || !loading.hidden || !missing.hidden;
+    if (n > 0) missing.hidden = true;
+  }
+
+  // checkExists asks, when the run has no actions, whether the server
+  // knows it at all.
+  function checkExists() {
+    if (tree.nodes.size > 0) return;
+    getRun(project, domain, run).then(() => {}, (e) => {
+      if (e.status !== 404 || tree.nodes.size > 0) return;
+      missing.hidden = false;
+      updateHead();
+    });
   }
 
   let first = true;
@@ -128,6 +147,7 @@ export function runPage(main, { project, domain, run }, ui) {
       updateHead();
       if (first) {
         first = false;
+        checkExists();
         // An action named in the URL (#action=name) is selected on arrival.
         const name = hashAction();
         if (name && tree.nodes.has(name)) tree.select(name, { focus: false, reveal: true });
@@ -703,7 +723,7 @@ function timeline(history) {
   let prev = NaN;
   for (const t of history) {
     const at = ms(t.occurredAt);
-    const delta = Number.isFinite(prev) && Number.isFinite(at) ? `+${seconds(at - prev)}` : '';
+    const delta = Number.isFinite(prev) && Number.isFinite(at) ? `+${duration(at - prev)}` : '';
     prev = at;
     ol.append(h('li', { class: 'ph-' + t.phase },
       h('span', { class: 'marker', 'aria-hidden': 'true' }),

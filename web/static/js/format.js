@@ -1,3 +1,4 @@
+// @ts-check
 // Phases, times and durations as the pages show them.
 import { h } from './dom.js';
 
@@ -116,4 +117,25 @@ const collator = new Intl.Collator(undefined, { numeric: true });
 /** compareNames orders names naturally: a2 before a10. */
 export function compareNames(a, b) {
   return collator.compare(a, b);
+}
+
+/** phaseChips: one small count per phase that has actions, with the phase
+ * named. */
+/** @param {Record<string, number>} counts */
+export function phaseChips(counts) {
+  const ul = h('ul', { class: 'chips' });
+  for (const p of PHASES) {
+    const n = counts[p];
+    if (!n) continue;
+    // The words, not only a colour: failed and timed out are both red.
+    ul.append(h('li', { class: 'chip ' + phaseClass(p), title: `${n} ${phaseName(p).toLowerCase()}` },
+      h('span', { class: 'dot', 'aria-hidden': 'true' }), `${n} ${phaseName(p).toLowerCase()}`));
+  }
+  return ul;
+}
+
+/** cacheName is a cache status in words ("–" when caching is off).
+ * @param {string} [c] */
+export function cacheName(c) {
+  return !c || c === 'DISABLED' ? '–' : c.replaceAll('_', ' ').toLowerCase();
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // The login page, shown when the browser has no session. The server
 // printed a one-time login link at start (make run); without it, a token
 // pasted here (the admin token in <data-dir>/api-token, or one of
@@ -6,6 +7,8 @@
 import { h } from './dom.js';
 import { login } from './api.js';
 
+/** @typedef {import('./ui.js').UI} UI */
+
 /** tokenFile is where this server keeps the admin token: index.html
  * carries it (the server knows its --data-dir). */
 function tokenFile() {
@@ -13,6 +16,7 @@ function tokenFile() {
   return (meta && meta.getAttribute('content')) || '<data-dir>/api-token';
 }
 
+/** @param {HTMLElement} main @param {UI} ui @param {{expired: boolean}} o */
 export function loginPage(main, ui, { expired }) {
   ui.setTitle('Log in');
   ui.setCrumbs([]);

@@ -1,25 +1,34 @@
+// @ts-check
 // /projects/{p}/stages/{s}: one Stage, kept live by its stream: what it is
 // (phase, health, freight, promotions), its conditions, what it requests
 // and its promotion steps; Refresh (with a spinner until the controller
 // has handled it) and Delete. Also its Promotions, live by the Stage's
-// Promotion stream, Promote (promote.js's dialog) and its Freight
+// Promotion stream, Promote (promote-dialog.js) and its Freight
 // timeline (status.freightHistory, the current first).
 import { h, setAttr, setText } from './dom.js';
-import { ApiError } from './api.js';
-import { LiveCollection, keepCurrent } from './live.js';
+import { ApiError, deleteStage, getStage, refreshStage } from './api.js';
+import { pages, streams } from './urls.js';
+import { connStates, live } from './stream.js';
 import { fullTime, ms, timeEl } from './format.js';
 import { confirmAbort, toast } from './dialog.js';
 import {
-  currentFreight, deleteStage, getStage, health, healthClass, isControlFlow, noFreight,
-  refreshPending, refreshStage, refreshToken, relTime, stageBadge, stagePages, stagePhase, stageStreams,
-  updateStageBadge,
+  currentFreight, health, healthClass, isControlFlow, noFreight,
+  refreshPending, refreshToken, relTime, stageBadge, stagePhase, updateStageBadge,
 } from './kargo.js';
-import { byNewest, connStates, openPromote, promotionList, promotionPages, promotionPhase, promotionStreams } from './promote.js';
+import { byNewest, promotionList, promotionPhase } from './promotions.js';
+import { openPromote } from './promote-dialog.js';
 import { FreightIndex, freightTimeline } from './freight.js';
 
-export function stagePage(main, { project, stage }, ui) {
+/** @typedef {import('./ui.js').UI} UI */
+/** @typedef {import('./scope.js').Scope} Scope */
+
+/**
+ * @param {HTMLElement} main @param {{project: string, stage: string}} params
+ * @param {UI} ui @param {Scope} scope
+ */
+export function stagePage(main, { project, stage }, ui, scope) {
   ui.setTitle(`${stage} · Stages · ${project}`);
-  ui.setCrumbs([{ label: project }, { label: 'Stages', href: stagePages.list(project) }, { label: stage }]);
+  ui.setCrumbs([{ label: project }, { label: 'Stages', href: pages.stages(project) }, { label: stage }]);
 
   const badge = stageBadge('Steady');
   badge.hidden = true;
@@ -125,7 +134,7 @@ export function stagePage(main, { project, stage }, ui) {
     body.hidden = true;
     badge.hidden = true;
     notice.className = 'callout sp-Failed notice-stage';
-    notice.replaceChildren(h('p', { text: message }), h('p', null, h('a', { href: stagePages.list(project), text: `All stages of ${project}` })));
+    notice.replaceChildren(h('p', { text: message }), h('p', null, h('a', { href: pages.stages(project), text: `All stages of ${project}` })));
     notice.hidden = false;
     deleteBtn.disabled = true;
     promoteBtn.disabled = true;
@@ -191,12 +200,12 @@ export function stagePage(main, { project, stage }, ui) {
     confirm: 'Delete stage',
     noReason: true,
     run: () => deleteStage(project, stage),
-    done: () => location.assign(stagePages.list(project)),
+    done: () => ui.navigate(pages.stages(project)),
   }));
 
   const conn = connStates(ui.setConn);
-  const live = new LiveCollection({
-    url: stageStreams.stage(project, stage),
+  const stageLive = live(scope, {
+    url: streams.stage(project, stage),
     event: 'stage',
     key: (s) => s.metadata.name,
     deleted: (s) => s.deleted === true,
@@ -207,16 +216,17 @@ export function stagePage(main, { project, stage }, ui) {
       else if (newer(s, cur)) show(s);
     },
     onSynced: () => {
-      if (!live.items.has(stage) && !gone) showGone(`There is no stage ${stage} in project ${project}.`);
+      if (!stageLive.items.has(stage) && !gone) showGone(`There is no stage ${stage} in project ${project}.`);
     },
     onState: conn('stage'),
-  });
+  }, () => drawAll());
 
   // The aliases of the Freight that Promotions and the history name.
   const index = new FreightIndex(project, drawAll);
+  scope.add(() => index.stop());
   let promosSynced = false;
-  const promos = new LiveCollection({
-    url: promotionStreams.stage(project, stage),
+  const promos = live(scope, {
+    url: streams.stagePromotions(project, stage),
     event: 'promotion',
     key: (pr) => pr.metadata.name,
     deleted: (pr) => pr.deleted === true,
@@ -226,14 +236,14 @@ export function stagePage(main, { project, stage }, ui) {
       drawPromotions();
     },
     onState: conn('promotions'),
-  });
+  }, () => drawAll());
 
   // First the Stage (a 404 says there is none, without a stream), then
   // its stream.
   getStage(project, stage).then(
     (s) => {
       show(s);
-      live.start();
+      stageLive.start();
       promos.start();
       index.load();
     },
@@ -243,14 +253,12 @@ export function stagePage(main, { project, stage }, ui) {
         return;
       }
       setText(refreshStatus, e.message);
-      live.start();
+      stageLive.start();
       promos.start();
       index.load();
     });
 
-  setInterval(drawAll, 15000);
-  keepCurrent(live, drawAll);
-  keepCurrent(promos, drawAll);
+  scope.interval(drawAll, 15000);
 }
 
 /** newer: a is a later version than b (resource versions compare as
@@ -287,9 +295,9 @@ function facts(s, now, project, index) {
         index.alias(f.name) ? h('strong', { class: 'fr-alias', text: `${index.alias(f.name)} ` }) : null,
         h('span', { class: 'mono wrap', text: f.name }))))
       : h('span', { id: 'stage-freight', text: noFreight(st.freightSummary) ? 'No freight' : st.freightSummary })],
-    cp ? ['Promoting', h('a', { class: 'mono wrap', href: promotionPages.promotion(s.metadata.namespace || project, cp.name), text: cp.name })] : null,
+    cp ? ['Promoting', h('a', { class: 'mono wrap', href: pages.promotion(s.metadata.namespace || project, cp.name), text: cp.name })] : null,
     ['Last promotion', lp ? h('div', { id: 'stage-last-promotion' },
-      h('a', { class: 'mono wrap', href: promotionPages.promotion(s.metadata.namespace || project, lp.name), text: lp.name }),
+      h('a', { class: 'mono wrap', href: pages.promotion(s.metadata.namespace || project, lp.name), text: lp.name }),
       lp.status && lp.status.phase ? h('span', { class: 'tag', text: lp.status.phase }) : null,
       lp.finishedAt ? h('span', { class: 'muted' }, ' finished ', h('time', { datetime: lp.finishedAt, title: fullTime(lp.finishedAt), text: relTime(lp.finishedAt, now) })) : null,
       lp.status && lp.status.message ? h('p', { class: 'muted wrap small', text: lp.status.message }) : null)
@@ -300,6 +308,7 @@ function facts(s, now, project, index) {
     ['Last refresh', st.lastHandledRefresh ? refreshValue(st.lastHandledRefresh) : h('span', { id: 'stage-last-refresh', text: 'none' })],
     ['Created', timeEl(s.metadata.creationTimestamp)],
   ].filter(Boolean);
+  /** @type {HTMLElement[]} */
   const out = [h('dl', { class: 'facts' }, rows.map(([k, v]) => [h('dt', { text: k }), h('dd', null, v)]))];
   const issues = (st.health && st.health.issues) || [];
   if (issues.length) {
@@ -368,7 +377,7 @@ function requests(project, s) {
     const src = r.sources || {};
     const from = [];
     if (src.direct) from.push(h('span', { class: 'tag src', text: 'direct from the Warehouse' }));
-    for (const u of src.stages || []) from.push(h('a', { class: 'mono', href: stagePages.stage(project, u), text: u }));
+    for (const u of src.stages || []) from.push(h('a', { class: 'mono', href: pages.stage(project, u), text: u }));
     const extra = [src.availabilityStrategy ? `available from ${src.availabilityStrategy === 'All' ? 'all' : 'one of the'} upstream stages` : '',
       src.requiredSoakTime ? `soak ${src.requiredSoakTime}` : ''].filter(Boolean).join(' · ');
     return h('li', null,

@@ -5,19 +5,20 @@
 // has handled it) and Delete. Also its Promotions, live by the Stage's
 // Promotion stream, Promote (promote-dialog.js) and its Freight
 // timeline (status.freightHistory, the current first).
-import { h, setAttr, setText } from './dom.js';
-import { ApiError, deleteStage, getStage, refreshStage } from './api.js';
+import { h, setText } from './dom.js';
+import { deleteStage, getStage } from './api.js';
 import { pages, streams } from './urls.js';
 import { connStates, live } from './stream.js';
 import { fullTime, ms, timeEl } from './format.js';
-import { confirmAbort, toast } from './dialog.js';
+import { confirmAbort } from './dialog.js';
 import {
   currentFreight, health, healthClass, isControlFlow, noFreight,
-  refreshPending, refreshToken, relTime, stageBadge, stagePhase, updateStageBadge,
+  relTime, stageBadge, stagePhase, updateStageBadge,
 } from './kargo.js';
 import { byNewest, promotionList, promotionPhase } from './promotions.js';
 import { openPromote } from './promote-dialog.js';
 import { FreightIndex, freightTimeline } from './freight.js';
+import { RefreshControl } from './stage-refresh.js';
 
 /** @typedef {import('./ui.js').UI} UI */
 /** @typedef {import('./scope.js').Scope} Scope */
@@ -34,12 +35,12 @@ export function stagePage(main, { project, stage }, ui, scope) {
   badge.hidden = true;
   badge.id = 'stage-phase';
   const desc = h('p', { class: 'stage-desc muted', hidden: true });
-  const spinner = h('span', { class: 'spinner', hidden: true, 'aria-hidden': 'true' });
-  const refreshLabel = h('span', { text: 'Refresh' });
-  const refreshBtn = h('button', { type: 'button', class: 'btn', id: 'refresh-stage', disabled: true, 'aria-busy': 'false', 'aria-describedby': 'refresh-status' }, spinner, refreshLabel);
+  const refresh = new RefreshControl({
+    project, stage, current: () => cur, gone: () => gone,
+    onStage: (s) => { if (newer(s, cur)) show(s); },
+  });
   const deleteBtn = h('button', { type: 'button', class: 'btn danger', id: 'delete-stage', disabled: true, text: 'Delete stage' });
   const promoteBtn = h('button', { type: 'button', class: 'btn primary', id: 'promote-stage', disabled: true, 'aria-haspopup': 'dialog', text: 'Promote' });
-  const refreshStatus = h('p', { class: 'refresh-status muted', id: 'refresh-status', role: 'status' });
   const notice = h('div', { class: 'callout notice-stage', role: 'alert', hidden: true });
   const loading = h('p', { class: 'empty', text: 'Loading the stage…' });
   // The status first (it comes first on a phone), drawn on the right when
@@ -53,8 +54,8 @@ export function stagePage(main, { project, stage }, ui, scope) {
         h('p', { class: 'eyebrow', text: `${project} · stage` }),
         h('h1', null, h('span', { class: 'mono', id: 'stage-name', text: stage }), badge),
         desc),
-      h('div', { class: 'head-actions' }, promoteBtn, refreshBtn, deleteBtn)),
-    refreshStatus, notice, loading, body);
+      h('div', { class: 'head-actions' }, promoteBtn, refresh.button, deleteBtn)),
+    refresh.status, notice, loading, body);
 
   // The sections: each is drawn again only when what it shows changed.
   const sections = {
@@ -77,10 +78,9 @@ export function stagePage(main, { project, stage }, ui, scope) {
     if (focused) sec.body.querySelector(`a[href="${CSS.escape(focused)}"]`)?.focus();
   }
 
+  /** @type {import('./types.js').Stage | null} */
   let cur = null; // the Stage shown
   let gone = false;
-  let inflight = false;
-  let handled = ''; // the refresh our last request saw handled
 
   function show(s) {
     cur = s;
@@ -100,7 +100,7 @@ export function stagePage(main, { project, stage }, ui, scope) {
     promoteBtn.hidden = isControlFlow(s);
     promoteBtn.disabled = false;
     drawAll();
-    updateRefresh();
+    refresh.update();
   }
 
   function drawAll() {
@@ -138,56 +138,8 @@ export function stagePage(main, { project, stage }, ui, scope) {
     notice.hidden = false;
     deleteBtn.disabled = true;
     promoteBtn.disabled = true;
-    updateRefresh();
+    refresh.update();
   }
-
-  // Refresh: the spinner runs while our request waits (?wait=true answers
-  // once status.lastHandledRefresh caught up with the annotation) and, as
-  // in Kargo's UI, whenever the Stage shows a refresh not handled yet.
-  function spinning() {
-    return inflight || (!!cur && refreshPending(cur) && refreshToken(cur) !== handled);
-  }
-
-  let wasOn = false;
-  function updateRefresh() {
-    const on = spinning();
-    if (wasOn && !on && !inflight && cur && !refreshPending(cur)) {
-      setText(refreshStatus, `Refreshed ${new Date().toLocaleTimeString()}: the controller has reconciled the stage.`);
-    }
-    wasOn = on;
-    spinner.hidden = !on;
-    setText(refreshLabel, on ? 'Refreshing…' : 'Refresh');
-    setAttr(refreshBtn, 'aria-busy', String(on));
-    // Busy, the button stays focusable (a disabled one would drop the
-    // keyboard focus) and says it is not available now.
-    setAttr(refreshBtn, 'aria-disabled', on ? 'true' : null);
-    refreshBtn.disabled = gone || !cur;
-    if (on) setText(refreshStatus, 'Refreshing: waiting for the controller to reconcile the stage…');
-  }
-
-  refreshBtn.addEventListener('click', async () => {
-    if (spinning() || !cur) return;
-    inflight = true;
-    updateRefresh();
-    try {
-      const s = await refreshStage(project, stage, true);
-      const t = s ? refreshToken(s) : '';
-      if (s && t && s.status && s.status.lastHandledRefresh === t) {
-        handled = t;
-        if (newer(s, cur)) show(s);
-        setText(refreshStatus, `Refreshed ${new Date().toLocaleTimeString()}: the controller has reconciled the stage.`);
-      } else {
-        setText(refreshStatus, 'Refresh requested; the page follows the stage as the controller handles it.');
-      }
-    } catch (e) {
-      setText(refreshStatus, `Refresh failed: ${e instanceof ApiError ? e.message : e}`);
-      toast(`Refresh of ${stage} failed.`);
-    } finally {
-      inflight = false;
-      wasOn = false; // the answer said how it went
-      updateRefresh();
-    }
-  });
 
   promoteBtn.addEventListener('click', () => {
     if (!cur || gone) return;
@@ -252,7 +204,7 @@ export function stagePage(main, { project, stage }, ui, scope) {
         showGone(`There is no stage ${stage} in project ${project}.`);
         return;
       }
-      setText(refreshStatus, e.message);
+      refresh.say(e.message);
       stageLive.start();
       promos.start();
       index.load();

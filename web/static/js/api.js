@@ -73,6 +73,9 @@ export async function request(method, path, body) {
     if (data && Array.isArray(data.errors) && data.errors.length) {
       detail = [detail, ...data.errors.map((/** @type {{detail?: string}} */ e) => e.detail)].filter(Boolean).join(' ');
     }
+    // A session that ended (expired, or logged out elsewhere) takes the
+    // page to the login; the session operations say so themselves.
+    if (resp.status === 401 && path !== '/session') checkSession();
     throw new ApiError(resp.status, (data && data.title) || resp.statusText, detail);
   }
   return data;

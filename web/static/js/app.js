@@ -122,8 +122,11 @@ function route(scope) {
 let scope = new Scope();
 let shownPath = '';
 
-/** show tears the page down and draws the one of the address. */
+/** show tears the page down and draws the one of the address; after a
+ * navigation (not the first page), the keyboard starts from <main>
+ * unless the page put it somewhere. */
 function show() {
+  const first = shownPath === '';
   scope.close();
   scope = new Scope();
   shownPath = location.pathname;
@@ -134,6 +137,7 @@ function show() {
   delete conn.dataset.conn;
   window.scrollTo(0, 0);
   route(scope);
+  if (!first && (!document.activeElement || document.activeElement === document.body)) main.focus({ preventScroll: true });
 }
 
 /**

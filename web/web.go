@@ -4,35 +4,61 @@
 package web
 
 import (
+	"bytes"
 	"embed"
+	"html"
 	"io/fs"
 	"net/http"
 	"path"
 	"strings"
+	"time"
 )
 
 //go:embed static
 var files embed.FS
 
+// Options are what the pages learn from the server, written into
+// index.html.
+type Options struct {
+	// TokenFile is where the admin token is (<data-dir>/api-token): the
+	// login page names it.
+	TokenFile string
+}
+
+// tokenFileMeta is index.html's placeholder for Options.TokenFile.
+const tokenFileMeta = `<meta name="taskactions-token-file" content="">`
+
 // Handler serves the dashboard.
-func Handler() http.Handler {
+func Handler(o Options) http.Handler {
 	root, _ := fs.Sub(files, "static")
 	fileServer := http.FileServerFS(root)
+	index := indexHTML(root, o)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
+		w.Header().Set("Cache-Control", "no-cache")
 		name := strings.TrimPrefix(path.Clean(r.URL.Path), "/")
-		if name == "" || !exists(root, name) {
-			w.Header().Set("Cache-Control", "no-cache")
-			http.ServeFileFS(w, r, root, "index.html")
+		if name == "" || name == "index.html" || !exists(root, name) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			http.ServeContent(w, r, "index.html", time.Time{}, bytes.NewReader(index))
 			return
 		}
-		w.Header().Set("Cache-Control", "no-cache")
 		fileServer.ServeHTTP(w, r)
 	})
+}
+
+// indexHTML is index.html with the options filled in (escaped: a data dir
+// may hold any character).
+func indexHTML(root fs.FS, o Options) []byte {
+	b, err := fs.ReadFile(root, "index.html")
+	if err != nil {
+		panic("web: index.html is not embedded: " + err.Error()) // a broken build, not a runtime condition
+	}
+	meta := `<meta name="taskactions-token-file" content="` + html.EscapeString(o.TokenFile) + `">`
+	return bytes.Replace(b, []byte(tokenFileMeta), []byte(meta), 1)
 }
 
 func exists(root fs.FS, name string) bool {

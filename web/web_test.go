@@ -14,7 +14,7 @@ import (
 func get(t *testing.T, method, target string) (*http.Response, string) {
 	t.Helper()
 	w := httptest.NewRecorder()
-	Handler().ServeHTTP(w, httptest.NewRequest(method, target, nil))
+	Handler(Options{TokenFile: "/var/lib/taskactions/api-token"}).ServeHTTP(w, httptest.NewRequest(method, target, nil))
 	resp := w.Result()
 	body, _ := io.ReadAll(resp.Body)
 	return resp, string(body)
@@ -105,5 +105,16 @@ func TestReferencesResolveLocally(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The login page names the token file of this server's data dir, which
+// index.html carries (escaped).
+func TestIndexNamesTokenFile(t *testing.T) {
+	w := httptest.NewRecorder()
+	Handler(Options{TokenFile: `/srv/a"b<c>/api-token`}).ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/projects/p/stages", nil))
+	body := w.Body.String()
+	if want := `<meta name="taskactions-token-file" content="/srv/a&#34;b&lt;c&gt;/api-token">`; !strings.Contains(body, want) {
+		t.Errorf("index.html does not carry %s", want)
 	}
 }

@@ -255,7 +255,7 @@ func (a *App) serveAPI(restCfg *rest.Config) error {
 	})
 	a.registerStorageMetrics(a.metrics.Registry())
 	router, err := handlers.NewRouter(handlers.Config{
-		Manager: a.mgr, Stages: a.stages, Freight: a.freight, Promotions: a.promos, Runs: a.runs, Logs: a.logs, Metrics: a.metrics, Web: web.Handler(),
+		Manager: a.mgr, Stages: a.stages, Freight: a.freight, Promotions: a.promos, Runs: a.runs, Logs: a.logs, Metrics: a.metrics, Web: web.Handler(web.Options{TokenFile: a.adminTokenFile()}),
 		SSE:    sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Stop: a.streamsStop, Detached: &a.detached},
 		Ready:  a.ready(restCfg),
 		Synced: a.synced,

@@ -203,3 +203,6 @@ func (a *App) currentAttempt(ctx context.Context, t auth.TaskScope) error {
 	}
 	return nil
 }
+
+// adminTokenFile is where the admin token is kept; the login page names it.
+func (a *App) adminTokenFile() string { return filepath.Join(a.cfg.DataDir, FileAPIToken) }

@@ -1,15 +1,16 @@
+// @ts-check
 // The abort confirmation (a modal <dialog> in index.html) and the toast.
 import { ApiError } from './api.js';
 
-const dialog = document.getElementById('abort-dialog');
+const dialog = /** @type {HTMLDialogElement} */ (document.getElementById('abort-dialog'));
 const form = document.getElementById('abort-form');
 const title = document.getElementById('abort-title');
 const desc = document.getElementById('abort-desc');
-const reason = document.getElementById('abort-reason');
-const reasonLabel = document.querySelector('label[for="abort-reason"]');
+const reason = /** @type {HTMLTextAreaElement} */ (document.getElementById('abort-reason'));
+const reasonLabel = /** @type {HTMLLabelElement} */ (document.querySelector('label[for="abort-reason"]'));
 const error = document.getElementById('abort-error');
-const confirmBtn = document.getElementById('abort-confirm');
-const cancelBtn = document.getElementById('abort-cancel');
+const confirmBtn = /** @type {HTMLButtonElement} */ (document.getElementById('abort-confirm'));
+const cancelBtn = /** @type {HTMLButtonElement} */ (document.getElementById('abort-cancel'));
 
 let current = null; // {run, done, returnFocus}
 

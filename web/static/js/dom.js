@@ -1,9 +1,17 @@
+// @ts-check
 // Small DOM helpers: build elements, and change them only when a value
 // really changes (so a live update touches as little of the page as it can).
+
+/** @typedef {Node | string | number | null | undefined | false | any[]} Child */
 
 /**
  * h builds an element. attrs: class, text, dataset, on<event> handlers,
  * and plain attributes (false and null are left out, true is "").
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Record<string, any> | null} [attrs]
+ * @param {Child[]} children
+ * @returns {HTMLElementTagNameMap[K]}
  */
 export function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
@@ -21,6 +29,7 @@ export function h(tag, attrs, ...children) {
   return el;
 }
 
+/** @param {HTMLElement} el @param {Child[]} children */
 function append(el, children) {
   for (const c of children.flat(Infinity)) {
     if (c == null || c === false) continue;
@@ -28,12 +37,13 @@ function append(el, children) {
   }
 }
 
-/** setText sets the text of el if it differs. */
+/** setText sets the text of el if it differs. @param {Node} el @param {string} text */
 export function setText(el, text) {
   if (el.textContent !== text) el.textContent = text;
 }
 
-/** setAttr sets (or, for null, removes) an attribute if it differs. */
+/** setAttr sets (or, for null, removes) an attribute if it differs.
+ * @param {Element} el @param {string} name @param {string | null | undefined} value */
 export function setAttr(el, name, value) {
   if (value == null) {
     if (el.hasAttribute(name)) el.removeAttribute(name);
@@ -42,12 +52,12 @@ export function setAttr(el, name, value) {
   }
 }
 
-/** clear removes every child of el. */
+/** clear removes every child of el. @param {Element} el */
 export function clear(el) {
   el.replaceChildren();
 }
 
-/** srOnly is text for screen readers only. */
+/** srOnly is text for screen readers only. @param {string} text */
 export function srOnly(text) {
   return h('span', { class: 'sr-only', text });
 }

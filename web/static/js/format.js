@@ -1,3 +1,4 @@
+// @ts-check
 // Phases, times and durations as the pages show them.
 import { h } from './dom.js';
 
@@ -43,14 +44,18 @@ export function ms(iso) {
   return iso ? Date.parse(iso) : NaN;
 }
 
-/** duration formats milliseconds: 850ms, 4.2s, 3m 05s, 2h 07m, 3d 4h. */
+/** duration is the one way the pages write a duration: "<1s", 4s,
+ * 3m 05s, 2h 07m, 3d 4h. To the second, since the times it is measured
+ * between (Kubernetes timestamps) have one-second resolution: a run that
+ * took 400 ms reads "<1s" in the runs list, on its run page and on its
+ * Promotion's page alike. */
 export function duration(millis) {
   if (!Number.isFinite(millis) || millis < 0) return '–';
-  if (millis < 1000) return `${Math.round(millis)}ms`;
-  const s = millis / 1000;
-  if (s < 60) return `${s.toFixed(s < 10 ? 1 : 0)}s`;
+  if (millis < 1000) return '<1s';
+  const s = Math.floor(millis / 1000);
+  if (s < 60) return `${s}s`;
   const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m ${String(Math.floor(s % 60)).padStart(2, '0')}s`;
+  if (m < 60) return `${m}m ${String(s % 60).padStart(2, '0')}s`;
   const hr = Math.floor(m / 60);
   if (hr < 24) return `${hr}h ${String(m % 60).padStart(2, '0')}m`;
   return `${Math.floor(hr / 24)}d ${hr % 24}h`;
@@ -100,20 +105,11 @@ export function actionSpan(a) {
   return { start, end, notStarted: notStarted(a) };
 }
 
-/** spanDuration is the duration of a span, up to now while it runs, to the
- * second: the times it comes from have one-second resolution. */
+/** spanDuration is the duration of a span, up to now while it runs. */
 export function spanDuration({ start, end, notStarted: waiting }, now = Date.now()) {
   if (waiting) return 'not started';
   if (!Number.isFinite(start)) return '–';
-  return seconds((Number.isFinite(end) ? end : now) - start);
-}
-
-/** seconds formats a duration measured between one-second timestamps:
- * "<1s", 4s, 3m 05s, 2h 07m. */
-export function seconds(millis) {
-  if (!Number.isFinite(millis) || millis < 0) return '–';
-  if (millis < 1000) return '<1s';
-  return millis < 60000 ? `${Math.floor(millis / 1000)}s` : duration(millis);
+  return duration((Number.isFinite(end) ? end : now) - start);
 }
 
 const collator = new Intl.Collator(undefined, { numeric: true });
@@ -121,4 +117,25 @@ const collator = new Intl.Collator(undefined, { numeric: true });
 /** compareNames orders names naturally: a2 before a10. */
 export function compareNames(a, b) {
   return collator.compare(a, b);
+}
+
+/** phaseChips: one small count per phase that has actions, with the phase
+ * named. */
+/** @param {Record<string, number>} counts */
+export function phaseChips(counts) {
+  const ul = h('ul', { class: 'chips' });
+  for (const p of PHASES) {
+    const n = counts[p];
+    if (!n) continue;
+    // The words, not only a colour: failed and timed out are both red.
+    ul.append(h('li', { class: 'chip ' + phaseClass(p), title: `${n} ${phaseName(p).toLowerCase()}` },
+      h('span', { class: 'dot', 'aria-hidden': 'true' }), `${n} ${phaseName(p).toLowerCase()}`));
+  }
+  return ul;
+}
+
+/** cacheName is a cache status in words ("–" when caching is off).
+ * @param {string} [c] */
+export function cacheName(c) {
+  return !c || c === 'DISABLED' ? '–' : c.replaceAll('_', ' ').toLowerCase();
 }

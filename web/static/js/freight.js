@@ -1,31 +1,12 @@
-// Kargo's Freight as the pages show it: the Freight API, a piece of
+// @ts-check
+// Kargo's Freight as the pages show it: a piece of
 // Freight in a few words (alias, short name, artifacts), the project's
 // Freight by name (Stage histories and Promotions name Freight but carry no
 // alias), and a Stage's Freight timeline.
 import { h } from './dom.js';
-import { request } from './api.js';
+import { listFreight } from './api.js';
 import { fullTime } from './format.js';
 import { relTime } from './kargo.js';
-
-const enc = encodeURIComponent;
-
-/** listFreight is the project's Freight, newest first; with availableTo,
- * only what can be promoted to that Stage. */
-export async function listFreight(p, availableTo) {
-  const q = availableTo ? `?availableTo=${enc(availableTo)}` : '';
-  const l = await request('GET', `/projects/${enc(p)}/freight${q}`);
-  return (l && l.items) || [];
-}
-
-/** getFreight reads one piece of Freight, by name or alias. */
-export function getFreight(p, nameOrAlias) {
-  return request('GET', `/projects/${enc(p)}/freight/${enc(nameOrAlias)}`);
-}
-
-/** approveFreight approves Freight for a Stage: it is then available there. */
-export function approveFreight(p, name, stage) {
-  return request('POST', `/projects/${enc(p)}/freight/${enc(name)}/approve?stage=${enc(stage)}`, {});
-}
 
 /** short is a Freight name as Kargo's UI shortens it (7 characters). */
 export function short(name) {
@@ -82,6 +63,7 @@ export function freightLabel(name, alias) {
  * does not know, as new Freight appears.
  */
 export class FreightIndex {
+  /** @param {string} project @param {(() => void) | null} onChange */
   constructor(project, onChange) {
     this.project = project;
     this.onChange = onChange;
@@ -115,6 +97,14 @@ export class FreightIndex {
     return '';
   }
 
+  /** stop cancels a read to come (the page goes). */
+  stop() {
+    clearTimeout(this.timer);
+    this.timer = 0;
+    this.onChange = null;
+  }
+
+  /** @param {string} name */
   get(name) {
     return this.byName.get(name);
   }

@@ -1,3 +1,4 @@
+// @ts-check
 // The layout of a project's pipeline: Warehouses on the left, each Stage in
 // the column of its depth (the longest path from a Warehouse), rows within
 // a column. Pure computation on names, O(V + E + V log V): no DOM, no
@@ -185,6 +186,7 @@ export function layout(stages) {
     }
   }
 
+  /** @type {[string, string][]} */
   const edges = [];
   for (const [name, s] of stages) {
     const to = stageId(name);

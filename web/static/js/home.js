@@ -1,26 +1,31 @@
+// @ts-check
 // "/": the projects and domains with runs, kept live by the projects
 // stream; or type one in. The last choice is remembered.
 import { h } from './dom.js';
-import { MAX, pages, streams, validName } from './api.js';
-import { LiveCollection, keepCurrent } from './live.js';
+import { MAX, validName } from './api.js';
+import { pages, streams } from './urls.js';
+import { live } from './stream.js';
 import { compareNames, timeEl } from './format.js';
 import * as store from './store.js';
-import { stagePages } from './kargo.js';
+
+/** @typedef {import('./ui.js').UI} UI */
+/** @typedef {import('./scope.js').Scope} Scope */
 
 // projectList is the list of projects, live: a new one appears without a
 // reload, a deleted one goes.
-function projectList(ui) {
+/** @param {UI} ui @param {Scope} scope */
+function projectList(ui, scope) {
   const list = h('ul', { id: 'projects' });
   const empty = h('p', { class: 'muted', id: 'projects-empty', hidden: true, text: 'No runs yet. Projects appear here with their first run.' });
   const el = h('nav', { class: 'projects', 'aria-labelledby': 'projects-title' },
     h('h2', { id: 'projects-title', text: 'Projects' }), list, empty);
-  const live = new LiveCollection({
+  const projects = live(scope, {
     url: streams.projects(),
     event: 'project',
     key: (p) => `${p.project}/${p.domain}`,
     deleted: (p) => !!p.deleted,
     apply: () => {
-      const items = [...live.items.values()].sort((a, b) => compareNames(a.project, b.project) || compareNames(a.domain, b.domain));
+      const items = [...projects.items.values()].sort((a, b) => compareNames(a.project, b.project) || compareNames(a.domain, b.domain));
       list.replaceChildren(...items.map((p) => h('li', null,
         h('a', { href: pages.runs(p.project, p.domain), 'data-project': `${p.project}/${p.domain}` },
           h('span', { class: 'pd', text: `${p.project} / ${p.domain}` }),
@@ -30,15 +35,16 @@ function projectList(ui) {
     },
     onState: ui.setConn,
   });
-  live.start();
-  keepCurrent(live);
+  projects.start();
   return el;
 }
 
-export function homePage(main, ui) {
+/** @param {HTMLElement} main @param {UI} ui @param {Scope} scope */
+export function homePage(main, ui, scope) {
   ui.setTitle('');
   ui.setCrumbs([]);
   const last = store.last();
+  /** @param {string} id @param {string} label @param {number} max @param {string | null} value @param {string} placeholder */
   const field = (id, label, max, value, placeholder) => {
     const input = h('input', {
       id, name: id, type: 'text', required: true, maxlength: max, value: value || '',
@@ -69,7 +75,7 @@ export function homePage(main, ui) {
       return;
     }
     store.remember(p, d);
-    location.assign(pages.runs(p, d));
+    ui.navigate(pages.runs(p, d));
   });
 
   // A project's Kargo Stages: a project is all they need.
@@ -92,7 +98,7 @@ export function homePage(main, ui) {
       stagesProject.input.focus();
       return;
     }
-    location.assign(stagePages.list(p));
+    ui.navigate(pages.stages(p));
   });
 
   const recent = store.recent();
@@ -100,7 +106,7 @@ export function homePage(main, ui) {
     h('section', { class: 'panel narrow home' },
       h('h1', { text: 'Open a project' }),
       h('p', { class: 'muted', text: 'See the runs of a project and domain as they happen, and follow each run’s actions live.' }),
-      projectList(ui),
+      projectList(ui, scope),
       form,
       recent.length ? h('nav', { class: 'recent', 'aria-labelledby': 'recent-title' },
         h('h2', { id: 'recent-title', text: 'Recent' }),

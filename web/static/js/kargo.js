@@ -1,26 +1,11 @@
-// How the Kargo pages read Stages: their URLs and streams, the Stage API,
-// and how Kargo's UI reads a Stage (phase, health, freight, last
-// promotion, refresh). Shared by the pipeline page (stages.js), the Stage
-// page (stage.js) and the Promotion pages (promote.js, freight.js).
+// @ts-check
+// How the Kargo pages read a Stage, as Kargo's UI does (phase, health,
+// freight, last promotion, refresh), and Kargo's names. Shared by the
+// pipeline (stages.js, pipeline.js), the Stage page (stage.js) and the
+// Promotion pages.
 import { h } from './dom.js';
-import { MAX, request, validName } from './api.js';
+import { MAX, validName } from './api.js';
 import { ms } from './format.js';
-
-const enc = encodeURIComponent;
-const BASE = '/api/v1';
-
-/** Page URLs. */
-export const stagePages = {
-  list: (p) => `/projects/${enc(p)}/stages`,
-  stage: (p, s) => `/projects/${enc(p)}/stages/${enc(s)}`,
-};
-
-/** Stream URLs. The project's is not under /stages/, where it would be
- * the stream of a Stage named "events". */
-export const stageStreams = {
-  list: (p) => `${BASE}/projects/${enc(p)}/stage-events`,
-  stage: (p, s) => `${BASE}${stagePages.stage(p, s)}/events`,
-};
 
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
@@ -32,26 +17,6 @@ export function validProject(p) {
 /** validStageName: a Stage's name is a DNS subdomain, as Kubernetes names are. */
 export function validStageName(s) {
   return typeof s === 'string' && s.length >= 1 && s.length <= 253 && SUBDOMAIN.test(s);
-}
-
-// The Stage API: api.js's request (JSON in and out, problem documents as
-// ApiError).
-const call = request;
-
-/** getStage reads one Stage (ApiError 404 when there is none). */
-export function getStage(p, s) {
-  return call('GET', stagePages.stage(p, s));
-}
-
-/** refreshStage asks the controller to reconcile the Stage now; with wait,
- * the answer comes once it has (lastHandledRefresh caught up). */
-export function refreshStage(p, s, wait) {
-  return call('POST', `${stagePages.stage(p, s)}/refresh${wait ? '?wait=true' : ''}`, {});
-}
-
-/** deleteStage deletes a Stage. */
-export function deleteStage(p, s) {
-  return call('DELETE', stagePages.stage(p, s), {});
 }
 
 // How Kargo's UI reads a Stage (ui/src/features/common/stage-status/utils.ts

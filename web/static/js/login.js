@@ -1,11 +1,22 @@
+// @ts-check
 // The login page, shown when the browser has no session. The server
 // printed a one-time login link at start (make run); without it, a token
-// pasted here (the admin token in data/api-token, or one of
+// pasted here (the admin token in <data-dir>/api-token, or one of
 // --auth-tokens-file) opens a session: the server sets an HttpOnly cookie
 // that every page and stream then sends. The token never goes in a URL.
 import { h } from './dom.js';
 import { login } from './api.js';
 
+/** @typedef {import('./ui.js').UI} UI */
+
+/** tokenFile is where this server keeps the admin token: index.html
+ * carries it (the server knows its --data-dir). */
+function tokenFile() {
+  const meta = document.querySelector('meta[name="taskactions-token-file"]');
+  return (meta && meta.getAttribute('content')) || '<data-dir>/api-token';
+}
+
+/** @param {HTMLElement} main @param {UI} ui @param {{expired: boolean}} o */
 export function loginPage(main, ui, { expired }) {
   ui.setTitle('Log in');
   ui.setCrumbs([]);
@@ -23,7 +34,7 @@ export function loginPage(main, ui, { expired }) {
       button),
     h('p', { id: 'token-hint', class: 'hint' },
       'Open the login link the server printed at start, or paste a token: the admin token is in ',
-      h('code', { text: 'data/api-token' }), '.'),
+      h('code', { id: 'token-file', text: tokenFile() }), '.'),
     error);
   const fail = (msg) => {
     error.textContent = msg;

@@ -1,3 +1,4 @@
+// @ts-check
 // LogView: an attempt's stdout or stderr, live. It shows the tail of the
 // log (a ranged GET), then follows it by its event stream, whose ids are
 // byte offsets, so a reconnect resumes at the exact byte. Only the last
@@ -9,13 +10,16 @@
 // only that block, dropping the first is cheap, and blocks off screen are
 // not rendered (content-visibility), so a 10 MiB log stays fast.
 import { h, setText } from './dom.js';
-import { logURL } from './api.js';
+import { fetchRange } from './api.js';
+import { openEventSource } from './stream.js';
+import { logURL } from './urls.js';
 
 const TAIL = 256 << 10; // the first look: the log's last 256 KiB
 const EARLIER = 512 << 10; // what "Load earlier" adds
 const SHOWN_MAX = 2 << 20; // what following keeps on the page
 
 export class LogView {
+  /** @param {{project: string, domain: string, run: string, action: string}} id */
   constructor({ project, domain, run, action }) {
     this.id = { project, domain, run, action };
     this.attempt = 0; // 0: not chosen by the user, follow the latest
@@ -64,8 +68,8 @@ export class LogView {
     const gen = ++this.gen;
     const attempt = this.attempt || this.latest;
     this.shown = attempt;
-    const { project, domain, run, action } = this.id;
-    const url = logURL(project, domain, run, action, attempt, this.stream, false);
+    const { action } = this.id;
+    const url = logURL(this.id, attempt, this.stream, false);
     this.download.href = url;
     this.download.download = `${action}-attempt${attempt}.${this.stream}.log`;
     this.partial = h('div', { class: 'log-line' });
@@ -76,7 +80,7 @@ export class LogView {
     setText(this.status, 'Loading…');
     let resp;
     try {
-      resp = await fetch(url, { headers: { Range: `bytes=-${TAIL}` } });
+      resp = await fetchRange(url, `bytes=-${TAIL}`);
     } catch {
       if (gen === this.gen) setText(this.status, 'The server could not be reached.');
       return;
@@ -96,12 +100,12 @@ export class LogView {
     this.append(text);
     this.earlier.hidden = this.start === 0;
     this.dropped = Number(resp.headers.get('Log-Dropped-Bytes') || 0);
-    this.followLive(gen, logURL(project, domain, run, action, attempt, this.stream, true));
+    this.followLive(gen, logURL(this.id, attempt, this.stream, true));
   }
 
   followLive(gen, url) {
     setText(this.status, 'Live');
-    const es = new EventSource(`${url}&lastEventId=${this.end}`);
+    const es = openEventSource(`${url}&lastEventId=${this.end}`);
     this.es = es;
     es.addEventListener('log', (ev) => {
       if (gen !== this.gen) return;
@@ -158,8 +162,7 @@ export class LogView {
   async loadEarlier() {
     const gen = this.gen;
     const from = Math.max(0, this.start - EARLIER);
-    const resp = await fetch(logURL(this.id.project, this.id.domain, this.id.run, this.id.action, this.shown, this.stream, false),
-      { headers: { Range: `bytes=${from}-${this.start - 1}` } }).catch(() => null);
+    const resp = await fetchRange(logURL(this.id, this.shown, this.stream, false), `bytes=${from}-${this.start - 1}`).catch(() => null);
     if (!resp || !resp.ok || gen !== this.gen) return;
     const bytes = new Uint8Array(await resp.arrayBuffer());
     if (gen !== this.gen) return;

@@ -1,19 +1,29 @@
+// @ts-check
 // /projects/{p}/domains/{d}: the runs of a project and domain, newest first,
 // kept live by the project-domain stream (`run` events carry RunSummary).
 // The stream's snapshot holds the newest 1,000; older runs come a page at a
 // time from the REST list ("Show older runs").
 import { h, setAttr, setText } from './dom.js';
-import { pages, request, streams } from './api.js';
+import { listRuns } from './api.js';
+import { pages, streams } from './urls.js';
 import { toast } from './dialog.js';
-import { LiveCollection, keepCurrent } from './live.js';
-import { PHASES, badge, duration, ms, phaseClass, phaseName, shortTime, fullTime, updateBadge } from './format.js';
+import { live } from './stream.js';
+import { PHASES, badge, duration, ms, phaseChips, phaseName, shortTime, fullTime, updateBadge } from './format.js';
 import * as store from './store.js';
+
+/** @typedef {import('./ui.js').UI} UI */
+/** @typedef {import('./scope.js').Scope} Scope */
+/** @typedef {import('./types.js').RunSummary} RunSummary */
 
 // SNAPSHOT_RUNS is how many runs the stream's snapshot holds at most
 // (runs.SnapshotRuns on the server).
 const SNAPSHOT_RUNS = 1000;
 
-export function runsPage(main, { project, domain }, ui) {
+/**
+ * @param {HTMLElement} main @param {{project: string, domain: string}} params
+ * @param {UI} ui @param {Scope} scope
+ */
+export function runsPage(main, { project, domain }, ui, scope) {
   store.remember(project, domain);
   ui.setTitle(`Runs · ${project}/${domain}`);
   ui.setCrumbs([{ label: `${project} / ${domain}` }]);
@@ -98,7 +108,7 @@ export function runsPage(main, { project, domain }, ui) {
       // Runs that start in the same millisecond fill a page with runs
       // already shown: read on until one is new.
       for (let n = 0; n < 50; n++) {
-        const page = await request('GET', `${pages.runs(project, domain)}/runs?${olderQuery}`);
+        const page = await listRuns(project, domain, olderQuery);
         const fresh = page.items.filter((s) => !rows.has(s.run.name));
         apply(new Map(fresh.map((s) => [s.run.name, s])));
         if (page.continue) olderQuery.set('continue', page.continue);
@@ -189,12 +199,13 @@ export function runsPage(main, { project, domain }, ui) {
 
   // A whole row is a link target for the mouse; the name is the link for the keyboard.
   tbody.addEventListener('click', (ev) => {
-    const tr = ev.target.closest('tr[data-run]');
-    if (!tr || ev.target.closest('a') || window.getSelection().toString()) return;
-    location.assign(pages.run(project, domain, tr.dataset.run));
+    const target = /** @type {Element} */ (ev.target);
+    const tr = /** @type {HTMLElement | null} */ (target.closest('tr[data-run]'));
+    if (!tr || target.closest('a') || String(window.getSelection())) return;
+    ui.navigate(pages.run(project, domain, tr.dataset.run));
   });
 
-  const live = new LiveCollection({
+  const runs = live(scope, {
     url: streams.runs(project, domain),
     event: 'run',
     key: (s) => s.run.name,
@@ -204,27 +215,12 @@ export function runsPage(main, { project, domain }, ui) {
       loading.hidden = true;
       empty.hidden = rows.size > 0;
       // A full snapshot may not be all there is.
-      if (!olderQuery) older.hidden = live.items.size < SNAPSHOT_RUNS;
+      if (!olderQuery) older.hidden = runs.items.size < SNAPSHOT_RUNS;
     },
     onState: ui.setConn,
   });
-  live.start();
-  keepCurrent(live);
-  setInterval(() => {
+  runs.start();
+  scope.interval(() => {
     for (const row of rows.values()) if (!row.s.endedAt) tick(row);
   }, 1000);
-}
-
-/** phaseChips: one small count per phase that has actions, with the phase
- * named. */
-export function phaseChips(counts) {
-  const ul = h('ul', { class: 'chips' });
-  for (const p of PHASES) {
-    const n = counts[p];
-    if (!n) continue;
-    // The words, not only a colour: failed and timed out are both red.
-    ul.append(h('li', { class: 'chip ' + phaseClass(p), title: `${n} ${phaseName(p).toLowerCase()}` },
-      h('span', { class: 'dot', 'aria-hidden': 'true' }), `${n} ${phaseName(p).toLowerCase()}`));
-  }
-  return ul;
 }

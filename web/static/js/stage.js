@@ -1,36 +1,46 @@
+// @ts-check
 // /projects/{p}/stages/{s}: one Stage, kept live by its stream: what it is
 // (phase, health, freight, promotions), its conditions, what it requests
 // and its promotion steps; Refresh (with a spinner until the controller
 // has handled it) and Delete. Also its Promotions, live by the Stage's
-// Promotion stream, Promote (promote.js's dialog) and its Freight
+// Promotion stream, Promote (promote-dialog.js) and its Freight
 // timeline (status.freightHistory, the current first).
-import { h, setAttr, setText } from './dom.js';
-import { ApiError } from './api.js';
-import { LiveCollection, keepCurrent } from './live.js';
+import { h, setText } from './dom.js';
+import { deleteStage, getStage } from './api.js';
+import { pages, streams } from './urls.js';
+import { connStates, live } from './stream.js';
 import { fullTime, ms, timeEl } from './format.js';
-import { confirmAbort, toast } from './dialog.js';
+import { confirmAbort } from './dialog.js';
 import {
-  currentFreight, deleteStage, getStage, health, healthClass, isControlFlow, noFreight,
-  refreshPending, refreshStage, refreshToken, relTime, stageBadge, stagePages, stagePhase, stageStreams,
-  updateStageBadge,
+  currentFreight, health, healthClass, isControlFlow, noFreight,
+  relTime, stageBadge, stagePhase, updateStageBadge,
 } from './kargo.js';
-import { byNewest, connStates, openPromote, promotionList, promotionPages, promotionPhase, promotionStreams } from './promote.js';
+import { byNewest, promotionList, promotionPhase } from './promotions.js';
+import { openPromote } from './promote-dialog.js';
 import { FreightIndex, freightTimeline } from './freight.js';
+import { RefreshControl } from './stage-refresh.js';
 
-export function stagePage(main, { project, stage }, ui) {
+/** @typedef {import('./ui.js').UI} UI */
+/** @typedef {import('./scope.js').Scope} Scope */
+
+/**
+ * @param {HTMLElement} main @param {{project: string, stage: string}} params
+ * @param {UI} ui @param {Scope} scope
+ */
+export function stagePage(main, { project, stage }, ui, scope) {
   ui.setTitle(`${stage} · Stages · ${project}`);
-  ui.setCrumbs([{ label: project }, { label: 'Stages', href: stagePages.list(project) }, { label: stage }]);
+  ui.setCrumbs([{ label: project }, { label: 'Stages', href: pages.stages(project) }, { label: stage }]);
 
   const badge = stageBadge('Steady');
   badge.hidden = true;
   badge.id = 'stage-phase';
   const desc = h('p', { class: 'stage-desc muted', hidden: true });
-  const spinner = h('span', { class: 'spinner', hidden: true, 'aria-hidden': 'true' });
-  const refreshLabel = h('span', { text: 'Refresh' });
-  const refreshBtn = h('button', { type: 'button', class: 'btn', id: 'refresh-stage', disabled: true, 'aria-busy': 'false', 'aria-describedby': 'refresh-status' }, spinner, refreshLabel);
+  const refresh = new RefreshControl({
+    project, stage, current: () => cur, gone: () => gone,
+    onStage: (s) => { if (newer(s, cur)) show(s); },
+  });
   const deleteBtn = h('button', { type: 'button', class: 'btn danger', id: 'delete-stage', disabled: true, text: 'Delete stage' });
   const promoteBtn = h('button', { type: 'button', class: 'btn primary', id: 'promote-stage', disabled: true, 'aria-haspopup': 'dialog', text: 'Promote' });
-  const refreshStatus = h('p', { class: 'refresh-status muted', id: 'refresh-status', role: 'status' });
   const notice = h('div', { class: 'callout notice-stage', role: 'alert', hidden: true });
   const loading = h('p', { class: 'empty', text: 'Loading the stage…' });
   // The status first (it comes first on a phone), drawn on the right when
@@ -44,8 +54,8 @@ export function stagePage(main, { project, stage }, ui) {
         h('p', { class: 'eyebrow', text: `${project} · stage` }),
         h('h1', null, h('span', { class: 'mono', id: 'stage-name', text: stage }), badge),
         desc),
-      h('div', { class: 'head-actions' }, promoteBtn, refreshBtn, deleteBtn)),
-    refreshStatus, notice, loading, body);
+      h('div', { class: 'head-actions' }, promoteBtn, refresh.button, deleteBtn)),
+    refresh.status, notice, loading, body);
 
   // The sections: each is drawn again only when what it shows changed.
   const sections = {
@@ -68,10 +78,9 @@ export function stagePage(main, { project, stage }, ui) {
     if (focused) sec.body.querySelector(`a[href="${CSS.escape(focused)}"]`)?.focus();
   }
 
+  /** @type {import('./types.js').Stage | null} */
   let cur = null; // the Stage shown
   let gone = false;
-  let inflight = false;
-  let handled = ''; // the refresh our last request saw handled
 
   function show(s) {
     cur = s;
@@ -91,7 +100,7 @@ export function stagePage(main, { project, stage }, ui) {
     promoteBtn.hidden = isControlFlow(s);
     promoteBtn.disabled = false;
     drawAll();
-    updateRefresh();
+    refresh.update();
   }
 
   function drawAll() {
@@ -125,60 +134,12 @@ export function stagePage(main, { project, stage }, ui) {
     body.hidden = true;
     badge.hidden = true;
     notice.className = 'callout sp-Failed notice-stage';
-    notice.replaceChildren(h('p', { text: message }), h('p', null, h('a', { href: stagePages.list(project), text: `All stages of ${project}` })));
+    notice.replaceChildren(h('p', { text: message }), h('p', null, h('a', { href: pages.stages(project), text: `All stages of ${project}` })));
     notice.hidden = false;
     deleteBtn.disabled = true;
     promoteBtn.disabled = true;
-    updateRefresh();
+    refresh.update();
   }
-
-  // Refresh: the spinner runs while our request waits (?wait=true answers
-  // once status.lastHandledRefresh caught up with the annotation) and, as
-  // in Kargo's UI, whenever the Stage shows a refresh not handled yet.
-  function spinning() {
-    return inflight || (!!cur && refreshPending(cur) && refreshToken(cur) !== handled);
-  }
-
-  let wasOn = false;
-  function updateRefresh() {
-    const on = spinning();
-    if (wasOn && !on && !inflight && cur && !refreshPending(cur)) {
-      setText(refreshStatus, `Refreshed ${new Date().toLocaleTimeString()}: the controller has reconciled the stage.`);
-    }
-    wasOn = on;
-    spinner.hidden = !on;
-    setText(refreshLabel, on ? 'Refreshing…' : 'Refresh');
-    setAttr(refreshBtn, 'aria-busy', String(on));
-    // Busy, the button stays focusable (a disabled one would drop the
-    // keyboard focus) and says it is not available now.
-    setAttr(refreshBtn, 'aria-disabled', on ? 'true' : null);
-    refreshBtn.disabled = gone || !cur;
-    if (on) setText(refreshStatus, 'Refreshing: waiting for the controller to reconcile the stage…');
-  }
-
-  refreshBtn.addEventListener('click', async () => {
-    if (spinning() || !cur) return;
-    inflight = true;
-    updateRefresh();
-    try {
-      const s = await refreshStage(project, stage, true);
-      const t = s ? refreshToken(s) : '';
-      if (s && t && s.status && s.status.lastHandledRefresh === t) {
-        handled = t;
-        if (newer(s, cur)) show(s);
-        setText(refreshStatus, `Refreshed ${new Date().toLocaleTimeString()}: the controller has reconciled the stage.`);
-      } else {
-        setText(refreshStatus, 'Refresh requested; the page follows the stage as the controller handles it.');
-      }
-    } catch (e) {
-      setText(refreshStatus, `Refresh failed: ${e instanceof ApiError ? e.message : e}`);
-      toast(`Refresh of ${stage} failed.`);
-    } finally {
-      inflight = false;
-      wasOn = false; // the answer said how it went
-      updateRefresh();
-    }
-  });
 
   promoteBtn.addEventListener('click', () => {
     if (!cur || gone) return;
@@ -191,12 +152,12 @@ export function stagePage(main, { project, stage }, ui) {
     confirm: 'Delete stage',
     noReason: true,
     run: () => deleteStage(project, stage),
-    done: () => location.assign(stagePages.list(project)),
+    done: () => ui.navigate(pages.stages(project)),
   }));
 
   const conn = connStates(ui.setConn);
-  const live = new LiveCollection({
-    url: stageStreams.stage(project, stage),
+  const stageLive = live(scope, {
+    url: streams.stage(project, stage),
     event: 'stage',
     key: (s) => s.metadata.name,
     deleted: (s) => s.deleted === true,
@@ -207,16 +168,17 @@ export function stagePage(main, { project, stage }, ui) {
       else if (newer(s, cur)) show(s);
     },
     onSynced: () => {
-      if (!live.items.has(stage) && !gone) showGone(`There is no stage ${stage} in project ${project}.`);
+      if (!stageLive.items.has(stage) && !gone) showGone(`There is no stage ${stage} in project ${project}.`);
     },
     onState: conn('stage'),
-  });
+  }, () => drawAll());
 
   // The aliases of the Freight that Promotions and the history name.
   const index = new FreightIndex(project, drawAll);
+  scope.add(() => index.stop());
   let promosSynced = false;
-  const promos = new LiveCollection({
-    url: promotionStreams.stage(project, stage),
+  const promos = live(scope, {
+    url: streams.stagePromotions(project, stage),
     event: 'promotion',
     key: (pr) => pr.metadata.name,
     deleted: (pr) => pr.deleted === true,
@@ -226,14 +188,14 @@ export function stagePage(main, { project, stage }, ui) {
       drawPromotions();
     },
     onState: conn('promotions'),
-  });
+  }, () => drawAll());
 
   // First the Stage (a 404 says there is none, without a stream), then
   // its stream.
   getStage(project, stage).then(
     (s) => {
       show(s);
-      live.start();
+      stageLive.start();
       promos.start();
       index.load();
     },
@@ -242,15 +204,13 @@ export function stagePage(main, { project, stage }, ui) {
         showGone(`There is no stage ${stage} in project ${project}.`);
         return;
       }
-      setText(refreshStatus, e.message);
-      live.start();
+      refresh.say(e.message);
+      stageLive.start();
       promos.start();
       index.load();
     });
 
-  setInterval(drawAll, 15000);
-  keepCurrent(live, drawAll);
-  keepCurrent(promos, drawAll);
+  scope.interval(drawAll, 15000);
 }
 
 /** newer: a is a later version than b (resource versions compare as
@@ -287,9 +247,9 @@ function facts(s, now, project, index) {
         index.alias(f.name) ? h('strong', { class: 'fr-alias', text: `${index.alias(f.name)} ` }) : null,
         h('span', { class: 'mono wrap', text: f.name }))))
       : h('span', { id: 'stage-freight', text: noFreight(st.freightSummary) ? 'No freight' : st.freightSummary })],
-    cp ? ['Promoting', h('a', { class: 'mono wrap', href: promotionPages.promotion(s.metadata.namespace || project, cp.name), text: cp.name })] : null,
+    cp ? ['Promoting', h('a', { class: 'mono wrap', href: pages.promotion(s.metadata.namespace || project, cp.name), text: cp.name })] : null,
     ['Last promotion', lp ? h('div', { id: 'stage-last-promotion' },
-      h('a', { class: 'mono wrap', href: promotionPages.promotion(s.metadata.namespace || project, lp.name), text: lp.name }),
+      h('a', { class: 'mono wrap', href: pages.promotion(s.metadata.namespace || project, lp.name), text: lp.name }),
       lp.status && lp.status.phase ? h('span', { class: 'tag', text: lp.status.phase }) : null,
       lp.finishedAt ? h('span', { class: 'muted' }, ' finished ', h('time', { datetime: lp.finishedAt, title: fullTime(lp.finishedAt), text: relTime(lp.finishedAt, now) })) : null,
       lp.status && lp.status.message ? h('p', { class: 'muted wrap small', text: lp.status.message }) : null)
@@ -300,6 +260,7 @@ function facts(s, now, project, index) {
     ['Last refresh', st.lastHandledRefresh ? refreshValue(st.lastHandledRefresh) : h('span', { id: 'stage-last-refresh', text: 'none' })],
     ['Created', timeEl(s.metadata.creationTimestamp)],
   ].filter(Boolean);
+  /** @type {HTMLElement[]} */
   const out = [h('dl', { class: 'facts' }, rows.map(([k, v]) => [h('dt', { text: k }), h('dd', null, v)]))];
   const issues = (st.health && st.health.issues) || [];
   if (issues.length) {
@@ -368,7 +329,7 @@ function requests(project, s) {
     const src = r.sources || {};
     const from = [];
     if (src.direct) from.push(h('span', { class: 'tag src', text: 'direct from the Warehouse' }));
-    for (const u of src.stages || []) from.push(h('a', { class: 'mono', href: stagePages.stage(project, u), text: u }));
+    for (const u of src.stages || []) from.push(h('a', { class: 'mono', href: pages.stage(project, u), text: u }));
     const extra = [src.availabilityStrategy ? `available from ${src.availabilityStrategy === 'All' ? 'all' : 'one of the'} upstream stages` : '',
       src.requiredSoakTime ? `soak ${src.requiredSoakTime}` : ''].filter(Boolean).join(' · ');
     return h('li', null,

@@ -1,3 +1,4 @@
+// @ts-check
 // The last project and domain a person looked at, kept in localStorage.
 
 const KEY = 'taskactions.last';

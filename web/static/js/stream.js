@@ -1,3 +1,7 @@
+// @ts-check
+// The streams (server-sent events), the one module that opens an
+// EventSource.
+//
 // LiveCollection keeps a keyed collection in step with a server-sent event
 // stream (see "SSE contract" in the design): a snapshot, `synced`, then live
 // changes; after `reset`, a fresh snapshot replaces everything.
@@ -5,7 +9,16 @@
 // A snapshot is collected aside and applied whole on `synced`, so the page
 // never shows a half-built state as if it were the real one. Live changes
 // are coalesced per key and handed to the view once per animation frame.
-import { session } from './api.js';
+import { checkSession } from './api.js';
+
+/** @typedef {import('./types.js').StreamEvents} StreamEvents */
+/** @typedef {import('./scope.js').Scope} Scope */
+
+/** openEventSource opens a stream of the API (the session cookie goes
+ * with it). @param {string} url */
+export function openEventSource(url) {
+  return new EventSource(url);
+}
 
 /** Connection states, shown by the indicator. */
 export const State = {
@@ -15,26 +28,37 @@ export const State = {
   RECONNECTING: 'reconnecting',
 };
 
+/**
+ * The options of a LiveCollection of the items of event E.
+ * @template {keyof StreamEvents} E
+ * @typedef {object} LiveOptions
+ * @property {string} url the stream
+ * @property {E} event the item event name ("action", "run")
+ * @property {(item: StreamEvents[E]) => string} key
+ * @property {(item: StreamEvents[E]) => boolean} [deleted] whether an item event removes it
+ * @property {(changes: Map<string, StreamEvents[E] | null>) => void} apply
+ *   gets the changes since the last call: key -> item, or null for removed
+ * @property {() => void} [onSynced] the state is complete (after each `synced`)
+ * @property {(state: string) => void} onState
+ */
+
+/** @template {keyof StreamEvents} E */
 export class LiveCollection {
-  /**
-   * @param {object} o
-   * @param {string} o.url the stream
-   * @param {string} o.event the item event name ("action", "run")
-   * @param {(item: any) => string} o.key
-   * @param {(item: any) => boolean} [o.deleted] whether an item event removes it
-   * @param {(changes: Map<string, any|null>) => void} o.apply
-   *   gets the changes since the last call: key -> item, or null for removed
-   * @param {() => void} [o.onSynced] the state is complete (after each `synced`)
-   * @param {(state: string) => void} o.onState
-   */
+  /** @param {LiveOptions<E>} o */
   constructor(o) {
     this.o = o;
+    /** @type {Map<string, StreamEvents[E]>} */
     this.items = new Map();
-    this.staging = null; // Map while a snapshot arrives
+    /** @type {Map<string, StreamEvents[E]> | null} */
+    this.staging = null; // a Map while a snapshot arrives
+    /** @type {Map<string, StreamEvents[E] | null>} */
     this.pending = new Map();
     this.lastId = '';
     this.synced = false;
+    /** @type {EventSource | null} */
     this.es = null;
+    /** @type {string | undefined} */
+    this.state = undefined;
     this.retryTimer = 0;
     this.backoff = 1000;
     this.frame = 0;
@@ -46,9 +70,13 @@ export class LiveCollection {
     this.connect();
   }
 
+  /** stop closes the stream for good, and forgets what is pending. */
   stop() {
     this.stopped = true;
     clearTimeout(this.retryTimer);
+    clearTimeout(this.flushTimer);
+    cancelAnimationFrame(this.frame);
+    this.frame = 0;
     if (this.es) this.es.close();
   }
 
@@ -57,7 +85,7 @@ export class LiveCollection {
     // A new EventSource cannot send Last-Event-ID itself: the query
     // parameter carries the cursor so the server resumes or resets.
     const url = this.lastId ? `${this.o.url}?lastEventId=${encodeURIComponent(this.lastId)}` : this.o.url;
-    const es = new EventSource(url);
+    const es = openEventSource(url);
     this.es = es;
     this.setState(this.synced ? State.RECONNECTING : State.CONNECTING);
     es.addEventListener('open', () => {
@@ -75,7 +103,7 @@ export class LiveCollection {
         clearTimeout(this.retryTimer);
         this.retryTimer = setTimeout(() => this.connect(), this.backoff);
         this.backoff = Math.min(this.backoff * 2, 15000);
-        session().catch((e) => { if (e.status === 401) location.reload(); });
+        checkSession();
       }
       // CONNECTING: the browser reconnects by itself, with Last-Event-ID.
     });
@@ -98,10 +126,12 @@ export class LiveCollection {
     });
   }
 
+  /** @param {MessageEvent} ev */
   track(ev) {
     if (ev.lastEventId) this.lastId = ev.lastEventId;
   }
 
+  /** @param {MessageEvent} ev */
   onItem(ev) {
     this.track(ev);
     let item;
@@ -133,6 +163,7 @@ export class LiveCollection {
   commit() {
     const next = this.staging;
     this.staging = null;
+    if (!next) return;
     for (const key of this.items.keys()) {
       if (!next.has(key)) this.pending.set(key, null);
     }
@@ -149,6 +180,7 @@ export class LiveCollection {
   }
 
   flush(snapshot = false) {
+    if (this.stopped) return;
     cancelAnimationFrame(this.frame);
     clearTimeout(this.flushTimer);
     this.frame = 0;
@@ -162,6 +194,7 @@ export class LiveCollection {
     if (snapshot) performance.measure('taskactions:snapshot', { start: t0, detail: changes.size });
   }
 
+  /** @param {string} state */
   setState(state) {
     if (this.state === state) return;
     this.state = state;
@@ -179,7 +212,12 @@ export class LiveCollection {
  * snapshot). Kargo's own UI closed its watch when hidden and showed stale
  * Stages after (akuity/kargo #2094, #2384). Every live page uses it.
  */
-export function keepCurrent(live, then) {
+/**
+ * @param {Scope} scope the page's: the listeners go with it
+ * @param {LiveCollection<any>} live
+ * @param {() => void} [then] after the page was made current
+ */
+export function keepCurrent(scope, live, then) {
   const resume = () => {
     // (Not started, as for a Stage that is not there: nothing to resume.)
     if (document.visibilityState !== 'visible' || live.stopped || !live.es) return;
@@ -191,16 +229,51 @@ export function keepCurrent(live, then) {
     }
     if (then) then();
   };
-  document.addEventListener('visibilitychange', resume);
-  document.addEventListener('resume', resume); // after a freeze
+  scope.listen(document, 'visibilitychange', resume);
+  scope.listen(document, 'resume', resume); // after a freeze
   // The back-forward cache: a page kept there would hold its stream's
   // connection (a browser has six per server over HTTP/1.1, and a few
   // cached pages used them all up); it closes the stream when it goes and
   // resumes from the last event id when it comes back.
-  window.addEventListener('pagehide', (ev) => {
+  scope.listen(window, 'pagehide', (ev) => {
     if (!ev.persisted || !live.es) return;
     clearTimeout(live.retryTimer);
     live.es.close();
   });
-  window.addEventListener('pageshow', (ev) => { if (ev.persisted) resume(); });
+  scope.listen(window, 'pageshow', (ev) => { if (ev.persisted) resume(); });
+}
+
+/**
+ * live makes a page's LiveCollection: stopped with the page, and made
+ * current when the page comes back (keepCurrent). Start it when the page
+ * is ready for its events.
+ * @template {keyof StreamEvents} E
+ * @param {Scope} scope
+ * @param {LiveOptions<E>} o
+ * @param {() => void} [then] after the page was made current
+ * @returns {LiveCollection<E>}
+ */
+export function live(scope, o, then) {
+  const c = new LiveCollection(o);
+  if (scope.closed) c.stopped = true; // the page went before it was made
+  scope.add(() => c.stop());
+  keepCurrent(scope, c, then);
+  return c;
+}
+
+/**
+ * connStates combines the states of a page's streams for the header: the
+ * page is live when all are.
+ * @param {(state: string) => void} setConn
+ * @returns {(key: string) => (state: string) => void}
+ */
+export function connStates(setConn) {
+  /** @type {Map<string, string>} */
+  const states = new Map();
+  const order = ['reconnecting', 'connecting', 'syncing', 'live'];
+  return (key) => (state) => {
+    states.set(key, state);
+    const all = [...states.values()];
+    setConn(order.find((s) => all.includes(s)) || state);
+  };
 }

@@ -2,8 +2,8 @@ package cluster_test
 
 import (
 	"context"
-	"io"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"

@@ -17,6 +17,8 @@ import (
 // 503 with Retry-After, and it keeps serving and writing: nothing takes
 // the descriptors etcd needs (it exits when a WAL file cannot be opened).
 // The soft limit is raised to the hard one at start.
+//
+// It reads better whole: one scenario, its steps in the order a user takes them.
 func TestStreamsPastTheDescriptorLimit(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), "data")
 	addr := testserver.FreeAddr(t)

@@ -17,6 +17,8 @@ import (
 // it: each round enqueues process actions and SIGKILLs the server the
 // moment one of them has started. Whatever the timing, no attempt ever runs
 // twice, and nothing a server started outlives it by more than a second.
+//
+// It reads better whole: one scenario, its steps in the order a user takes them.
 func TestKillLoopNeverRunsAnAttemptTwice(t *testing.T) {
 	dir := t.TempDir()
 	dataDir := filepath.Join(dir, "data")

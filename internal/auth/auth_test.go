@@ -125,6 +125,7 @@ func newSigner(t *testing.T, now *time.Time) *Signer {
 	return s
 }
 
+// It reads better whole: one scenario, its steps in the order a user takes them.
 func TestSessionsAndTaskTokens(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	signer := newSigner(t, &now)

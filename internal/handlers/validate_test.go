@@ -71,6 +71,7 @@ func newValidatedServerWith(t *testing.T, configure func(*http.Server)) *httptes
 	return srv
 }
 
+// It reads better whole: its cases are one table, a line each.
 func TestValidatorMiddleware(t *testing.T) {
 	srv := newValidatedServer(t)
 	const okPath = "/api/v1/projects/p1/domains/dev/runs/r1/actions/a0/status"

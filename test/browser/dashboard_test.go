@@ -28,6 +28,8 @@ var updateScreenshot = flag.Bool("update-screenshot", false, "write the run page
 // keyboard selection, what assistive technology sees, abort of an action
 // through the confirmation dialog, recovery after a server restart on the
 // same data dir and port, and abort of the whole run.
+//
+// It reads better whole: one scenario, its steps in the order a user takes them.
 func TestRunPageLive(t *testing.T) {
 	run := newRun()
 	enqueue(t, run, "a0", "")

@@ -53,6 +53,8 @@ const esPage = `(() => {
 // shows, having had every change or a reset. A second EventSource opened
 // on purpose while the server starts is held and then served, without
 // ever reconnecting.
+//
+// It reads better whole: its cases are one table, a line each.
 func TestPlainEventSourceAcrossAKill(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), "data")
 	addr := testserver.FreeAddr(t)

@@ -145,6 +145,8 @@ const stepStatuses = `[...document.querySelectorAll('#promotion-steps > li')].ma
 // shows every step Succeeded, in order, with its alias, attempts and
 // outputs, and leads to the run's action tree. A refused Promotion shows
 // Kargo's message in the dialog.
+//
+// It reads better whole: one scenario, its steps in the order a user takes them.
 func TestPromotionPagesPromote(t *testing.T) {
 	project := newStageProject()
 	createPromoStage(t, project, "test", nil,

@@ -226,6 +226,8 @@ func edgeSel(from, to string) string {
 // The pipeline, live: Stages created, changed (edges and not) and deleted
 // through the API show without a reload; nodes sit in columns by depth,
 // with Warehouses first; each shows Kargo's phase in words.
+//
+// It reads better whole: one scenario, its steps in the order a user takes them.
 func TestStagesLive(t *testing.T) {
 	project := newStageProject()
 	createStages(t, project, []stageDef{
@@ -407,6 +409,8 @@ func TestStagesRefreshAndDelete(t *testing.T) {
 // state when it comes back, without a reload (akuity/kargo #2094, #2384:
 // Kargo's UI showed stale Stages then); so does a page back from the
 // back-forward cache, which closed its stream meanwhile.
+//
+// It reads better whole: one scenario, its steps in the order a user takes them.
 func TestStagesHiddenTab(t *testing.T) {
 	project := newStageProject()
 	createStages(t, project, []stageDef{
@@ -547,6 +551,8 @@ document.addEventListener('DOMContentLoaded', () => {
 // controller, and then the same all at once (the page catching up after
 // its stream was closed); and that no long task exceeds 200ms meanwhile.
 // The figures are logged.
+//
+// It reads better whole: one scenario, its steps in the order a user takes them.
 func TestStagesManyStages(t *testing.T) {
 	const chains, chainLen, fan = 30, 15, 150
 	project := newStageProject()

@@ -60,6 +60,8 @@ type matrixOp struct {
 // for a subject with every verb in another project: 200 (or the
 // operation's success) when the grants allow it, 403 naming the verb and
 // the project and domain when not, 401 without a credential.
+//
+// It reads better whole: its cases are one table, a line each.
 func TestAuthorizationMatrix(t *testing.T) {
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens.yaml")

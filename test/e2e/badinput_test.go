@@ -50,6 +50,8 @@ type problemDoc struct {
 
 // Every bad request gets the right 4xx as an RFC 9457 problem, never a 5xx,
 // and the server stays ready.
+//
+// It reads better whole: its cases are one table, a line each.
 func TestBadInputs(t *testing.T) {
 	run := newRun()
 	enqueue(t, srv, run, "a0", "")

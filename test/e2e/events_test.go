@@ -16,6 +16,8 @@ import (
 // the same data), and each action's terminal phase arrives exactly once.
 // The server's own writes (finalizers, the terminal-recorded label) are no
 // events.
+//
+// It reads better whole: one scenario, its steps in the order a user takes them.
 func TestOneEventPerVisibleChange(t *testing.T) {
 	const n = 1000
 	run := newRun()

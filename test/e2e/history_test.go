@@ -92,6 +92,8 @@ func liveObjects(s *server, run client.RunIdentifier) int {
 // byte: each action, the lists, the children, the summary, and the
 // stream's snapshot. Deleting it through the API then removes it from
 // history.
+//
+// It reads better whole: one scenario, its steps in the order a user takes them.
 func TestRetiredRunReadsTheSame(t *testing.T) {
 	for name, store := range historyStores(t) {
 		t.Run(name, func(t *testing.T) {

@@ -16,6 +16,8 @@ import (
 // request); no other origin gets CORS headers, and without the flag none
 // does. --metrics-listen serves /metrics without a token, and nothing else.
 // The credentials in the data dir are private.
+//
+// It reads better whole: one scenario, its steps in the order a user takes them.
 func TestCORSMetricsListenerAndCredentialFiles(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

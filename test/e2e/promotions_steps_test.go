@@ -96,6 +96,8 @@ func withIf(s kargoapi.PromotionStep, cond string) kargoapi.PromotionStep {
 // conditions, errorThreshold as the action's retries, retry.timeout as its
 // timeout, a `uses` nothing runs, an `if` that is not a boolean, and the
 // Promotion's phase from its worst step.
+//
+// It reads better whole: one scenario, its steps in the order a user takes them.
 func TestPromotionStepRules(t *testing.T) {
 	s := promoServer(t)
 	rec := newRecorder(t)

@@ -25,6 +25,8 @@ const promoTaskTypes = "echo,sleep,process,http"
 // running http steps against a local server: availability by verification
 // and by approval, Kargo's messages when Freight is not available, the
 // Promotion's status and run, the Stage's status, the Freight's.
+//
+// It reads better whole: one scenario, its steps in the order a user takes them.
 func TestPromotionPipeline(t *testing.T) {
 	s := promoServer(t)
 	rec := newRecorder(t)

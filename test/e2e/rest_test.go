@@ -11,6 +11,7 @@ import (
 	"taskactions/pkg/client"
 )
 
+// It reads better whole: one scenario, its steps in the order a user takes them.
 func TestRESTRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	api := srv.api

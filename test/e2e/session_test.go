@@ -20,6 +20,8 @@ import (
 // login form (POST /session), each setting an HttpOnly, SameSite=Strict
 // cookie that the API and a stream accept; logging out clears it. The
 // link works once, and the token is never in a URL.
+//
+// It reads better whole: one scenario, its steps in the order a user takes them.
 func TestSessionsAndTheLoginLink(t *testing.T) {
 	jarClient := func() *http.Client {
 		jar, _ := cookiejar.New(nil)

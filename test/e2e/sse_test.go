@@ -156,6 +156,8 @@ func TestStreamHeartbeat(t *testing.T) {
 
 // A reader that stops reading delays nobody; when it reads again it ends
 // on the right state (coalesced, or reset and rebuilt), never with a gap.
+//
+// It reads better whole: one scenario, its steps in the order a user takes them.
 func TestStreamSlowReader(t *testing.T) {
 	run := newRun()
 	enqueue(t, srv, run, "a0", "")

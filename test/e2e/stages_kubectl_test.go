@@ -44,6 +44,8 @@ func TestStageKubectlInvalidFixtures(t *testing.T) {
 // kubectl apply of Kargo's docs' Stages: the printer columns with the
 // controller's status, the shard label defaulted on create and update, and
 // the Stages in REST and in an open stream; then kubectl delete.
+//
+// It reads better whole: its cases are one table, a line each.
 func TestStageKubectl(t *testing.T) {
 	k := newKubectl(t)
 	ns := stageProject()

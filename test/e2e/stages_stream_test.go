@@ -210,6 +210,8 @@ func TestStageProjectStream(t *testing.T) {
 // A stream resumed with the id of the last event it received replays
 // exactly what it missed; a cursor this server does not cover gets reset
 // and a snapshot.
+//
+// It reads better whole: one scenario, its steps in the order a user takes them.
 func TestStageStreamResume(t *testing.T) {
 	p := stageProject()
 	createStage(t, p, regularStage("a", ""))

@@ -23,6 +23,8 @@ import (
 
 // Create (JSON and YAML), get, list, replace (optimistic), delete, and the
 // errors of each, as a client of the REST API sees them.
+//
+// It reads better whole: one scenario, its steps in the order a user takes them.
 func TestStageREST(t *testing.T) {
 	p := stageProject()
 

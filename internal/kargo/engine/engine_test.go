@@ -91,6 +91,7 @@ func simulate(t *testing.T, in Input, outcomes map[string]outcome) simResult {
 	return r
 }
 
+// It reads better whole: its cases are one table, a line each.
 func TestDecideScenarios(t *testing.T) {
 	failed := outcome{status: StepFailed, msg: "boom"}
 	errored := outcome{status: StepErrored, msg: "kaput"}

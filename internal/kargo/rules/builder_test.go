@@ -28,6 +28,7 @@ func promoStage(name string, steps ...kargoapi.PromotionStep) *kargoapi.Stage {
 	}
 }
 
+// It reads better whole: its cases are one table, a line each.
 func TestBuildPromotion(t *testing.T) {
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	entropy := func() *bytes.Reader { return bytes.NewReader(bytes.Repeat([]byte{0x42}, 64)) }

@@ -36,6 +36,7 @@ type wantCond struct {
 	reason, message string
 }
 
+// It reads better whole: its cases are one table, a line each.
 func TestReconcileWithPromotions(t *testing.T) {
 	stubVerificationID(t)
 	successful := kargoapi.VerificationInfo{Phase: kargoapi.VerificationPhaseSuccessful, StartTime: &t0, FinishTime: &t0}

@@ -65,6 +65,7 @@ func stubVerificationID(t *testing.T) {
 	t.Cleanup(func() { newVerificationID = orig })
 }
 
+// It reads better whole: its cases are one table, a line each.
 func TestReconcile(t *testing.T) {
 	stubVerificationID(t)
 	cases := []struct {

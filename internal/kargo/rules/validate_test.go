@@ -45,6 +45,7 @@ func step(s *kargoapi.Stage, i int) *kargoapi.PromotionStep {
 	return &s.Spec.PromotionTemplate.Spec.Steps[i]
 }
 
+// It reads better whole: its cases are one table, a line each.
 func TestValidateStage(t *testing.T) {
 	const steps = "spec.promotionTemplate.spec.steps"
 	cases := []struct {

@@ -69,7 +69,9 @@ type App struct {
 	history *history.Store
 	logs    *logs.Store
 	retired prometheus.Counter
-	metrics *handlers.Metrics
+	// promotionsFinished counts the orchestrator's Promotions by phase.
+	promotionsFinished *prometheus.CounterVec
+	metrics            *handlers.Metrics
 
 	// kargoCreds are the promotion steps' credentials (kargosteps.go).
 	kargoCreds *credentials.Chain
@@ -132,7 +134,7 @@ func Start(ctx context.Context, cfg Config, log zerolog.Logger) (*App, error) {
 	}
 	a.serve()
 	start := time.Now()
-	a.retired = newRetiredCounter()
+	a.retired, a.promotionsFinished = newRetiredCounter(), newPromotionsCounter()
 	a.parts = a.newParts()
 	if err := a.parts.Start(ctx); err != nil {
 		// The parts that started are stopped; the HTTP server is left.
@@ -256,7 +258,7 @@ func (a *App) serveAPI(restCfg *rest.Config) error {
 	a.registerStorageMetrics(a.metrics.Registry())
 	router, err := handlers.NewRouter(handlers.Config{
 		Manager: a.mgr, Stages: a.stages, Freight: a.freight, Promotions: a.promos, Runs: a.runs, Logs: a.logs, Metrics: a.metrics, Web: web.Handler(web.Options{TokenFile: a.adminTokenFile()}),
-		SSE:    sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Stop: a.streamsStop, Detached: &a.detached},
+		SSE:    sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Stop: a.streamsStop, Detached: &a.detached, Observer: a.metrics},
 		Ready:  a.ready(restCfg),
 		Synced: a.synced,
 		Log:    a.log,

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/kubernetes"
 
+	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/controlplane"
 	"taskactions/internal/executor"
 	"taskactions/internal/handlers"
@@ -272,10 +273,27 @@ func (a *App) kargoControllers(ctx context.Context) error {
 		return orchestrator.New(orchestrator.Config{
 			Promotions: a.promos, Stages: a.stages.Cache(), Freight: a.freight,
 			Actions: a.mgr, Runnable: a.exec.runs, OutputRoot: a.outputRoot(), WorkDirs: a.kargoWork(), Workers: 8,
-			Log: a.component("promotions"),
+			Log: a.component("promotions"), Finished: a.promotionFinished,
 		}).Run(ctx)
 	})
 	return g.Wait()
+}
+
+// promotionFinished counts a Promotion's terminal phase.
+func (a *App) promotionFinished(phase kargoapi.PromotionPhase) {
+	a.promotionsFinished.WithLabelValues(string(phase)).Inc()
+}
+
+// newPromotionsCounter counts Promotions by their terminal phase; it is
+// registered with the storage metrics whether or not the orchestrator runs.
+func newPromotionsCounter() *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "taskactions_promotions_finished_total", Help: "Promotions this server's orchestrator ended, by phase (Succeeded, Failed, Errored, Aborted).",
+	}, []string{"phase"})
+	for _, ph := range []kargoapi.PromotionPhase{kargoapi.PromotionPhaseSucceeded, kargoapi.PromotionPhaseFailed, kargoapi.PromotionPhaseErrored, kargoapi.PromotionPhaseAborted} {
+		c.WithLabelValues(string(ph)) // present at zero from the start
+	}
+	return c
 }
 
 // newRetiredCounter counts what retention deleted; it is registered with

@@ -7,7 +7,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"taskactions/internal/sse"
 
 	"taskactions/internal/pipeline"
 )
@@ -19,6 +21,8 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	streams  *prometheus.GaugeVec
+	// How streams start, and why they reset (StreamStarted).
+	starts, resets *prometheus.CounterVec
 }
 
 // Gauges are read at scrape time from the components that own the numbers.
@@ -47,7 +51,23 @@ func NewMetrics(g Gauges) *Metrics {
 	for _, kind := range streamKinds() { // the operations table's, checked against the document
 		m.streams.WithLabelValues(kind) // present at zero before the first stream
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.streams,
+	m.starts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "taskactions_sse_stream_starts_total",
+		Help: "Streams started, by event and how: snapshot (no cursor), resumed (the cursor replayed from the journal), reset (a new snapshot; see taskactions_sse_resets_total).",
+	}, []string{"event", "start"})
+	m.resets = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "taskactions_sse_resets_total",
+		Help: "Streams sent reset and a new snapshot, by event and reason: cursor-not-covered (the journal no longer reaches back: a replay miss), lagged (a slow reader whose mailbox overflowed).",
+	}, []string{"event", "reason"})
+	for _, event := range streamEvents() { // present at zero from the start
+		for _, start := range []string{"snapshot", "resumed", "reset"} {
+			m.starts.WithLabelValues(event, start)
+		}
+		for _, reason := range []string{sse.ResetNotCovered, sse.ResetLagged} {
+			m.resets.WithLabelValues(event, reason)
+		}
+	}
+	m.reg.MustRegister(m.requests, m.latency, m.streams, m.starts, m.resets,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if g.QueueDepth != nil {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -114,4 +134,17 @@ func (m *Metrics) StreamOpened(kind string) (closed func()) {
 	g := m.streams.WithLabelValues(kind)
 	g.Inc()
 	return g.Dec
+}
+
+// StreamStarted implements sse.Observer.
+func (m *Metrics) StreamStarted(event string, resumed bool, reset string) {
+	switch {
+	case resumed:
+		m.starts.WithLabelValues(event, "resumed").Inc()
+	case reset != "":
+		m.starts.WithLabelValues(event, "reset").Inc()
+		m.resets.WithLabelValues(event, reset).Inc()
+	default:
+		m.starts.WithLabelValues(event, "snapshot").Inc()
+	}
 }

@@ -69,3 +69,11 @@ func TestStreamKindsFromTheTable(t *testing.T) {
 		t.Errorf("stream kinds %s", got)
 	}
 }
+
+// The stream metrics' event label covers the events of every stream the
+// document describes.
+func TestStreamEventsFromTheDocument(t *testing.T) {
+	if got := strings.Join(streamEvents(), ","); got != "action,log,project,promotion,run,stage" {
+		t.Errorf("stream events %s", got)
+	}
+}

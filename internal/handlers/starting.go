@@ -82,6 +82,32 @@ func streamRoutes() map[string]string {
 	return routes
 }
 
+// streamEvents are the names of the events that carry a stream's items
+// (x-sse-events of the document's stream schemas, but for synced, reset
+// and eof): the event label of the stream metrics.
+func streamEvents() []string {
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Events map[string]string `json:"x-sse-events"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := yaml.Unmarshal(api.OpenAPI, &doc); err != nil {
+		panic(fmt.Sprintf("the embedded OpenAPI document: %v", err)) // built in: a test reads it
+	}
+	var names []string
+	for _, schema := range doc.Components.Schemas {
+		for name := range schema.Events {
+			if name != "synced" && name != "reset" && name != "eof" && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
 func notReady(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Retry-After", "1")
 	writeProblem(w, r, errNotReady)

@@ -32,7 +32,23 @@ type Config struct {
 	// Detached counts the streams that left net/http (see detach), for
 	// the server's shutdown to wait on; nil: streams never detach.
 	Detached *sync.WaitGroup
+	// Observer, when set, is told how streams start (for metrics).
+	Observer Observer
 }
+
+// Observer learns how each stream of an event kind started: a snapshot
+// (a first connect), a resume (the cursor was replayed from the
+// journal), or a reset with its reason (the cursor was not covered; the
+// stream lagged, a slow reader whose mailbox overflowed).
+type Observer interface {
+	StreamStarted(event string, resumed bool, reset string)
+}
+
+// The reasons of a reset, as the reset event gives them.
+const (
+	ResetNotCovered = "cursor-not-covered" // the journal no longer reaches back to the cursor
+	ResetLagged     = "lagged"             // the reader fell behind its mailbox
+)
 
 // Options are one stream's own.
 type Options struct {
@@ -147,7 +163,7 @@ func Serve[V any](ctx context.Context, w http.ResponseWriter, src Source[V], cfg
 //go:noinline
 func (s *stream[V]) start(w http.ResponseWriter, lastEventID string, given *Config) bool {
 	cfg := given.withDefaults()
-	s.heartbeat, s.stop = cfg.Heartbeat, cfg.Stop
+	s.heartbeat, s.stop, s.observer = cfg.Heartbeat, cfg.Stop, cfg.Observer
 	setHeaders(w)
 	w.WriteHeader(http.StatusOK)
 	s.w = newWriter(w, cfg.writeWindow())
@@ -164,7 +180,7 @@ func (s *stream[V]) start(w http.ResponseWriter, lastEventID string, given *Conf
 	if c, ok := s.src.Cursors.ParseCursor(lastEventID); asked && ok {
 		after = &c
 	}
-	return s.open(after, asked, "cursor-not-covered") == nil
+	return s.open(after, asked, ResetNotCovered) == nil
 }
 
 // follower is a stream from its sync on, as follow drives it. follow is
@@ -277,7 +293,7 @@ func (s *stream[V]) wake() error {
 	case lagged:
 		s.sub.Close()
 		s.stopWatching()
-		if err = s.open(nil, true, "lagged"); err == nil {
+		if err = s.open(nil, true, ResetLagged); err == nil {
 			s.watch()
 		}
 	case len(s.buf) > 0:
@@ -330,6 +346,7 @@ type stream[V any] struct {
 	sub       *journal.Subscription[V]
 	buf       []journal.Entry[V] // what a wake drains, kept between wakes
 	heartbeat time.Duration
+	observer  Observer
 	beat      *time.Timer
 	beatDue   atomic.Bool     // the timer fired since the last wake
 	left      atomic.Bool     // the client went, the server stops or the session ended
@@ -383,6 +400,13 @@ func (s *stream[V]) open(after *uint64, asked bool, why string) error {
 				return err
 			}
 		}
+	}
+	if s.observer != nil {
+		reset := ""
+		if asked && !start.Resumed {
+			reset = why
+		}
+		s.observer.StreamStarted(s.src.Event, start.Resumed, reset)
 	}
 	data := `{"resumed":` + strconv.FormatBool(start.Resumed) + `,"count":` + strconv.Itoa(count) + `}`
 	if err := s.w.event(cursors.FormatCursor(start.Cursor), "synced", []byte(data)); err != nil {

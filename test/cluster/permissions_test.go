@@ -290,7 +290,7 @@ func mustUnmarshal(t testing.TB, doc string, v any) {
 func TestChartLints(t *testing.T) {
 	ctx := t.Context()
 	for _, set := range [][]string{nil, {"--set", "kargoControllers=true"}, {"--set", "replicaCount=3,history.dsnSecret.name=pg"},
-		{"--set", "kargoControllers=true,replicaCount=3,history.dsnSecret.name=pg"}} {
+		{"--set", "kargoControllers=true,replicaCount=3,history.dsnSecret.name=pg"}, {"--set", "grafanaDashboard.enabled=true"}} {
 		if out, err := command(ctx, nil, helmBin, append([]string{"lint", "--strict", chartDir}, set...)...); err != nil {
 			t.Errorf("helm lint %v: %v\n%s", set, err, out)
 		}

@@ -80,6 +80,9 @@ type Config struct {
 	Warehouses engine.Warehouses
 	Workers    int
 	Log        zerolog.Logger
+	// Finished, when set, is told each Promotion's terminal phase as it
+	// is written (for metrics).
+	Finished func(kargoapi.PromotionPhase)
 }
 
 // WorkDirs are the Promotions' working directories.
@@ -387,10 +390,14 @@ func (o *Orchestrator) finish(ctx context.Context, p *kargoapi.Promotion, phase 
 	if err := o.finishRun(ctx, p, phase, msg); err != nil {
 		return err
 	}
-	return o.updateStatus(ctx, p, func(s *kargoapi.PromotionStatus) {
+	err := o.updateStatus(ctx, p, func(s *kargoapi.PromotionStatus) {
 		s.Phase, s.Message = phase, msg
 		s.FinishedAt = &metav1.Time{Time: time.Now()}
 	})
+	if err == nil && o.cfg.Finished != nil {
+		o.cfg.Finished(phase)
+	}
+	return err
 }
 
 // finishRun reports the end of a Promotion on its run's root action (an
@@ -413,7 +420,9 @@ func (o *Orchestrator) finishRun(ctx context.Context, p *kargoapi.Promotion, pha
 // waiting one at once.
 func (o *Orchestrator) abort(ctx context.Context, p *kargoapi.Promotion) error {
 	if !stepInFlight(p) {
-		_ = o.cfg.Actions.AbortAction(ctx, o.rootID(p), "Promotion aborted")
+		if err := o.cfg.Actions.AbortAction(ctx, o.rootID(p), "Promotion aborted"); err != nil && !errors.Is(err, pipeline.ErrNotFound) {
+			return err
+		}
 		return o.finish(ctx, p, kargoapi.PromotionPhaseAborted, "Promotion aborted")
 	}
 	if err := o.cfg.Actions.AbortAction(ctx, o.rootID(p), "Promotion aborted"); err != nil && !errors.Is(err, pipeline.ErrNotFound) {

@@ -396,7 +396,7 @@ func TestAttemptRecordedByADeadServerIsNeverRerun(t *testing.T) {
 	state, _ := plugins.EncodeState(process.State{Marker: "m-dead-server", Instance: "dead"})
 	if _, err := mgr.UpdateStatus(context.Background(), aid, func(t *v1.TaskAction) error {
 		t.Status.Attempts, t.Status.PluginState, t.Status.PluginStateVersion = 1, state, 2
-		mgr.SetPhase(t, v1.PhaseInitializing, v1.ReasonInitializing, "", false)
+		setPhase(t, v1.PhaseInitializing, v1.ReasonInitializing, "", false)
 		return nil
 	}); err != nil {
 		t.Fatal(err)

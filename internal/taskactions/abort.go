@@ -78,7 +78,7 @@ func (m *Manager) abortOne(ctx context.Context, ta *v1.TaskAction, reason string
 			return ErrNoChange
 		}
 		ta.Status.ErrorState = &v1.ErrorState{Code: v1.ReasonAborted, Kind: v1.ErrorKindUser, Message: reason}
-		m.SetPhase(ta, v1.PhaseAborted, v1.ReasonAborted, reason, false)
+		m.setPhase(ta, v1.PhaseChange{Phase: v1.PhaseAborted, Reason: v1.ReasonAborted, Message: reason})
 		return nil
 	})
 	return err

@@ -127,7 +127,7 @@ func TestPutStatus(t *testing.T) {
 			if tc.started { // as the executor records a start
 				if _, err := m.UpdateStatus(ctx, id, func(ta *v1.TaskAction) error {
 					ta.Status.Attempts = 1
-					m.SetPhase(ta, v1.PhaseRunning, v1.ReasonExecuting, "", false)
+					m.setPhase(ta, v1.PhaseChange{Phase: v1.PhaseRunning, Reason: v1.ReasonExecuting})
 					return nil
 				}); err != nil {
 					t.Fatal(err)

@@ -32,7 +32,7 @@ func (m *Manager) DeleteAction(ctx context.Context, id ActionID, abort bool) err
 		return err
 	}
 	if m.cfg.Notifier != nil {
-		if err := m.cfg.Notifier.DeleteActions(ctx, runsRun(id.RunID()), id.Name, tombstones(tree)); err != nil {
+		if err := m.cfg.Notifier.DeleteActions(ctx, id.RunID(), id.Name, tombstones(tree)); err != nil {
 			return err
 		}
 	}
@@ -45,13 +45,13 @@ func (m *Manager) deleteRetiredAction(ctx context.Context, id ActionID) error {
 	if _, err := m.retired(ctx, id); err != nil {
 		return err
 	}
-	return m.cfg.Notifier.DeleteActions(ctx, runsRun(id.RunID()), id.Name, nil)
+	return m.cfg.Notifier.DeleteActions(ctx, id.RunID(), id.Name, nil)
 }
 
 // DeleteRun deletes every action of a run: from history, at once, and
 // from the control plane, its roots, which the others follow (see
 // DeleteAction).
-func (m *Manager) DeleteRun(ctx context.Context, run RunID, abort bool) error {
+func (m *Manager) DeleteRun(ctx context.Context, run v1.RunID, abort bool) error {
 	tas, err := m.ListRunActions(ctx, run)
 	if err != nil {
 		return err
@@ -68,7 +68,7 @@ func (m *Manager) DeleteRun(ctx context.Context, run RunID, abort bool) error {
 	}
 	existed := len(tas) > 0
 	if m.cfg.Notifier != nil {
-		inHistory, err := m.cfg.Notifier.DeleteRun(ctx, runsRun(run), tombstones(tas))
+		inHistory, err := m.cfg.Notifier.DeleteRun(ctx, run, tombstones(tas))
 		if err != nil {
 			return err
 		}
@@ -98,8 +98,6 @@ func tombstones(tas []*v1.TaskAction) []runs.Action {
 	}
 	return out
 }
-
-func runsRun(r RunID) runs.RunID { return runs.RunID{Project: r.Project, Domain: r.Domain, Run: r.Run} }
 
 // finishedOrAbort checks that none of tas is unfinished; with abort, it
 // aborts the tops of the trees instead, which the aborter carries down.

@@ -34,8 +34,8 @@ import (
 type RunNotifier interface {
 	RecordAction(ctx context.Context, a runs.Action) error
 	UpdateActionStatus(ctx context.Context, a runs.Action) error
-	DeleteRun(ctx context.Context, id runs.RunID, live []runs.Action) (bool, error)
-	DeleteActions(ctx context.Context, id runs.RunID, name string, live []runs.Action) error
+	DeleteRun(ctx context.Context, id v1.RunID, live []runs.Action) (bool, error)
+	DeleteActions(ctx context.Context, id v1.RunID, name string, live []runs.Action) error
 }
 
 // Config holds the manager's dependencies and settings.

@@ -57,7 +57,7 @@ func (m *Manager) live(ctx context.Context, id ActionID) (*v1.TaskAction, error)
 
 // ListRunActions returns every action of a run, from the cache's run
 // index, oldest first.
-func (m *Manager) ListRunActions(ctx context.Context, run RunID) ([]*v1.TaskAction, error) {
+func (m *Manager) ListRunActions(ctx context.Context, run v1.RunID) ([]*v1.TaskAction, error) {
 	m.actions.CatchUp(ctx)
 	return m.byIndex(indexRun, runIndexKey(run.Project, run.Domain, run.Run))
 }
@@ -70,7 +70,7 @@ func (m *Manager) ListChildActions(ctx context.Context, parent ActionID) ([]*v1.
 }
 
 // runActionViews is ListRunActions, but the actions' current views.
-func (m *Manager) runActionViews(ctx context.Context, run RunID) ([]*ActionUpdate, error) {
+func (m *Manager) runActionViews(ctx context.Context, run v1.RunID) ([]*ActionUpdate, error) {
 	m.actions.CatchUp(ctx)
 	return m.actions.ListViews(indexRun, runIndexKey(run.Project, run.Domain, run.Run))
 }

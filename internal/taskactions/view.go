@@ -18,11 +18,8 @@ type ActionID struct {
 }
 
 // RunID returns the identity of the action's run.
-func (id ActionID) RunID() RunID { return RunID{id.Project, id.Domain, id.Run} }
-
-// RunID identifies a run.
-type RunID struct {
-	Project, Domain, Run string
+func (id ActionID) RunID() v1.RunID {
+	return v1.RunID{Project: id.Project, Domain: id.Domain, Run: id.Run}
 }
 
 // PhaseTransition is one entry of the public phase history.

@@ -32,6 +32,8 @@ import (
 	"taskactions/internal/runs"
 	"taskactions/internal/sse"
 	"taskactions/internal/taskactions"
+	"taskactions/internal/taskactions/aborter"
+	"taskactions/internal/taskactions/collector"
 	"taskactions/web"
 )
 
@@ -408,11 +410,11 @@ func (a *App) startControllers(es executorSetup) {
 	a.stopControllers, a.controllersDone = cancel, make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		_ = taskactions.NewAborter(a.mgr, abortWorkers, a.log.With().Str("component", "aborter").Logger()).Run(ctx)
+		_ = aborter.New(a.mgr, abortWorkers, a.log.With().Str("component", "aborter").Logger()).Run(ctx)
 	})
 	if a.cp.Embedded() {
 		wg.Go(func() {
-			_ = taskactions.NewCollector(a.mgr, 0, a.log.With().Str("component", "collector").Logger()).Run(ctx)
+			_ = collector.New(a.mgr, 0, a.log.With().Str("component", "collector").Logger()).Run(ctx)
 		})
 	}
 	a.retired = prometheus.NewCounter(prometheus.CounterOpts{

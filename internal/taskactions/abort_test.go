@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "taskactions/api/v1"
+	"taskactions/internal/taskactions/aborter"
 	"taskactions/internal/testenv"
 )
 
@@ -17,7 +18,7 @@ func runAborter(t testing.TB, m *Manager) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = NewAborter(m, 4, testenv.Logger()).Run(ctx) }()
+	go func() { defer close(done); _ = aborter.New(m, 4, testenv.Logger()).Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 }
 

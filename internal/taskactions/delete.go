@@ -13,8 +13,8 @@ import (
 )
 
 // DeleteAction deletes an action; its descendants follow it through their
-// owner references (the cluster's garbage collector, or the Collector on
-// the embedded control plane), in the background. While any of them is
+// owner references (the cluster's garbage collector, or package collector
+// on the embedded control plane), in the background. While any of them is
 // unfinished it is ErrConflict, unless abort is set: then the abort is
 // recorded on the action first (as AbortAction does), and what still runs
 // is stopped as it goes.
@@ -36,7 +36,7 @@ func (m *Manager) DeleteAction(ctx context.Context, id ActionID, abort bool) err
 			return err
 		}
 	}
-	return m.deleteObject(ctx, target)
+	return m.DeleteObject(ctx, target)
 }
 
 // deleteRetiredAction deletes an action that only history holds (and so
@@ -78,7 +78,7 @@ func (m *Manager) DeleteRun(ctx context.Context, run v1.RunID, abort bool) error
 		return fmt.Errorf("run %s/%s/%s: %w", run.Project, run.Domain, run.Run, ErrNotFound)
 	}
 	for _, ta := range roots {
-		if err := m.deleteObject(ctx, ta); err != nil {
+		if err := m.DeleteObject(ctx, ta); err != nil {
 			return err
 		}
 	}
@@ -140,7 +140,9 @@ func (m *Manager) descendants(id ActionID) []*v1.TaskAction {
 // have made cyclic.
 const maxDescendants = 1 << 20
 
-func (m *Manager) deleteObject(ctx context.Context, ta *v1.TaskAction) error {
+// DeleteObject deletes an action's object, that incarnation only (its uid
+// is a precondition); one gone already is no error.
+func (m *Manager) DeleteObject(ctx context.Context, ta *v1.TaskAction) error {
 	err := m.client.FlyteV1().TaskActions(ta.Namespace).Delete(ctx, ta.Name, metav1.DeleteOptions{
 		Preconditions: &metav1.Preconditions{UID: &ta.UID},
 	})

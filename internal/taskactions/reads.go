@@ -6,6 +6,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1 "taskactions/api/v1"
 	"taskactions/internal/runs"
@@ -79,6 +80,33 @@ func (m *Manager) runActionViews(ctx context.Context, run v1.RunID) ([]*ActionUp
 func (m *Manager) childActionViews(ctx context.Context, parent ActionID) ([]*ActionUpdate, error) {
 	m.actions.CatchUp(ctx)
 	return m.actions.ListViews(indexParent, idKey(parent.Project, parent.Domain, parent.Run, parent.Name))
+}
+
+// Parent is the cached parent of an action: nil for a root, or when the
+// cache has none.
+func (m *Manager) Parent(ta *v1.TaskAction) *v1.TaskAction {
+	parent := specParent(&ta.Spec)
+	if parent == "" {
+		return nil
+	}
+	s := &ta.Spec
+	p, _ := m.cached(ActionID{s.Project, s.Domain, s.RunName, parent})
+	return p
+}
+
+// Children are the cached direct children of an action, in no order
+// (from the index, not the sorted lists, which may lag the event being
+// handled).
+func (m *Manager) Children(ta *v1.TaskAction) []*v1.TaskAction {
+	s := &ta.Spec
+	kids, _ := m.actions.ByIndex(indexParent, idKey(s.Project, s.Domain, s.RunName, s.ActionName))
+	return kids
+}
+
+// Owned are the cached actions that name uid among their owners.
+func (m *Manager) Owned(uid types.UID) []*v1.TaskAction {
+	owned, _ := m.actions.ByIndex(indexOwner, string(uid))
+	return owned
 }
 
 // ByCacheKey returns the actions of a project and domain that share a

@@ -116,7 +116,7 @@ func ViewOf(ta *v1.TaskAction) Action {
 		}
 	}
 	if a.Phase == v1.PhaseAborted {
-		a.AbortReason = abortReasonOf(ta)
+		a.AbortReason = v1.AbortReasonOf(ta)
 	}
 	if len(ta.Status.Conditions) == 0 {
 		a.PendingReason = ta.Annotations[v1.AnnotationPendingReason]
@@ -153,7 +153,7 @@ func updateOf(ta *v1.TaskAction, deleted bool) *ActionUpdate {
 		// As Flyte's Actions service reads a deletion. The reason, when an
 		// abort through this server deleted it, is on the object.
 		u.Phase = v1.PhaseAborted
-		u.AbortReason = abortReasonOf(ta)
+		u.AbortReason = v1.AbortReasonOf(ta)
 		u.PendingReason = ""
 	}
 	return u

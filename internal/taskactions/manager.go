@@ -7,7 +7,12 @@
 // once, the journal that serves streams. What is TaskAction's own is here:
 // identity and indexes, writes and their rules, and the workers that the
 // pipeline hands each event to through a workqueue (workers.go), which
-// notify the run service and mark terminal statuses recorded.
+// notify the run service and mark terminal statuses recorded, and the
+// retirer (retention.go). The controllers that only act on actions through
+// the manager are packages of their own, over the interfaces they declare:
+// aborter (aborts carried down the tree) and collector (the garbage
+// collector of the embedded control plane). Phase and reason rules are
+// api/v1's (phaseRules, SetPhase).
 package taskactions
 
 import (

@@ -1,6 +1,8 @@
 package v1
 
 import (
+	"slices"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -30,42 +32,98 @@ const (
 // writes Queued then).
 const ReasonWaitingForResources = "WaitingForResources"
 
+// phaseRule is everything this server knows of one phase: the condition
+// that is True while an action is in it, the reason it writes for it, and
+// the other reasons a phase-history entry of it may carry (Flyte's, or
+// older servers').
+type phaseRule struct {
+	phase     Phase
+	condition string // ConditionProgressing, ConditionSucceeded or ConditionFailed
+	reason    string // written by SetPhase callers (ReasonOf); "" writes none of its own
+	// also: other history reasons that read as this phase (PhaseOfReason).
+	also []string
+	// fallback: the phase of its condition True with a reason no rule names
+	// (Succeeded=True is SUCCEEDED, Failed=True FAILED; Progressing=True with
+	// an unknown reason is UNSPECIFIED, as Flyte reads it).
+	fallback bool
+}
+
+// phaseRules is the one table of phase and reason rules, in the order of
+// Flyte's ActionPhase enum (flyteidl2 common/phase.proto). Terminal phases
+// are those whose condition is not Progressing. A RetryableFailure entry
+// (older servers wrote one per retried attempt) is the action going back
+// to the queue, not a terminal failure. WaitingForResources is a reason
+// only this server writes (Flyte writes Queued then).
+var phaseRules = []phaseRule{
+	{phase: PhaseUnspecified, condition: ConditionProgressing},
+	{phase: PhaseQueued, condition: ConditionProgressing, reason: ReasonQueued, also: []string{ReasonRetryableFailure}},
+	{phase: PhaseWaitingForResources, condition: ConditionProgressing, reason: ReasonWaitingForResources},
+	{phase: PhaseInitializing, condition: ConditionProgressing, reason: ReasonInitializing},
+	{phase: PhaseRunning, condition: ConditionProgressing, reason: ReasonExecuting},
+	{phase: PhaseSucceeded, condition: ConditionSucceeded, reason: ReasonCompleted, also: []string{ReasonSignaled}, fallback: true},
+	{phase: PhaseFailed, condition: ConditionFailed, reason: ReasonPermanentFailure, also: []string{ReasonPluginNotFound, ReasonInvalidSpec}, fallback: true},
+	{phase: PhaseAborted, condition: ConditionFailed, reason: ReasonAborted},
+	{phase: PhaseTimedOut, condition: ConditionFailed, reason: ReasonTimedOut},
+	{phase: PhasePaused, condition: ConditionProgressing, reason: ReasonPaused},
+	{phase: PhaseRecovered, condition: ConditionSucceeded, reason: ReasonRecovered},
+}
+
 // Phases lists every public phase, in the order of Flyte's ActionPhase
-// enum (flyteidl2 common/phase.proto).
-var Phases = []Phase{
-	PhaseUnspecified, PhaseQueued, PhaseWaitingForResources, PhaseInitializing,
-	PhaseRunning, PhaseSucceeded, PhaseFailed, PhaseAborted, PhaseTimedOut,
-	PhasePaused, PhaseRecovered,
+// enum.
+var Phases = func() []Phase {
+	out := make([]Phase, len(phaseRules))
+	for i, r := range phaseRules {
+		out[i] = r.phase
+	}
+	return out
+}()
+
+func ruleOf(p Phase) (phaseRule, bool) {
+	for _, r := range phaseRules {
+		if r.phase == p {
+			return r, true
+		}
+	}
+	return phaseRule{}, false
 }
 
 // Terminal reports whether the phase can never change again.
 func (p Phase) Terminal() bool {
-	switch p {
-	case PhaseSucceeded, PhaseFailed, PhaseAborted, PhaseTimedOut, PhaseRecovered:
-		return true
-	}
-	return false
+	r, ok := ruleOf(p)
+	return ok && r.condition != ConditionProgressing
 }
 
 // Valid reports whether p is one of Phases.
 func (p Phase) Valid() bool {
-	for _, q := range Phases {
-		if p == q {
-			return true
-		}
-	}
-	return false
+	_, ok := ruleOf(p)
+	return ok
 }
 
-// progressingPhases maps the reasons of Progressing=True to phases, as
-// Flyte's GetPhaseFromConditions does (plus WaitingForResources, which
-// only this server writes).
-var progressingPhases = map[string]Phase{
-	ReasonQueued:              PhaseQueued,
-	ReasonWaitingForResources: PhaseWaitingForResources,
-	ReasonInitializing:        PhaseInitializing,
-	ReasonExecuting:           PhaseRunning,
-	ReasonPaused:              PhasePaused,
+// ReasonOf is the condition reason this server writes for a phase
+// (Queued for one that has none of its own).
+func ReasonOf(p Phase) string {
+	if r, ok := ruleOf(p); ok && r.reason != "" {
+		return r.reason
+	}
+	return ReasonQueued
+}
+
+// conditionPhase is the phase a True condition of type typ with reason
+// says, and false when it says none.
+func conditionPhase(typ, reason string) (Phase, bool) {
+	fallback, found := PhaseUnspecified, false
+	for _, r := range phaseRules {
+		if r.condition != typ {
+			continue
+		}
+		if r.reason != "" && r.reason == reason {
+			return r.phase, true
+		}
+		if r.fallback {
+			fallback, found = r.phase, true
+		}
+	}
+	return fallback, found
 }
 
 // PhaseOf maps conditions to the public phase this server reads from
@@ -78,7 +136,8 @@ var progressingPhases = map[string]Phase{
 // differences: Failed=True with reason Aborted, which this server's abort
 // writes on its own actions, is ABORTED (Flyte reads FAILED: it aborts by
 // deleting the object), and an action without conditions (new:
-// enqueueing is what queues it) is QUEUED (Flyte: UNSPECIFIED).
+// enqueueing is what queues it) is QUEUED (Flyte: UNSPECIFIED). The
+// reasons are phaseRules'.
 func PhaseOf(conds []metav1.Condition) Phase {
 	if len(conds) == 0 {
 		return PhaseQueued
@@ -90,25 +149,15 @@ func PhaseOf(conds []metav1.Condition) Phase {
 			continue
 		}
 		switch c.Type {
-		case ConditionSucceeded:
-			if c.Reason == ReasonRecovered {
-				return PhaseRecovered
-			}
-			return PhaseSucceeded
-		case ConditionFailed:
-			switch c.Reason {
-			case ReasonTimedOut:
-				return PhaseTimedOut
-			case ReasonAborted:
-				return PhaseAborted
-			}
-			return PhaseFailed
+		case ConditionSucceeded, ConditionFailed:
+			p, _ := conditionPhase(c.Type, c.Reason)
+			return p
 		case ConditionProgressing:
 			progressing = c
 		}
 	}
 	if progressing != nil {
-		if p, ok := progressingPhases[progressing.Reason]; ok {
+		if p, ok := conditionPhase(ConditionProgressing, progressing.Reason); ok {
 			return p
 		}
 	}
@@ -117,26 +166,12 @@ func PhaseOf(conds []metav1.Condition) Phase {
 
 // PhaseOfReason maps a phase-history entry (a condition reason, as Flyte
 // writes them) to the public phase, so the API shows history in the same
-// names as the phase. A RetryableFailure entry (older servers wrote one
-// per retried attempt) is the action going back to the queue, not a
-// terminal failure.
+// names as the phase (phaseRules: a rule's reason and its also).
 func PhaseOfReason(reason string) Phase {
-	if p, ok := progressingPhases[reason]; ok {
-		return p
-	}
-	switch reason {
-	case ReasonCompleted, ReasonSignaled:
-		return PhaseSucceeded
-	case ReasonRecovered:
-		return PhaseRecovered
-	case ReasonTimedOut:
-		return PhaseTimedOut
-	case ReasonAborted:
-		return PhaseAborted
-	case ReasonRetryableFailure:
-		return PhaseQueued
-	case ReasonPermanentFailure, ReasonPluginNotFound, ReasonInvalidSpec:
-		return PhaseFailed
+	for _, r := range phaseRules {
+		if r.reason != "" && r.reason == reason || slices.Contains(r.also, reason) {
+			return r.phase
+		}
 	}
 	return PhaseUnspecified
 }

@@ -27,6 +27,8 @@ import (
 	"taskactions/internal/lifecycle"
 	"taskactions/internal/runs"
 	"taskactions/internal/taskactions"
+	"taskactions/internal/taskactions/aborter"
+	"taskactions/internal/taskactions/collector"
 )
 
 // newParts lists everything of the server that runs, in the order it
@@ -46,7 +48,7 @@ func (a *App) newParts() *lifecycle.Group {
 	g.Add("api", lifecycle.Service(func(context.Context) error { return a.serveAPI(a.restCfg) }, nil))
 	g.Add("metrics listener", lifecycle.Func(a.runMetricsListener))
 	g.Add("aborter", lifecycle.Background(func(ctx context.Context) error {
-		return taskactions.NewAborter(a.mgr, abortWorkers, a.component("aborter")).Run(ctx)
+		return aborter.New(a.mgr, abortWorkers, a.component("aborter")).Run(ctx)
 	}))
 	g.Add("collector", lifecycle.Background(a.runCollector))
 	g.Add("retention", lifecycle.Background(a.runRetention))
@@ -228,7 +230,7 @@ func (a *App) runCollector(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
-	return taskactions.NewCollector(a.mgr, 0, a.component("collector")).Run(ctx)
+	return collector.New(a.mgr, 0, a.component("collector")).Run(ctx)
 }
 
 // runRetention deletes finished actions from the control plane after

@@ -24,7 +24,7 @@ func BenchmarkEcho1000(b *testing.B) {
 	e := startEnv(&testing.T{}, b.TempDir(), func(c *Config) { c.Metrics = reg })
 	defer e.stop()
 	for round := range b.N {
-		run := taskactions.RunID{Project: "bench", Domain: "dev", Run: fmt.Sprintf("echo%d", round)}
+		run := v1.RunID{Project: "bench", Domain: "dev", Run: fmt.Sprintf("echo%d", round)}
 		sub, _, _ := e.mgr.Subscribe(context.Background(), taskactions.Scope{Run: run}, nil)
 		var done atomic.Int64
 		finished := make(chan struct{})

@@ -29,13 +29,19 @@ import (
 )
 
 // Actions is what the executor needs of the action manager: its cache to
-// work from, and status and metadata writes with the manager's rules.
+// work from, and status and metadata writes with the manager's rules
+// (phases are set with v1.SetPhase).
 type Actions interface {
 	Informer() cache.SharedIndexInformer
 	ByCacheKey(project, domain, key string) ([]*v1.TaskAction, error)
 	UpdateStatus(ctx context.Context, id taskactions.ActionID, mutate func(*v1.TaskAction) error) (*v1.TaskAction, error)
 	UpdateMeta(ctx context.Context, id taskactions.ActionID, mutate func(*v1.TaskAction) error) (*v1.TaskAction, error)
-	SetPhase(ta *v1.TaskAction, p v1.Phase, reason, message string, force bool)
+}
+
+// setPhase moves an action to a phase now (v1.SetPhase); force adds a
+// history entry for a new attempt in the same phase.
+func setPhase(ta *v1.TaskAction, p v1.Phase, reason, message string, force bool) {
+	v1.SetPhase(ta, v1.PhaseChange{Phase: p, Reason: reason, Message: message, NewAttempt: force, At: time.Now()})
 }
 
 // Config holds the executor's dependencies and settings.
@@ -255,7 +261,7 @@ func (c *Controller) interrupted(ctx context.Context, cut []plugins.Interrupted)
 				return taskactions.ErrNoChange
 			}
 			t.Status.PluginState, t.Status.PluginStateVersion, t.Status.PluginPhase = nil, 0, ""
-			c.mgr.SetPhase(t, v1.PhaseQueued, v1.ReasonQueued,
+			setPhase(t, v1.PhaseQueued, v1.ReasonQueued,
 				fmt.Sprintf("attempt %d was interrupted by a server stop; it starts again", it.Attempt), true)
 			return nil
 		})

@@ -78,12 +78,12 @@ func (e *env) stop() {
 
 var runSeq atomic.Int64
 
-func newRun() taskactions.RunID {
+func newRun() v1.RunID {
 	n := runSeq.Add(1)
-	return taskactions.RunID{Project: fmt.Sprintf("x%d", n), Domain: "dev", Run: fmt.Sprintf("r%d", n)}
+	return v1.RunID{Project: fmt.Sprintf("x%d", n), Domain: "dev", Run: fmt.Sprintf("r%d", n)}
 }
 
-func id(r taskactions.RunID, name string) taskactions.ActionID {
+func id(r v1.RunID, name string) taskactions.ActionID {
 	return taskactions.ActionID{Project: r.Project, Domain: r.Domain, Run: r.Run, Name: name}
 }
 
@@ -396,7 +396,7 @@ func TestAttemptRecordedByADeadServerIsNeverRerun(t *testing.T) {
 	state, _ := plugins.EncodeState(process.State{Marker: "m-dead-server", Instance: "dead"})
 	if _, err := mgr.UpdateStatus(context.Background(), aid, func(t *v1.TaskAction) error {
 		t.Status.Attempts, t.Status.PluginState, t.Status.PluginStateVersion = 1, state, 2
-		mgr.SetPhase(t, v1.PhaseInitializing, v1.ReasonInitializing, "", false)
+		setPhase(t, v1.PhaseInitializing, v1.ReasonInitializing, "", false)
 		return nil
 	}); err != nil {
 		t.Fatal(err)

@@ -117,7 +117,7 @@ func (f *firstRound) apply(c *Controller, t *v1.TaskAction) {
 	}
 	t.Status.Attempts = 1
 	t.Status.CacheStatus = f.cache
-	c.mgr.SetPhase(t, v1.PhaseQueued, v1.ReasonQueued, "", false)
+	setPhase(t, v1.PhaseQueued, v1.ReasonQueued, "", false)
 }
 
 // cacheHit ends a new action at once, with the outputs of an earlier
@@ -131,7 +131,7 @@ func (c *Controller) cacheHit(ctx context.Context, key string, ta, hit *v1.TaskA
 	return c.write(ctx, key, ta, func(t *v1.TaskAction) {
 		(&firstRound{cache: status}).apply(c, t)
 		if status == v1.CacheHit {
-			c.mgr.SetPhase(t, v1.PhaseSucceeded, v1.ReasonCompleted,
+			setPhase(t, v1.PhaseSucceeded, v1.ReasonCompleted,
 				fmt.Sprintf("cache hit: outputs of %s/%s reused", hit.Spec.RunName, hit.Spec.ActionName), false)
 		}
 	})
@@ -170,18 +170,18 @@ func (c *Controller) round(ctx context.Context, key string, ta *v1.TaskAction, t
 	err = c.write(ctx, key, ta, func(t *v1.TaskAction) {
 		first.apply(c, t)
 		if starting {
-			c.mgr.SetPhase(t, v1.PhaseInitializing, v1.ReasonInitializing, "", false)
+			setPhase(t, v1.PhaseInitializing, v1.ReasonInitializing, "", false)
 		}
 		setPluginPhase(t, tr, state)
 		switch tr.Phase {
 		case plugins.PhaseRunning:
-			c.mgr.SetPhase(t, v1.PhaseRunning, v1.ReasonExecuting, "", false)
+			setPhase(t, v1.PhaseRunning, v1.ReasonExecuting, "", false)
 		case plugins.PhaseSuccess:
 			if t.Status.CacheStatus == v1.CacheMiss {
 				t.Status.CacheStatus = v1.CachePopulated
 			}
-			c.mgr.SetPhase(t, v1.PhaseRunning, v1.ReasonExecuting, "", false)
-			c.mgr.SetPhase(t, v1.PhaseSucceeded, v1.ReasonCompleted, tr.Info, false)
+			setPhase(t, v1.PhaseRunning, v1.ReasonExecuting, "", false)
+			setPhase(t, v1.PhaseSucceeded, v1.ReasonCompleted, tr.Info, false)
 		}
 	})
 	return tr.RequeueAfter, err
@@ -210,7 +210,7 @@ func (c *Controller) userFailure(ctx context.Context, key string, ta *v1.TaskAct
 		first.apply(c, t)
 		setPluginPhase(t, tr, nil)
 		t.Status.ErrorState = e
-		c.mgr.SetPhase(t, v1.PhaseFailed, reason, e.Message, false)
+		setPhase(t, v1.PhaseFailed, reason, e.Message, false)
 	})
 }
 
@@ -229,7 +229,7 @@ func (c *Controller) systemFailure(ctx context.Context, key string, ta *v1.TaskA
 		t.Status.ErrorState = e
 		if int(failures) > c.cfg.MaxSystemFailures {
 			t.Status.PluginState, t.Status.PluginStateVersion = nil, 0
-			c.mgr.SetPhase(t, v1.PhaseFailed, v1.ReasonPermanentFailure,
+			setPhase(t, v1.PhaseFailed, v1.ReasonPermanentFailure,
 				fmt.Sprintf("%d system failures, more than the %d allowed; last: %s", failures, c.cfg.MaxSystemFailures, msg), false)
 			return
 		}
@@ -254,7 +254,7 @@ func (c *Controller) endAttempt(ctx context.Context, plugin plugins.Plugin, tc *
 func (c *Controller) retry(t *v1.TaskAction, msg string) {
 	t.Status.Attempts++
 	t.Status.PluginState, t.Status.PluginStateVersion = nil, 0
-	c.mgr.SetPhase(t, v1.PhaseQueued, v1.ReasonQueued, msg, true)
+	setPhase(t, v1.PhaseQueued, v1.ReasonQueued, msg, true)
 }
 
 // fail ends the action (invalid spec, no plugin, timeout).
@@ -268,7 +268,7 @@ func (c *Controller) fail(ctx context.Context, key string, ta *v1.TaskAction, re
 		if reason == v1.ReasonTimedOut {
 			phase = v1.PhaseTimedOut
 		}
-		c.mgr.SetPhase(t, phase, reason, msg, false)
+		setPhase(t, phase, reason, msg, false)
 	})
 }
 

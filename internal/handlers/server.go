@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	v1 "taskactions/api/v1"
 	"taskactions/internal/auth"
 	"taskactions/internal/history"
 	"taskactions/internal/journal"
@@ -78,11 +79,11 @@ func (s *Server) ListRuns(ctx context.Context, req ListRunsRequestObject) (ListR
 
 // GetRun returns one run summary.
 func (s *Server) GetRun(ctx context.Context, req GetRunRequestObject) (GetRunResponseObject, error) {
-	sum, err := s.runs.Get(ctx, runs.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run})
+	sum, err := s.runs.Get(ctx, v1.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run})
 	if errors.Is(err, history.ErrNotFound) {
 		// History is behind the control plane (it failed to record, or
 		// is about to): the run exists, so not 404.
-		run := taskactions.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}
+		run := v1.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}
 		if live, lerr := s.mgr.ListRunActions(ctx, run); lerr == nil && len(live) > 0 {
 			return nil, fmt.Errorf("run %s/%s/%s has %d actions the history store has not recorded yet: %w",
 				req.Project, req.Domain, req.Run, len(live), taskactions.ErrHistory)
@@ -97,7 +98,7 @@ func (s *Server) GetRun(ctx context.Context, req GetRunRequestObject) (GetRunRes
 
 // ListRunActions lists a page of the actions of a run.
 func (s *Server) ListRunActions(ctx context.Context, req ListRunActionsRequestObject) (ListRunActionsResponseObject, error) {
-	run := taskactions.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}
+	run := v1.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}
 	p, err := s.mgr.RunActions(ctx, run, pageOf(req.Params.Limit, req.Params.Continue))
 	if err != nil {
 		return nil, err
@@ -164,7 +165,7 @@ func (s *Server) DeleteAction(ctx context.Context, req DeleteActionRequestObject
 
 // DeleteRun deletes every action of a run.
 func (s *Server) DeleteRun(ctx context.Context, req DeleteRunRequestObject) (DeleteRunResponseObject, error) {
-	run := taskactions.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}
+	run := v1.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}
 	if err := s.mgr.DeleteRun(ctx, run, value(req.Params.Abort)); err != nil {
 		return nil, err
 	}
@@ -173,13 +174,13 @@ func (s *Server) DeleteRun(ctx context.Context, req DeleteRunRequestObject) (Del
 
 // StreamActionEvents streams an action and its direct children.
 func (s *Server) StreamActionEvents(ctx context.Context, req StreamActionEventsRequestObject) (StreamActionEventsResponseObject, error) {
-	scope := taskactions.Scope{Run: taskactions.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}, Action: req.Action}
+	scope := taskactions.Scope{Run: v1.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}, Action: req.Action}
 	return s.actionStream(ctx, scope, lastEventID(req.Params.LastEventID, req.Params.LastEventId)), nil
 }
 
 // StreamRunEvents streams every action of a run.
 func (s *Server) StreamRunEvents(ctx context.Context, req StreamRunEventsRequestObject) (StreamRunEventsResponseObject, error) {
-	scope := taskactions.Scope{Run: taskactions.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}}
+	scope := taskactions.Scope{Run: v1.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}}
 	return s.actionStream(ctx, scope, lastEventID(req.Params.LastEventID, req.Params.LastEventId)), nil
 }
 

@@ -1,6 +1,8 @@
 package history
 
 import (
+	v1 "taskactions/api/v1"
+
 	"context"
 	"database/sql"
 	"fmt"
@@ -44,7 +46,7 @@ func fillRuns(b *testing.B, s *Store, n int) {
 	b.Helper()
 	err := s.inTx(context.Background(), func(tx *sql.Tx) error {
 		for i := range n {
-			r := Run{ID: RunID{"p", "d", fmt.Sprintf("r%06d", i)}, Phase: "SUCCEEDED", ActionCount: 100,
+			r := Run{ID: v1.RunID{Project: "p", Domain: "d", Run: fmt.Sprintf("r%06d", i)}, Phase: "SUCCEEDED", ActionCount: 100,
 				PhaseCounts: map[string]int{"SUCCEEDED": 100}, StartedAt: benchBase.Add(time.Duration(i) * time.Second)}
 			if err := s.writeRun(context.Background(), tx, r); err != nil {
 				return err

@@ -1,6 +1,8 @@
 package history
 
 import (
+	v1 "taskactions/api/v1"
+
 	"context"
 	"database/sql"
 	"fmt"
@@ -16,7 +18,7 @@ import (
 
 // DeleteRun deletes a run and every action of it. It returns the run's
 // last summary, and whether history had the run.
-func (s *Store) DeleteRun(ctx context.Context, id RunID, live []Action) (Run, bool, error) {
+func (s *Store) DeleteRun(ctx context.Context, id v1.RunID, live []Action) (Run, bool, error) {
 	var last Run
 	var existed bool
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
@@ -44,7 +46,7 @@ func (s *Store) DeleteRun(ctx context.Context, id RunID, live []Action) (Run, bo
 // DeleteActions deletes an action and its descendants (by parent name,
 // within the run). It returns the run's summary after, and whether the
 // run is gone; a run that is gone returns its last summary.
-func (s *Store) DeleteActions(ctx context.Context, run RunID, name string, live []Action) (Run, bool, error) {
+func (s *Store) DeleteActions(ctx context.Context, run v1.RunID, name string, live []Action) (Run, bool, error) {
 	var out Run
 	var gone bool
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
@@ -92,7 +94,7 @@ func (s *Store) tombstones(ctx context.Context, tx *sql.Tx, live []Action, now i
 // recount computes a run's summary from its actions, after a deletion
 // took an unknown number of them; when it took them all, the run goes and
 // its last summary is returned.
-func (s *Store) recount(ctx context.Context, tx *sql.Tx, id RunID) (Run, bool, error) {
+func (s *Store) recount(ctx context.Context, tx *sql.Tx, id v1.RunID) (Run, bool, error) {
 	rows, err := tx.QueryContext(ctx, s.dialect.q(`SELECT parent, phase, created_at, updated_at FROM actions
 		WHERE project = ? AND domain = ? AND run = ? AND deleted_at IS NULL`), id.Project, id.Domain, id.Run)
 	if err != nil {

@@ -1,6 +1,8 @@
 package history
 
 import (
+	v1 "taskactions/api/v1"
+
 	"fmt"
 	"slices"
 	"strings"
@@ -14,7 +16,7 @@ func TestDeleteRun(t *testing.T) {
 			s := st.open(t)
 			root, a, b := act(rid, "r", "", "ur", "RUNNING", 0, 1), act(rid, "a", "r", "ua", "RUNNING", 1, 1), act(rid, "b", "r", "ub", "QUEUED", 2, 2)
 			unseen := act(rid, "c", "r", "uc", "QUEUED", 3, 3) // the control plane had it, history not yet
-			other := RunID{"p", "d", "r2"}
+			other := v1.RunID{Project: "p", Domain: "d", Run: "r2"}
 			record(t, s, root, a, b, act(other, "r", "", "ur2", "RUNNING", 0, 0))
 			if _, existed, err := s.DeleteRun(ctx, rid, []Action{unseen}); err != nil || !existed {
 				t.Fatalf("DeleteRun = %v, %v; want true", existed, err)
@@ -39,11 +41,11 @@ func TestDeleteRun(t *testing.T) {
 			if got := names(allActions(t, s, ActionQuery{Run: rid})); !slices.Equal(got, []string{"r"}) {
 				t.Errorf("Actions after new incarnation = %v, want [r]", got)
 			}
-			if _, existed, err := s.DeleteRun(ctx, RunID{"p", "d", "nope"}, nil); err != nil || existed {
+			if _, existed, err := s.DeleteRun(ctx, v1.RunID{Project: "p", Domain: "d", Run: "nope"}, nil); err != nil || existed {
 				t.Errorf("DeleteRun(unknown) = %v, %v; want false, nil", existed, err)
 			}
 			// Tombstones of a run history never had block its later events.
-			never := RunID{"p", "d", "never"}
+			never := v1.RunID{Project: "p", Domain: "d", Run: "never"}
 			x := act(never, "x", "", "ux", "RUNNING", 0, 0)
 			if _, existed, err := s.DeleteRun(ctx, never, []Action{x}); err != nil || existed {
 				t.Errorf("DeleteRun(never recorded) = %v, %v; want false, nil", existed, err)
@@ -71,7 +73,7 @@ func TestDeleteActions(t *testing.T) {
 			s := st.open(t)
 			for i, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					id := RunID{"p", "d", fmt.Sprintf("run%d", i)}
+					id := v1.RunID{Project: "p", Domain: "d", Run: fmt.Sprintf("run%d", i)}
 					tree := []Action{act(id, "r", "", "ur", "RUNNING", 0, 1), act(id, "a", "r", "ua", "RUNNING", 1, 1),
 						act(id, "a1", "a", "ua1", "SUCCEEDED", 2, 3), act(id, "b", "r", "ub", "QUEUED", 3, 3)}
 					record(t, s, tree...)
@@ -104,7 +106,7 @@ func TestDeleteActions(t *testing.T) {
 				})
 			}
 			// Tombstones in live block actions history had not seen.
-			id := RunID{"p", "d", "live"}
+			id := v1.RunID{Project: "p", Domain: "d", Run: "live"}
 			late := act(id, "b1", "b", "ub1", "RUNNING", 5, 5)
 			record(t, s, act(id, "r", "", "ur", "RUNNING", 0, 0), act(id, "b", "r", "ub", "RUNNING", 1, 1))
 			if _, _, err := s.DeleteActions(ctx, id, "b", []Action{late}); err != nil {
@@ -120,7 +122,7 @@ func TestPurge(t *testing.T) {
 	for _, st := range stores(t) {
 		t.Run(st.name, func(t *testing.T) {
 			s := st.open(t)
-			old, recent := RunID{"p", "d", "old"}, RunID{"p", "d", "recent"}
+			old, recent := v1.RunID{Project: "p", Domain: "d", Run: "old"}, v1.RunID{Project: "p", Domain: "d", Run: "recent"}
 			oldRoot, recentRoot := act(old, "r", "", "uo", "RUNNING", 0, 0), act(recent, "r", "", "ur", "RUNNING", 0, 0)
 			record(t, s, oldRoot, act(old, "a", "r", "uoa", "RUNNING", 1, 1), recentRoot)
 			if _, _, err := s.DeleteRun(ctx, old, nil); err != nil {

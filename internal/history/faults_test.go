@@ -1,6 +1,8 @@
 package history
 
 import (
+	v1 "taskactions/api/v1"
+
 	"database/sql"
 	"errors"
 	"os"
@@ -133,7 +135,7 @@ func TestPostgresLockedTable(t *testing.T) {
 	if _, err := tx.ExecContext(ctx, "LOCK TABLE runs IN ACCESS EXCLUSIVE MODE"); err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []RunID{rid, {Project: "p", Domain: "d", Run: "none"}} {
+	for _, id := range []v1.RunID{rid, {Project: "p", Domain: "d", Run: "none"}} {
 		_, err := s.Run(ctx, id)
 		if !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNotFound) {
 			t.Errorf("read run %s while its table is locked: %v, want ErrUnavailable", id.Run, err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "taskactions/api/v1"
 	"taskactions/internal/testenv/pg"
 )
 
@@ -84,7 +85,7 @@ func openStore(t testing.TB, dsn string) *Store {
 var (
 	ctx  = context.Background()
 	base = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	rid  = RunID{Project: "p", Domain: "d", Run: "r1"}
+	rid  = v1.RunID{Project: "p", Domain: "d", Run: "r1"}
 )
 
 // at is base plus n seconds.
@@ -92,7 +93,7 @@ func at(n int) time.Time { return base.Add(time.Duration(n) * time.Second) }
 
 // act is an action of run id: parent "" for a root; created and updated
 // at the given offsets from base, in seconds.
-func act(id RunID, name, parent, uid, phase string, created, updated int) Action {
+func act(id v1.RunID, name, parent, uid, phase string, created, updated int) Action {
 	return Action{
 		Project: id.Project, Domain: id.Domain, Run: id.Run,
 		Name: name, Parent: parent, UID: uid, Phase: phase,
@@ -113,7 +114,7 @@ func record(t *testing.T, s *Store, as ...Action) Run {
 	return run
 }
 
-func mustRun(t *testing.T, s *Store, id RunID) Run {
+func mustRun(t *testing.T, s *Store, id v1.RunID) Run {
 	t.Helper()
 	r, err := s.Run(ctx, id)
 	if err != nil {
@@ -158,7 +159,7 @@ type wantRun struct {
 
 func ptr(t time.Time) *time.Time { return &t }
 
-func checkRun(t *testing.T, what string, got Run, id RunID, w wantRun) {
+func checkRun(t *testing.T, what string, got Run, id v1.RunID, w wantRun) {
 	t.Helper()
 	n := 0
 	for _, c := range w.counts {
@@ -238,7 +239,7 @@ func wantNotFound(t *testing.T, what string, err error) {
 
 // checkGone checks a deleted run is gone, for every read: its summary,
 // its list, and each of the named actions.
-func checkGone(t *testing.T, s *Store, id RunID, when string, actions ...string) {
+func checkGone(t *testing.T, s *Store, id v1.RunID, when string, actions ...string) {
 	t.Helper()
 	_, err := s.Run(ctx, id)
 	wantNotFound(t, when+": Run", err)

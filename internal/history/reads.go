@@ -1,6 +1,8 @@
 package history
 
 import (
+	v1 "taskactions/api/v1"
+
 	"context"
 	"database/sql"
 	"errors"
@@ -26,7 +28,7 @@ func (k ActionKey) Less(o ActionKey) bool {
 
 // ActionQuery selects actions of one run, oldest first.
 type ActionQuery struct {
-	Run     RunID
+	Run     v1.RunID
 	Retired bool       // only the retired ones (the rest are live)
 	Parent  *string    // only the children of this action
 	After   *ActionKey // continue after this one
@@ -34,7 +36,7 @@ type ActionQuery struct {
 }
 
 // Action returns one action that is not deleted.
-func (s *Store) Action(ctx context.Context, run RunID, name string) (Action, error) {
+func (s *Store) Action(ctx context.Context, run v1.RunID, name string) (Action, error) {
 	ctx, cancel := reading(ctx)
 	defer cancel()
 	a, err := scanAction(s.read.QueryRowContext(ctx, s.dialect.q(`SELECT `+actionColumns+` FROM actions
@@ -118,7 +120,7 @@ type RunQuery struct {
 }
 
 // Run returns one run's summary.
-func (s *Store) Run(ctx context.Context, id RunID) (Run, error) {
+func (s *Store) Run(ctx context.Context, id v1.RunID) (Run, error) {
 	ctx, cancel := reading(ctx)
 	defer cancel()
 	r, err := scanRun(s.read.QueryRowContext(ctx, s.dialect.q(`SELECT `+runColumns+` FROM runs

@@ -1,6 +1,8 @@
 package history
 
 import (
+	v1 "taskactions/api/v1"
+
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -34,13 +36,13 @@ func TestAction(t *testing.T) {
 				t.Errorf("Action = %+v, want %+v", got, want)
 			}
 			for _, c := range []struct {
-				id   RunID
+				id   v1.RunID
 				name string
-			}{{rid, "nope"}, {RunID{"p", "d", "nope"}, "a"}, {RunID{"p", "other", "r1"}, "a"}} {
+			}{{rid, "nope"}, {v1.RunID{Project: "p", Domain: "d", Run: "nope"}, "a"}, {v1.RunID{Project: "p", Domain: "other", Run: "r1"}, "a"}} {
 				_, err := s.Action(ctx, c.id, c.name)
 				wantNotFound(t, fmt.Sprintf("Action(%v, %s)", c.id, c.name), err)
 			}
-			_, err = s.Run(ctx, RunID{"p", "d", "nope"})
+			_, err = s.Run(ctx, v1.RunID{Project: "p", Domain: "d", Run: "nope"})
 			wantNotFound(t, "Run(unknown)", err)
 		})
 	}
@@ -71,8 +73,8 @@ func TestActions(t *testing.T) {
 			for _, n := range tree {
 				record(t, s, act(rid, n.name, n.parent, "u"+n.name, "RUNNING", n.created, n.created))
 			}
-			record(t, s, act(RunID{"p", "d", "other"}, "x", "", "ux", "RUNNING", 0, 0),
-				act(RunID{"p", "d2", "r1"}, "y", "", "uy", "RUNNING", 0, 0))
+			record(t, s, act(v1.RunID{Project: "p", Domain: "d", Run: "other"}, "x", "", "ux", "RUNNING", 0, 0),
+				act(v1.RunID{Project: "p", Domain: "d2", Run: "r1"}, "y", "", "uy", "RUNNING", 0, 0))
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					all := allActions(t, s, ActionQuery{Run: rid, Parent: c.parent})
@@ -118,11 +120,11 @@ func TestRuns(t *testing.T) {
 		t.Run(st.name, func(t *testing.T) {
 			s := st.open(t)
 			for _, r := range fixture {
-				id := RunID{"p", "d", r.name}
+				id := v1.RunID{Project: "p", Domain: "d", Run: r.name}
 				record(t, s, act(id, "root", "", "u"+r.name, r.phase, r.started, r.started+1),
 					act(id, "x", "root", "x"+r.name, "RUNNING", r.started, r.started))
 			}
-			record(t, s, act(RunID{"p", "other", "z"}, "root", "", "uz", "RUNNING", 3, 3))
+			record(t, s, act(v1.RunID{Project: "p", Domain: "other", Run: "z"}, "root", "", "uz", "RUNNING", 3, 3))
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					c.q.Project, c.q.Domain = "p", "d"
@@ -159,14 +161,14 @@ func TestRunsPagingWhileRecording(t *testing.T) {
 			s := st.open(t)
 			seen := map[string]int{}
 			for i := range 30 { // pairs share a StartedAt
-				id := RunID{"p", "d", fmt.Sprintf("old%02d", i)}
+				id := v1.RunID{Project: "p", Domain: "d", Run: fmt.Sprintf("old%02d", i)}
 				record(t, s, act(id, "root", "", id.Run, "RUNNING", i/2, i/2))
 				seen[id.Run] = 0
 			}
 			added := 0
 			more := func() { // three new runs, newer than any, between two pages
 				for range 3 {
-					id := RunID{"p", "d", fmt.Sprintf("new%02d", added)}
+					id := v1.RunID{Project: "p", Domain: "d", Run: fmt.Sprintf("new%02d", added)}
 					record(t, s, act(id, "root", "", id.Run, "RUNNING", 100+added, 100+added))
 					added++
 				}

@@ -1,6 +1,8 @@
 package history
 
 import (
+	v1 "taskactions/api/v1"
+
 	"cmp"
 	"context"
 	"database/sql"
@@ -25,12 +27,9 @@ type Action struct {
 	Retired bool
 }
 
-// RunID names a run.
-type RunID struct{ Project, Domain, Run string }
-
 // Run is the summary of a run.
 type Run struct {
-	ID          RunID
+	ID          v1.RunID
 	Phase       string // the root action's; "" until it is seen
 	ActionCount int
 	PhaseCounts map[string]int
@@ -90,7 +89,7 @@ func (s *Store) record(ctx context.Context, tx *sql.Tx, a Action) (Recorded, err
 		return Recorded{}, err
 	}
 	if found && !replaces(a, old) {
-		run, _, err := s.lockRun(ctx, tx, RunID{a.Project, a.Domain, a.Run})
+		run, _, err := s.lockRun(ctx, tx, v1.RunID{Project: a.Project, Domain: a.Domain, Run: a.Run})
 		return Recorded{Run: run}, err
 	}
 	if err := s.upsertAction(ctx, tx, a); err != nil {
@@ -157,7 +156,7 @@ func (s *Store) upsertAction(ctx context.Context, tx *sql.Tx, a Action) error {
 // adjustRun moves the action from its old phase's count to its new one
 // and updates the root's part of the summary.
 func (s *Store) adjustRun(ctx context.Context, tx *sql.Tx, a Action, old row, found bool) (Recorded, error) {
-	id := RunID{a.Project, a.Domain, a.Run}
+	id := v1.RunID{Project: a.Project, Domain: a.Domain, Run: a.Run}
 	run, exists, err := s.lockRun(ctx, tx, id)
 	if err != nil {
 		return Recorded{}, err
@@ -227,7 +226,7 @@ func (r Run) equal(o Run) bool {
 	return true
 }
 
-func (s *Store) lockRun(ctx context.Context, tx *sql.Tx, id RunID) (Run, bool, error) {
+func (s *Store) lockRun(ctx context.Context, tx *sql.Tx, id v1.RunID) (Run, bool, error) {
 	r, err := scanRun(s.stmt(ctx, tx, stmtLockRun).QueryRowContext(ctx, id.Project, id.Domain, id.Run))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Run{}, false, nil
@@ -280,7 +279,7 @@ func scanRun(sc scanner) (Run, error) {
 // several replicas write: a row lock cannot cover a row that does not
 // exist yet (the first action of a run, a new run summary). SQLite has one
 // writer already.
-func (s *Store) lockRunKey(ctx context.Context, tx *sql.Tx, id RunID) error {
+func (s *Store) lockRunKey(ctx context.Context, tx *sql.Tx, id v1.RunID) error {
 	if s.dialect != postgres {
 		return nil
 	}
@@ -297,11 +296,11 @@ func (s *Store) lockRunKeys(ctx context.Context, tx *sql.Tx, as []Action) error 
 	if s.dialect != postgres {
 		return nil
 	}
-	ids := make([]RunID, 0, len(as))
+	ids := make([]v1.RunID, 0, len(as))
 	for _, a := range as {
-		ids = append(ids, RunID{a.Project, a.Domain, a.Run})
+		ids = append(ids, v1.RunID{Project: a.Project, Domain: a.Domain, Run: a.Run})
 	}
-	slices.SortFunc(ids, func(a, b RunID) int {
+	slices.SortFunc(ids, func(a, b v1.RunID) int {
 		return cmp.Or(cmp.Compare(a.Project, b.Project), cmp.Compare(a.Domain, b.Domain), cmp.Compare(a.Run, b.Run))
 	})
 	for _, id := range slices.Compact(ids) {

@@ -1,6 +1,8 @@
 package history
 
 import (
+	v1 "taskactions/api/v1"
+
 	"encoding/json"
 	"fmt"
 	"os"
@@ -78,7 +80,7 @@ func TestRecordSummary(t *testing.T) {
 			s := st.open(t)
 			for i, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					id := RunID{"p", "d", fmt.Sprintf("run%d", i)}
+					id := v1.RunID{Project: "p", Domain: "d", Run: fmt.Sprintf("run%d", i)}
 					var got Run
 					for _, a := range c.as {
 						a.Run = id.Run
@@ -151,7 +153,7 @@ func TestRecordRules(t *testing.T) {
 			s := st.open(t)
 			for i, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					id := RunID{"p", "d", fmt.Sprintf("run%d", i)}
+					id := v1.RunID{Project: "p", Domain: "d", Run: fmt.Sprintf("run%d", i)}
 					for j, sp := range c.steps {
 						sp.a.Run = id.Run
 						if _, changed, err := s.Record(ctx, sp.a); err != nil || changed != sp.changed {
@@ -213,10 +215,10 @@ func TestRecordConcurrent(t *testing.T) {
 				}
 			}
 			for k := range 5 {
-				id := RunID{"p", "d", fmt.Sprint("new", k)}
+				id := v1.RunID{Project: "p", Domain: "d", Run: fmt.Sprint("new", k)}
 				at8(func(i int) Action { return act(id, fmt.Sprint("a", i), "r", fmt.Sprint("u", i), "RUNNING", 1, 1) })
 				checkRun(t, "8 children of a new run, at once", mustRun(t, s, id), id, wantRun{"", map[string]int{"RUNNING": 8}, at(1), nil})
-				id = RunID{"p", "d", fmt.Sprint("dup", k)}
+				id = v1.RunID{Project: "p", Domain: "d", Run: fmt.Sprint("dup", k)}
 				record(t, s, act(id, "r", "", "ur", "RUNNING", 0, 0))
 				at8(func(int) Action { return act(id, "b", "r", "ub", "QUEUED", 1, 1) })
 				checkRun(t, "one new event seen 8 times at once", mustRun(t, s, id), id, wantRun{"RUNNING", map[string]int{"RUNNING": 1, "QUEUED": 1}, at(0), nil})

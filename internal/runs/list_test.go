@@ -27,10 +27,10 @@ func TestListAndGet(t *testing.T) {
 	}; !slices.Equal(got, want) {
 		t.Errorf("List = %q\n want %q", got, want)
 	}
-	if g := get(t, s, RunID{proj, dom, "retired"}); g != "SUCCEEDED n=1 SUCCEEDED:1 start=25 end=25" {
+	if g := get(t, s, v1.RunID{Project: proj, Domain: dom, Run: "retired"}); g != "SUCCEEDED n=1 SUCCEEDED:1 start=25 end=25" {
 		t.Errorf("Get(retired) = %q", g)
 	}
-	wantNotFound(t, s, RunID{proj, dom, "unknown"}, RunID{proj, dom, "other-domain"}, RunID{"p2", "d2", "other-project"})
+	wantNotFound(t, s, v1.RunID{Project: proj, Domain: dom, Run: "unknown"}, v1.RunID{Project: proj, Domain: dom, Run: "other-domain"}, v1.RunID{Project: "p2", Domain: "d2", Run: "other-project"})
 }
 
 func TestListPages(t *testing.T) {
@@ -173,14 +173,14 @@ func TestSubscribeSnapshotFromHistory(t *testing.T) {
 		t.Fatalf("resumed=%v, snapshot %q\n want %q", start.Resumed, got, want)
 	}
 
-	deleteActions := func(id RunID, name string) note {
+	deleteActions := func(id v1.RunID, name string) note {
 		return func(s *Service) error { return s.DeleteActions(t.Context(), id, name, nil) }
 	}
 	got = nil
 	for _, n := range []note{
 		rec(act("a0", queued, 10)), rec(act("a1", running, 11)),
 		upd(deleted(rootOf(proj, dom, "r-new", failed, 5))), // retired: the run stays
-		deleteActions(run, "a1"), deleteActions(RunID{proj, dom, "r-old"}, "a0"),
+		deleteActions(run, "a1"), deleteActions(v1.RunID{Project: proj, Domain: dom, Run: "r-old"}, "a0"),
 	} {
 		notify(t, s, n)
 		got = append(got, drain(t, sub)...) // drained each time: nothing coalesces
@@ -191,7 +191,7 @@ func TestSubscribeSnapshotFromHistory(t *testing.T) {
 	}; !slices.Equal(got, want) {
 		t.Errorf("events %q\n  want %q", got, want)
 	}
-	wantNotFound(t, s, RunID{proj, dom, "r-old"})
+	wantNotFound(t, s, v1.RunID{Project: proj, Domain: dom, Run: "r-old"})
 	if got, want := listed(t, s), []string{
 		"r1 QUEUED n=1 QUEUED:1 start=10 end=-", "r-new FAILED n=1 FAILED:1 start=5 end=5",
 	}; !slices.Equal(got, want) {

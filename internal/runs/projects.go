@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	v1 "taskactions/api/v1"
 	"taskactions/internal/history"
 	"taskactions/internal/journal"
 )
@@ -174,7 +175,7 @@ func (s *Service) runChangedLocked(r history.Recorded) {
 
 // runDeletedLocked follows a deletion into its project, read again from
 // history: deletions are rare, and a count kept by hand would drift.
-func (s *Service) runDeletedLocked(ctx context.Context, id RunID) {
+func (s *Service) runDeletedLocked(ctx context.Context, id v1.RunID) {
 	p := &s.projects
 	p.mu.Lock()
 	loaded := p.loaded

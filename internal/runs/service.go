@@ -40,12 +40,9 @@ type Action struct {
 	Deleted bool
 }
 
-// RunID names a run.
-type RunID struct{ Project, Domain, Run string }
-
 // Summary is the state of one run.
 type Summary struct {
-	ID          RunID
+	ID          v1.RunID
 	Phase       v1.Phase // the root action's; UNSPECIFIED until it is seen
 	ActionCount int
 	PhaseCounts map[v1.Phase]int
@@ -199,10 +196,10 @@ func (s *Service) Restore(ctx context.Context, held func() []Action) error {
 // plane still holds, which history may not have seen yet: their late
 // events must not bring the run back. It reports whether there was
 // anything to delete.
-func (s *Service) DeleteRun(ctx context.Context, id RunID, live []Action) (bool, error) {
+func (s *Service) DeleteRun(ctx context.Context, id v1.RunID, live []Action) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	run, inHistory, err := s.store.DeleteRun(ctx, history.RunID(id), historyActions(live))
+	run, inHistory, err := s.store.DeleteRun(ctx, id, historyActions(live))
 	if err != nil {
 		return false, err
 	}
@@ -224,10 +221,10 @@ func (s *Service) DeleteRun(ctx context.Context, id RunID, live []Action) (bool,
 
 // DeleteActions removes an action and its descendants from history (live
 // as for DeleteRun).
-func (s *Service) DeleteActions(ctx context.Context, id RunID, name string, live []Action) error {
+func (s *Service) DeleteActions(ctx context.Context, id v1.RunID, name string, live []Action) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	run, gone, err := s.store.DeleteActions(ctx, history.RunID(id), name, historyActions(live))
+	run, gone, err := s.store.DeleteActions(ctx, id, name, historyActions(live))
 	if err != nil {
 		return err
 	}
@@ -270,8 +267,8 @@ func (s *Service) List(ctx context.Context, q history.RunQuery) ([]Summary, stri
 }
 
 // Get returns one run (history.ErrNotFound when there is none).
-func (s *Service) Get(ctx context.Context, id RunID) (Summary, error) {
-	r, err := s.store.Run(ctx, history.RunID(id))
+func (s *Service) Get(ctx context.Context, id v1.RunID) (Summary, error) {
+	r, err := s.store.Run(ctx, id)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -328,7 +325,7 @@ func historyActions(as []Action) []history.Action {
 
 func summaryOf(r history.Run) Summary {
 	s := Summary{
-		ID: RunID(r.ID), Phase: v1.Phase(r.Phase), ActionCount: r.ActionCount,
+		ID: r.ID, Phase: v1.Phase(r.Phase), ActionCount: r.ActionCount,
 		PhaseCounts: make(map[v1.Phase]int, len(r.PhaseCounts)), StartedAt: r.StartedAt, EndedAt: r.EndedAt,
 	}
 	if s.Phase == "" {

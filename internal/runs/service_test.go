@@ -29,7 +29,7 @@ const (
 
 var (
 	t0  = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	run = RunID{proj, dom, "r1"}
+	run = v1.RunID{Project: proj, Domain: dom, Run: "r1"}
 )
 
 // at turns the small integers of the tables into times.
@@ -156,7 +156,7 @@ func subscribe(t *testing.T, s *Service, project, domain string, after *uint64) 
 	return sub, start, snap
 }
 
-func get(t *testing.T, s *Service, id RunID) string {
+func get(t *testing.T, s *Service, id v1.RunID) string {
 	t.Helper()
 	sum, err := s.Get(context.Background(), id)
 	if err != nil {
@@ -165,7 +165,7 @@ func get(t *testing.T, s *Service, id RunID) string {
 	return describe(sum)
 }
 
-func wantNotFound(t *testing.T, s *Service, ids ...RunID) {
+func wantNotFound(t *testing.T, s *Service, ids ...v1.RunID) {
 	t.Helper()
 	for _, id := range ids {
 		if sum, err := s.Get(context.Background(), id); !errors.Is(err, history.ErrNotFound) {
@@ -345,7 +345,7 @@ func TestSummaryPersistsAcrossReopen(t *testing.T) {
 	if err := s.Restore(t.Context(), func() []Action { return []Action{rootOf(proj, dom, "never", running, 40), act("a0", succeeded, 50)} }); err != nil {
 		t.Fatal(err)
 	}
-	wantNotFound(t, s, RunID{proj, dom, "never"})
+	wantNotFound(t, s, v1.RunID{Project: proj, Domain: dom, Run: "never"})
 	if got := listed(t, s); !slices.Equal(got, want) {
 		t.Errorf("after Restore %q\n         want %q", got, want)
 	}
@@ -381,7 +381,7 @@ func TestTopicsIsolated(t *testing.T) {
 		if evs := drain(t, subs[pd]); len(evs) != 1 {
 			t.Errorf("%v: events %q, want its own one", pd, evs)
 		}
-		if _, _, snap := subscribe(t, s, pd[0], pd[1], nil); len(snap) != 1 || snap[0].ID != (RunID{pd[0], pd[1], "same-run"}) {
+		if _, _, snap := subscribe(t, s, pd[0], pd[1], nil); len(snap) != 1 || snap[0].ID != (v1.RunID{Project: pd[0], Domain: pd[1], Run: "same-run"}) {
 			t.Errorf("%v: snapshot %v, want only its own run", pd, snap)
 		}
 	}
@@ -479,7 +479,7 @@ func TestDeleteRun(t *testing.T) {
 
 	// Live actions history has not seen yet: the run existed, and their
 	// events, arriving after, are refused.
-	r2 := RunID{proj, dom, "r2"}
+	r2 := v1.RunID{Project: proj, Domain: dom, Run: "r2"}
 	if existed, err := s.DeleteRun(ctx, r2, []Action{rootOf(proj, dom, "r2", queued, 20)}); err != nil || !existed {
 		t.Fatalf("DeleteRun with live actions = %v, %v; want true", existed, err)
 	}

@@ -19,7 +19,7 @@ const DefaultAbortReason = "aborted by user"
 
 // AbortAction records an abort on the action and returns: the reason goes
 // on as an annotation, and an unfinished action ends ABORTED. The Aborter
-// then ends every unfinished descendant the same way, in the background,
+// then ends every unfinished descendant (package aborter) the same way, in the background,
 // so the request neither waits for a large run nor leaves it half aborted
 // when its client gives up; a restart picks the work up again from the
 // annotations and phases. An action already finished keeps its phase, but
@@ -64,12 +64,16 @@ func (m *Manager) AbortAction(ctx context.Context, id ActionID, reason string) e
 		reason = out.Annotations[v1.AnnotationAbortReason]
 		cur = out
 	}
-	return m.abortOne(ctx, cur, reason)
+	return m.AbortOne(ctx, cur, reason)
 }
 
-// abortOne ends one unfinished action ABORTED; a finished one keeps its
-// phase.
-func (m *Manager) abortOne(ctx context.Context, ta *v1.TaskAction, reason string) error {
+// AbortOne ends one unfinished action ABORTED with the reason
+// (DefaultAbortReason when empty); a finished one keeps its phase. It is
+// the aborter's write (package aborter), which carries an abort down.
+func (m *Manager) AbortOne(ctx context.Context, ta *v1.TaskAction, reason string) error {
+	if reason == "" {
+		reason = DefaultAbortReason
+	}
 	if v1.EnqueuedByFlyte(ta) {
 		return m.abortFlytes(ctx, ta)
 	}
@@ -78,7 +82,7 @@ func (m *Manager) abortOne(ctx context.Context, ta *v1.TaskAction, reason string
 			return ErrNoChange
 		}
 		ta.Status.ErrorState = &v1.ErrorState{Code: v1.ReasonAborted, Kind: v1.ErrorKindUser, Message: reason}
-		m.SetPhase(ta, v1.PhaseAborted, v1.ReasonAborted, reason, false)
+		m.setPhase(ta, v1.PhaseChange{Phase: v1.PhaseAborted, Reason: v1.ReasonAborted, Message: reason})
 		return nil
 	})
 	return err
@@ -86,7 +90,7 @@ func (m *Manager) abortOne(ctx context.Context, ta *v1.TaskAction, reason string
 
 // abortFlytes aborts an unfinished action of Flyte's as Flyte does
 // (actions/k8s AbortAction): by deleting its object, whose descendants
-// follow it (the garbage collector, or the Collector here). The delete is
+// follow it (the garbage collector, or package collector here). The delete is
 // conditional on the version read: if the action changed meanwhile it is
 // read again, and left as it is once finished.
 func (m *Manager) abortFlytes(ctx context.Context, ta *v1.TaskAction) error {
@@ -114,25 +118,4 @@ func (m *Manager) abortFlytes(ctx context.Context, ta *v1.TaskAction) error {
 		return fmt.Errorf("abort %s (delete its object, as Flyte aborts): %w", id, err)
 	}
 	return nil
-}
-
-// abortRequested: the action is ABORTED, or an abort was asked of it (an
-// action already finished when it was aborted), so its unfinished
-// descendants are to be aborted.
-func abortRequested(ta *v1.TaskAction) bool {
-	_, asked := ta.Annotations[v1.AnnotationAbortReason]
-	return asked || v1.PhaseOfAction(ta) == v1.PhaseAborted
-}
-
-// abortReasonOf is why an action was aborted: the reason recorded on it
-// (the target of an abort), or the one its status carries (a descendant);
-// empty when neither says.
-func abortReasonOf(ta *v1.TaskAction) string {
-	if r := ta.Annotations[v1.AnnotationAbortReason]; r != "" {
-		return r
-	}
-	if e := ta.Status.ErrorState; e != nil && e.Code == v1.ReasonAborted {
-		return e.Message
-	}
-	return ""
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "taskactions/api/v1"
+	"taskactions/internal/taskactions/aborter"
 	"taskactions/internal/testenv"
 )
 
@@ -17,7 +18,7 @@ func runAborter(t testing.TB, m *Manager) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = NewAborter(m, 4, testenv.Logger()).Run(ctx) }()
+	go func() { defer close(done); _ = aborter.New(m, 4, testenv.Logger()).Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 }
 
@@ -32,11 +33,11 @@ func phaseOf(t testing.TB, m *Manager, id ActionID) Action {
 
 // waitPhases waits until every named action of the run is in its phase,
 // and, where it is ABORTED, carries reason.
-func waitPhases(t testing.TB, m *Manager, run RunID, want map[string]v1.Phase, reason string) {
+func waitPhases(t testing.TB, m *Manager, run v1.RunID, want map[string]v1.Phase, reason string) {
 	t.Helper()
 	eventually(t, 20*time.Second, fmt.Sprintf("phases %v", want), func() bool {
 		for name, phase := range want {
-			v := phaseOf(t, m, run.action(name))
+			v := phaseOf(t, m, actionOf(run, name))
 			if v.Phase != phase || (phase == v1.PhaseAborted && v.AbortReason != reason) {
 				return false
 			}
@@ -53,33 +54,33 @@ func TestAbortCascadesToGrandchildren(t *testing.T) {
 	runAborter(t, m)
 	ctx := context.Background()
 	run := newRun()
-	mustEnqueue(t, m, echoRequest(run.action("a0"), ""))
-	mustEnqueue(t, m, echoRequest(run.action("c1"), "a0"))
-	mustEnqueue(t, m, echoRequest(run.action("c2"), "a0"))
-	mustEnqueue(t, m, echoRequest(run.action("g1"), "c1"))
-	mustPut(t, m, run.action("c1"), 1, v1.PhaseRunning)
-	mustPut(t, m, run.action("c2"), 1, v1.PhaseSucceeded)
+	mustEnqueue(t, m, echoRequest(actionOf(run, "a0"), ""))
+	mustEnqueue(t, m, echoRequest(actionOf(run, "c1"), "a0"))
+	mustEnqueue(t, m, echoRequest(actionOf(run, "c2"), "a0"))
+	mustEnqueue(t, m, echoRequest(actionOf(run, "g1"), "c1"))
+	mustPut(t, m, actionOf(run, "c1"), 1, v1.PhaseRunning)
+	mustPut(t, m, actionOf(run, "c2"), 1, v1.PhaseSucceeded)
 
-	if err := m.AbortAction(ctx, run.action("a0"), "user pressed stop"); err != nil {
+	if err := m.AbortAction(ctx, actionOf(run, "a0"), "user pressed stop"); err != nil {
 		t.Fatal(err)
 	}
-	if v := phaseOf(t, m, run.action("a0")); v.Phase != v1.PhaseAborted || v.AbortReason != "user pressed stop" {
+	if v := phaseOf(t, m, actionOf(run, "a0")); v.Phase != v1.PhaseAborted || v.AbortReason != "user pressed stop" {
 		t.Fatalf("the target right after the abort: %s %q, want ABORTED with the reason", v.Phase, v.AbortReason)
 	}
 	waitPhases(t, m, run, map[string]v1.Phase{"a0": v1.PhaseAborted, "c1": v1.PhaseAborted, "g1": v1.PhaseAborted, "c2": v1.PhaseSucceeded}, "user pressed stop")
 
 	// Idempotent (the first reason stays), and children of an aborted
 	// action are refused.
-	if err := m.AbortAction(ctx, run.action("a0"), "again"); err != nil {
+	if err := m.AbortAction(ctx, actionOf(run, "a0"), "again"); err != nil {
 		t.Errorf("second abort: %v", err)
 	}
-	if v := phaseOf(t, m, run.action("a0")); v.AbortReason != "user pressed stop" {
+	if v := phaseOf(t, m, actionOf(run, "a0")); v.AbortReason != "user pressed stop" {
 		t.Errorf("a second abort changed the reason to %q", v.AbortReason)
 	}
-	if _, _, err := m.Enqueue(ctx, echoRequest(run.action("late"), "a0")); !errors.Is(err, ErrConflict) {
+	if _, _, err := m.Enqueue(ctx, echoRequest(actionOf(run, "late"), "a0")); !errors.Is(err, ErrConflict) {
 		t.Errorf("child of an aborted parent: %v, want ErrConflict", err)
 	}
-	if err := m.AbortAction(ctx, run.action("nope"), ""); !errors.Is(err, ErrNotFound) {
+	if err := m.AbortAction(ctx, actionOf(run, "nope"), ""); !errors.Is(err, ErrNotFound) {
 		t.Errorf("abort of a missing action: %v, want ErrNotFound", err)
 	}
 }
@@ -92,11 +93,11 @@ func TestAbortOfFinishedActionEndsItsUnfinishedDescendants(t *testing.T) {
 	runAborter(t, m)
 	run := newRun()
 	for _, a := range [][2]string{{"a0", ""}, {"c1", "a0"}, {"c2", "a0"}, {"g1", "c2"}} {
-		mustEnqueue(t, m, echoRequest(run.action(a[0]), a[1]))
+		mustEnqueue(t, m, echoRequest(actionOf(run, a[0]), a[1]))
 	}
-	mustPut(t, m, run.action("a0"), 1, v1.PhaseSucceeded)
-	mustPut(t, m, run.action("c2"), 1, v1.PhaseFailed)
-	if err := m.AbortAction(context.Background(), run.action("a0"), "stop the stragglers"); err != nil {
+	mustPut(t, m, actionOf(run, "a0"), 1, v1.PhaseSucceeded)
+	mustPut(t, m, actionOf(run, "c2"), 1, v1.PhaseFailed)
+	if err := m.AbortAction(context.Background(), actionOf(run, "a0"), "stop the stragglers"); err != nil {
 		t.Fatal(err)
 	}
 	waitPhases(t, m, run, map[string]v1.Phase{"a0": v1.PhaseSucceeded, "c1": v1.PhaseAborted, "c2": v1.PhaseFailed, "g1": v1.PhaseAborted}, "stop the stragglers")
@@ -108,11 +109,11 @@ func TestAbortOfFinishedActionEndsItsUnfinishedDescendants(t *testing.T) {
 func TestAbortResumesInANewProcess(t *testing.T) {
 	first := newManager(t, nil)
 	run := newRun()
-	mustEnqueue(t, first, echoRequest(run.action("a0"), ""))
+	mustEnqueue(t, first, echoRequest(actionOf(run, "a0"), ""))
 	for i := range 20 {
-		mustEnqueue(t, first, echoRequest(run.action(fmt.Sprintf("c%d", i)), "a0"))
+		mustEnqueue(t, first, echoRequest(actionOf(run, fmt.Sprintf("c%d", i)), "a0"))
 	}
-	if err := first.AbortAction(context.Background(), run.action("a0"), "before the crash"); err != nil {
+	if err := first.AbortAction(context.Background(), actionOf(run, "a0"), "before the crash"); err != nil {
 		t.Fatal(err)
 	}
 	first.StopWatching()
@@ -136,7 +137,7 @@ func TestAbortRacingSuccess(t *testing.T) {
 	c := collect(t, sub)
 	const rounds = 20
 	for i := range rounds {
-		id := run.action(fmt.Sprintf("a%d", i))
+		id := actionOf(run, fmt.Sprintf("a%d", i))
 		mustEnqueue(t, m, echoRequest(id, ""))
 		mustPut(t, m, id, 1, v1.PhaseRunning)
 		var wg sync.WaitGroup

@@ -25,7 +25,7 @@ func BenchmarkDispatch(b *testing.B) {
 	m := New(Config{Notifier: newRunService(b), Log: testenvLogger()})
 	w := m.startWorkers()
 	m.Journal().SetFloor(1)
-	run := RunID{"bench", "dev", "r1"}
+	run := v1.RunID{Project: "bench", Domain: "dev", Run: "r1"}
 	var delivered atomic.Int64
 	var readers sync.WaitGroup
 	for range 10 {
@@ -79,19 +79,19 @@ func BenchmarkDispatch(b *testing.B) {
 // once for the list benchmarks.
 var list10k struct {
 	once sync.Once
-	run  RunID
+	run  v1.RunID
 	err  error
 }
 
-func setupRun10k(b *testing.B) RunID {
+func setupRun10k(b *testing.B) v1.RunID {
 	list10k.once.Do(func() {
 		m := New(Config{Client: kubeClient(b), Log: testenvLogger()})
 		if list10k.err = m.StartWatching(context.Background()); list10k.err != nil {
 			return
 		}
 		defer m.StopWatching()
-		run := RunID{"bench10k", "dev", "big"}
-		if _, _, list10k.err = m.Enqueue(context.Background(), echoRequest(run.action("a0"), "")); list10k.err != nil {
+		run := v1.RunID{Project: "bench10k", Domain: "dev", Run: "big"}
+		if _, _, list10k.err = m.Enqueue(context.Background(), echoRequest(actionOf(run, "a0"), "")); list10k.err != nil {
 			return
 		}
 		var wg sync.WaitGroup
@@ -102,7 +102,7 @@ func setupRun10k(b *testing.B) RunID {
 			go func() {
 				defer wg.Done()
 				for i := next.Add(1); i < 10000; i = next.Add(1) {
-					if _, _, err := m.Enqueue(context.Background(), echoRequest(run.action(fmt.Sprintf("c%d", i)), "a0")); err != nil {
+					if _, _, err := m.Enqueue(context.Background(), echoRequest(actionOf(run, fmt.Sprintf("c%d", i)), "a0")); err != nil {
 						failed.Store(err)
 						return
 					}
@@ -149,7 +149,7 @@ func BenchmarkList10k(b *testing.B) {
 		changes++
 	}
 	listRun := func() ([]*v1.TaskAction, error) { return m.ListRunActions(ctx, run) }
-	listChildren := func() ([]*v1.TaskAction, error) { return m.ListChildActions(ctx, run.action("a0")) }
+	listChildren := func() ([]*v1.TaskAction, error) { return m.ListChildActions(ctx, actionOf(run, "a0")) }
 	for _, bc := range []struct {
 		name   string
 		change func()

@@ -13,8 +13,8 @@ import (
 )
 
 // DeleteAction deletes an action; its descendants follow it through their
-// owner references (the cluster's garbage collector, or the Collector on
-// the embedded control plane), in the background. While any of them is
+// owner references (the cluster's garbage collector, or package collector
+// on the embedded control plane), in the background. While any of them is
 // unfinished it is ErrConflict, unless abort is set: then the abort is
 // recorded on the action first (as AbortAction does), and what still runs
 // is stopped as it goes.
@@ -32,11 +32,11 @@ func (m *Manager) DeleteAction(ctx context.Context, id ActionID, abort bool) err
 		return err
 	}
 	if m.cfg.Notifier != nil {
-		if err := m.cfg.Notifier.DeleteActions(ctx, runsRun(id.RunID()), id.Name, tombstones(tree)); err != nil {
+		if err := m.cfg.Notifier.DeleteActions(ctx, id.RunID(), id.Name, tombstones(tree)); err != nil {
 			return err
 		}
 	}
-	return m.deleteObject(ctx, target)
+	return m.DeleteObject(ctx, target)
 }
 
 // deleteRetiredAction deletes an action that only history holds (and so
@@ -45,13 +45,13 @@ func (m *Manager) deleteRetiredAction(ctx context.Context, id ActionID) error {
 	if _, err := m.retired(ctx, id); err != nil {
 		return err
 	}
-	return m.cfg.Notifier.DeleteActions(ctx, runsRun(id.RunID()), id.Name, nil)
+	return m.cfg.Notifier.DeleteActions(ctx, id.RunID(), id.Name, nil)
 }
 
 // DeleteRun deletes every action of a run: from history, at once, and
 // from the control plane, its roots, which the others follow (see
 // DeleteAction).
-func (m *Manager) DeleteRun(ctx context.Context, run RunID, abort bool) error {
+func (m *Manager) DeleteRun(ctx context.Context, run v1.RunID, abort bool) error {
 	tas, err := m.ListRunActions(ctx, run)
 	if err != nil {
 		return err
@@ -68,7 +68,7 @@ func (m *Manager) DeleteRun(ctx context.Context, run RunID, abort bool) error {
 	}
 	existed := len(tas) > 0
 	if m.cfg.Notifier != nil {
-		inHistory, err := m.cfg.Notifier.DeleteRun(ctx, runsRun(run), tombstones(tas))
+		inHistory, err := m.cfg.Notifier.DeleteRun(ctx, run, tombstones(tas))
 		if err != nil {
 			return err
 		}
@@ -78,7 +78,7 @@ func (m *Manager) DeleteRun(ctx context.Context, run RunID, abort bool) error {
 		return fmt.Errorf("run %s/%s/%s: %w", run.Project, run.Domain, run.Run, ErrNotFound)
 	}
 	for _, ta := range roots {
-		if err := m.deleteObject(ctx, ta); err != nil {
+		if err := m.DeleteObject(ctx, ta); err != nil {
 			return err
 		}
 	}
@@ -98,8 +98,6 @@ func tombstones(tas []*v1.TaskAction) []runs.Action {
 	}
 	return out
 }
-
-func runsRun(r RunID) runs.RunID { return runs.RunID{Project: r.Project, Domain: r.Domain, Run: r.Run} }
 
 // finishedOrAbort checks that none of tas is unfinished; with abort, it
 // aborts the tops of the trees instead, which the aborter carries down.
@@ -142,7 +140,9 @@ func (m *Manager) descendants(id ActionID) []*v1.TaskAction {
 // have made cyclic.
 const maxDescendants = 1 << 20
 
-func (m *Manager) deleteObject(ctx context.Context, ta *v1.TaskAction) error {
+// DeleteObject deletes an action's object, that incarnation only (its uid
+// is a precondition); one gone already is no error.
+func (m *Manager) DeleteObject(ctx context.Context, ta *v1.TaskAction) error {
 	err := m.client.FlyteV1().TaskActions(ta.Namespace).Delete(ctx, ta.Name, metav1.DeleteOptions{
 		Preconditions: &metav1.Preconditions{UID: &ta.UID},
 	})

@@ -12,7 +12,7 @@ func TestEnqueueIdempotentConflictAndMissingParent(t *testing.T) {
 	m := newManager(t, nil)
 	ctx := context.Background()
 	run := newRun()
-	root := echoRequest(run.action("a0"), "")
+	root := echoRequest(actionOf(run, "a0"), "")
 
 	first, created, err := m.Enqueue(ctx, root)
 	if err != nil || !created {
@@ -39,13 +39,13 @@ func TestEnqueueIdempotentConflictAndMissingParent(t *testing.T) {
 	}{
 		{"same id, other task type", func() EnqueueRequest { r := root; r.TaskType = "sleep"; return r }, ErrConflict},
 		{"same id, other template", func() EnqueueRequest { r := root; r.TaskTemplate = []byte(`{"type":"x"}`); return r }, ErrConflict},
-		{"child of a missing parent", func() EnqueueRequest { return echoRequest(run.action("c1"), "nope") }, ErrNotFound},
+		{"child of a missing parent", func() EnqueueRequest { return echoRequest(actionOf(run, "c1"), "nope") }, ErrNotFound},
 		{"parent of the same name in another run", func() EnqueueRequest {
 			other := newRun()
 			return echoRequest(ActionID{run.Project, run.Domain, other.Run, "c1"}, "a0")
 		}, ErrNotFound},
 		{"template that is not JSON", func() EnqueueRequest {
-			r := echoRequest(run.action("bad"), "")
+			r := echoRequest(actionOf(run, "bad"), "")
 			r.TaskTemplate = []byte(`{`)
 			return r
 		}, ErrInvalid},
@@ -64,7 +64,7 @@ func TestEnqueueBuildsObjectAndChildInherits(t *testing.T) {
 	m := newManager(t, nil)
 	run := newRun()
 	yes := true
-	root := echoRequest(run.action("a0"), "")
+	root := echoRequest(actionOf(run, "a0"), "")
 	root.RunSpec = &RunSpec{
 		Labels:        map[string]string{"team": "ml"},
 		Annotations:   map[string]string{"note": "hello"},
@@ -89,7 +89,7 @@ func TestEnqueueBuildsObjectAndChildInherits(t *testing.T) {
 		}
 	}
 
-	childReq := echoRequest(run.action("c1"), "a0")
+	childReq := echoRequest(actionOf(run, "c1"), "a0")
 	childReq.RunSpec = &RunSpec{Envs: map[string]string{"B": "child"}}
 	child := mustEnqueue(t, m, childReq)
 	if child.Labels["team"] != "ml" || child.Labels[v1.LabelParent] != "a0" || child.Labels[v1.LabelIsRoot] != "false" || child.Labels[v1.LabelAction] != "c1" {
@@ -119,25 +119,25 @@ func TestReadsServeFromCacheRightAfterWrites(t *testing.T) {
 	m := newManager(t, nil)
 	ctx := context.Background()
 	run := newRun()
-	mustEnqueue(t, m, echoRequest(run.action("a0"), ""))
+	mustEnqueue(t, m, echoRequest(actionOf(run, "a0"), ""))
 	for _, n := range []string{"c1", "c2", "c3"} {
-		mustEnqueue(t, m, echoRequest(run.action(n), "a0"))
+		mustEnqueue(t, m, echoRequest(actionOf(run, n), "a0"))
 	}
-	mustEnqueue(t, m, echoRequest(run.action("g1"), "c1"))
+	mustEnqueue(t, m, echoRequest(actionOf(run, "g1"), "c1"))
 
 	all, err := m.ListRunActions(ctx, run)
 	if err != nil || len(all) != 5 {
 		t.Fatalf("ListRunActions: %d actions, err %v; want 5", len(all), err)
 	}
-	children, err := m.ListChildActions(ctx, run.action("a0"))
+	children, err := m.ListChildActions(ctx, actionOf(run, "a0"))
 	if err != nil || len(children) != 3 {
 		t.Fatalf("ListChildActions: %d, err %v; want the 3 direct children", len(children), err)
 	}
-	got, err := m.GetTaskAction(ctx, run.action("g1"))
+	got, err := m.GetTaskAction(ctx, actionOf(run, "g1"))
 	if err != nil || *got.Spec.ParentActionName != "c1" {
 		t.Fatalf("GetTaskAction: %v %v", got, err)
 	}
-	if _, err := m.GetTaskAction(ctx, run.action("zz")); !errors.Is(err, ErrNotFound) {
+	if _, err := m.GetTaskAction(ctx, actionOf(run, "zz")); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("GetTaskAction of a missing action: %v, want ErrNotFound", err)
 	}
 }

@@ -64,7 +64,7 @@ func TestDeletionsReadAsFlyteReadsThem(t *testing.T) {
 
 // createFlytes stores a fixture under a run of the test's own, as Flyte
 // would have (object, then its executor's status), and returns it.
-func createFlytes(t *testing.T, fixture *v1.TaskAction, run RunID, name string) *v1.TaskAction {
+func createFlytes(t *testing.T, fixture *v1.TaskAction, run v1.RunID, name string) *v1.TaskAction {
 	t.Helper()
 	ctx := context.Background()
 	ta := fixture.DeepCopy()
@@ -94,7 +94,7 @@ func TestAbortOfFlytesActionDeletesIt(t *testing.T) {
 	ctx := context.Background()
 	run := newRun()
 	ta := createFlytes(t, fixtureNamed(t, "running"), run, "n0")
-	id := run.action("n0")
+	id := actionOf(run, "n0")
 	eventually(t, 10*time.Second, "the cache to have it RUNNING", func() bool {
 		got, _ := m.GetTaskAction(ctx, id)
 		return got != nil && v1.PhaseOfAction(got) == v1.PhaseRunning

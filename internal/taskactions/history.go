@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 
+	v1 "taskactions/api/v1"
 	"taskactions/internal/history"
 )
 
@@ -45,7 +46,7 @@ func (m *Manager) Action(ctx context.Context, id ActionID) (*ActionUpdate, error
 
 // retired reads an action from history (ErrNotFound when it has none).
 func (m *Manager) retired(ctx context.Context, id ActionID) (*ActionUpdate, error) {
-	rec, err := m.cfg.History.Action(ctx, historyRun(id.RunID()), id.Name)
+	rec, err := m.cfg.History.Action(ctx, id.RunID(), id.Name)
 	if errors.Is(err, history.ErrNotFound) {
 		return nil, fmt.Errorf("action %s: %w", id, ErrNotFound)
 	}
@@ -62,7 +63,7 @@ func (m *Manager) retiredAction(ctx context.Context, id ActionID) (*ActionUpdate
 	if m.cfg.History == nil {
 		return nil, nil
 	}
-	rec, err := m.cfg.History.Action(ctx, historyRun(id.RunID()), id.Name)
+	rec, err := m.cfg.History.Action(ctx, id.RunID(), id.Name)
 	switch {
 	case errors.Is(err, history.ErrNotFound):
 		return nil, nil
@@ -88,12 +89,12 @@ func (m *Manager) gone(ctx context.Context, id ActionID) error {
 }
 
 // RunActions returns a page of a run's actions, live and retired.
-func (m *Manager) RunActions(ctx context.Context, run RunID, p Page) (ActionPage, error) {
+func (m *Manager) RunActions(ctx context.Context, run v1.RunID, p Page) (ActionPage, error) {
 	live, err := m.runActionViews(ctx, run)
 	if err != nil {
 		return ActionPage{}, err
 	}
-	return m.page(ctx, live, history.ActionQuery{Run: historyRun(run), Retired: true}, p)
+	return m.page(ctx, live, history.ActionQuery{Run: run, Retired: true}, p)
 }
 
 // ChildActions returns a page of an action's direct children, live and
@@ -107,7 +108,7 @@ func (m *Manager) ChildActions(ctx context.Context, parent ActionID, p Page) (Ac
 		return ActionPage{}, err
 	}
 	name := parent.Name
-	return m.page(ctx, live, history.ActionQuery{Run: historyRun(parent.RunID()), Retired: true, Parent: &name}, p)
+	return m.page(ctx, live, history.ActionQuery{Run: parent.RunID(), Retired: true, Parent: &name}, p)
 }
 
 // page merges the live actions (sorted oldest first) with the retired
@@ -202,7 +203,7 @@ func (m *Manager) retiredSnapshot(ctx context.Context, s Scope, snap []*ActionUp
 	if m.cfg.History == nil {
 		return snap, nil
 	}
-	q := history.ActionQuery{Run: historyRun(s.Run), Retired: true}
+	q := history.ActionQuery{Run: s.Run, Retired: true}
 	if s.Action != "" {
 		q.Parent = &s.Action
 		self, err := m.cfg.History.Action(ctx, q.Run, s.Action)
@@ -237,8 +238,4 @@ func updateOfRecord(rec history.Action) (*ActionUpdate, error) {
 		return nil, fmt.Errorf("history: action %s/%s/%s/%s: %w", rec.Project, rec.Domain, rec.Run, rec.Name, err)
 	}
 	return u, nil
-}
-
-func historyRun(r RunID) history.RunID {
-	return history.RunID{Project: r.Project, Domain: r.Domain, Run: r.Run}
 }

@@ -27,11 +27,11 @@ func TestFlyteNamedObjectsAreFoundByID(t *testing.T) {
 	if _, err := kubeClient(t).FlyteV1().TaskActions("flyte").Create(ctx, root, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	rootID := run.action(run.Run)
+	rootID := actionOf(run, run.Run)
 	eventually(t, 10*time.Second, "the cache to have it", func() bool { ta, _ := m.GetTaskAction(ctx, rootID); return ta != nil })
 
 	// A child through the manager goes with its parent, into "flyte".
-	child := mustEnqueue(t, m, echoRequest(run.action("n0"), run.Run))
+	child := mustEnqueue(t, m, echoRequest(actionOf(run, "n0"), run.Run))
 	if child.Namespace != "flyte" || child.OwnerReferences[0].Name != root.Name {
 		t.Errorf("child in %s owned by %v, want namespace flyte and owner %s", child.Namespace, child.OwnerReferences, root.Name)
 	}
@@ -39,7 +39,7 @@ func TestFlyteNamedObjectsAreFoundByID(t *testing.T) {
 	if err != nil || len(kids) != 1 || kids[0].Spec.ActionName != "n0" {
 		t.Errorf("children of the Flyte root: %v %v", kids, err)
 	}
-	if _, err := m.PutStatus(ctx, run.action("n0"), 1, StatusUpdate{Phase: v1.PhaseRunning}); err != nil {
+	if _, err := m.PutStatus(ctx, actionOf(run, "n0"), 1, StatusUpdate{Phase: v1.PhaseRunning}); err != nil {
 		t.Errorf("status of the child: %v", err)
 	}
 	if err := m.AbortAction(ctx, rootID, "through its id"); err != nil {
@@ -106,20 +106,20 @@ func TestRootNamedAsItsRunIsStoredAsFlyteNamesIt(t *testing.T) {
 	m := newManager(t, nil)
 	ctx := context.Background()
 	run := newRun()
-	root := mustEnqueue(t, m, echoRequest(run.action(run.Run), ""))
+	root := mustEnqueue(t, m, echoRequest(actionOf(run, run.Run), ""))
 	if root.Name != run.Run+"-a0" {
 		t.Errorf("the root is %s, want %s-a0", root.Name, run.Run)
 	}
-	child := mustEnqueue(t, m, echoRequest(run.action("a0"), run.Run))
+	child := mustEnqueue(t, m, echoRequest(actionOf(run, "a0"), run.Run))
 	if child.Name == root.Name {
 		t.Fatalf("the child a0 took its root's name")
 	}
-	for _, id := range []ActionID{run.action(run.Run), run.action("a0")} {
+	for _, id := range []ActionID{actionOf(run, run.Run), actionOf(run, "a0")} {
 		if got, err := m.GetTaskAction(ctx, id); err != nil || !id.matches(&got.Spec) {
 			t.Errorf("get %s: %v", id, err)
 		}
 	}
-	if other := mustEnqueue(t, m, echoRequest(run.action("b"), "")); other.Name != run.Run+"-b" {
+	if other := mustEnqueue(t, m, echoRequest(actionOf(run, "b"), "")); other.Name != run.Run+"-b" {
 		t.Errorf("another root: %s", other.Name)
 	}
 }

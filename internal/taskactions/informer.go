@@ -26,6 +26,17 @@ func runIndexKey(p, d, r string) string { return p + "/" + d + "/" + r }
 func idKey(p, d, r, a string) string     { return p + "/" + d + "/" + r + "/" + a }
 func runTopic(p, d, r string) string     { return "run/" + runIndexKey(p, d, r) }
 func nodeTopic(p, d, r, a string) string { return "node/" + idKey(p, d, r, a) }
+
+// ownerUIDs indexes an action by the UIDs of its owners.
+func ownerUIDs(obj any) ([]string, error) {
+	refs := obj.(metav1.Object).GetOwnerReferences()
+	out := make([]string, len(refs))
+	for i, r := range refs {
+		out[i] = string(r.UID)
+	}
+	return out, nil
+}
+
 func specParent(s *v1.TaskActionSpec) string {
 	if s.ParentActionName == nil {
 		return ""

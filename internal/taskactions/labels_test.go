@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "taskactions/api/v1"
-	"taskactions/internal/runs"
 )
 
 // An action Flyte's Actions service marked recorded (its label) still has
@@ -20,7 +19,7 @@ func TestFlytesLabelHidesNoTerminalPhase(t *testing.T) {
 	m := newManager(t, n)
 	ctx := context.Background()
 	run := newRun()
-	id := run.action("a0")
+	id := actionOf(run, "a0")
 	ta := mustEnqueue(t, m, echoRequest(id, ""))
 	mustPut(t, m, id, 1, v1.PhaseRunning)
 	// Flyte's Actions service, watching the namespace, recorded the
@@ -47,7 +46,7 @@ func TestFlytesActionsAreNotLabelled(t *testing.T) {
 	ctx := context.Background()
 	run := newRun()
 	ta := createFlytes(t, fixtureNamed(t, "succeeded"), run, "done")
-	eventually(t, 10*time.Second, "its terminal phase recorded", func() bool { return n.terminalCount(run.action("done")) == 1 })
+	eventually(t, 10*time.Second, "its terminal phase recorded", func() bool { return n.terminalCount(actionOf(run, "done")) == 1 })
 	// One more event, handled after the terminal one: had a label been
 	// patched, the cache would have it by now.
 	before := m.EventsHandled()
@@ -75,7 +74,7 @@ func TestOldLabelIsMigrated(t *testing.T) {
 	m := newManager(t, n)
 	ctx := context.Background()
 	run := newRun()
-	id := run.action("a0")
+	id := actionOf(run, "a0")
 	ta := mustEnqueue(t, m, echoRequest(id, ""))
 	mustPut(t, m, id, 1, v1.PhaseSucceeded)
 	eventually(t, 10*time.Second, "the terminal label", func() bool {
@@ -93,7 +92,7 @@ func TestOldLabelIsMigrated(t *testing.T) {
 		got, _ := kubeClient(t).FlyteV1().TaskActions(ta.Namespace).Get(ctx, ta.Name, metav1.GetOptions{})
 		return got != nil && got.Labels[v1.LabelTerminalState] == "true"
 	})
-	sum, err := n.Get(ctx, runs.RunID{Project: run.Project, Domain: run.Domain, Run: run.Run})
+	sum, err := n.Get(ctx, v1.RunID{Project: run.Project, Domain: run.Domain, Run: run.Run})
 	if err != nil || sum.Phase != v1.PhaseSucceeded || sum.ActionCount != 1 || sum.PhaseCounts[v1.PhaseSucceeded] != 1 {
 		t.Errorf("the run after the migration: %+v %v", sum, err)
 	}

@@ -38,7 +38,7 @@ func TestEnqueueRefusesOversizedActions(t *testing.T) {
 	}
 
 	// The template is stored as base64: 600 KiB of it takes 800.
-	tmpl := echoRequest(run.action("t1"), "")
+	tmpl := echoRequest(actionOf(run, "t1"), "")
 	tmpl.TaskTemplate = blob(600 << 10)
 	_, _, err := m.Enqueue(ctx, tmpl)
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "task template") {
@@ -47,10 +47,10 @@ func TestEnqueueRefusesOversizedActions(t *testing.T) {
 
 	// A parent of 500 KiB of env vars is fine; a child adding 300 KiB more
 	// inherits the 500 and is not.
-	parent := echoRequest(run.action("p"), "")
+	parent := echoRequest(actionOf(run, "p"), "")
 	parent.RunSpec = &RunSpec{Envs: bigEnv("P", 500<<10), Annotations: map[string]string{"note": strings.Repeat("a", 100<<10)}}
 	mustEnqueue(t, m, parent)
-	child := echoRequest(run.action("c"), "p")
+	child := echoRequest(actionOf(run, "c"), "p")
 	child.RunSpec = &RunSpec{Envs: bigEnv("C", 200<<10)}
 	_, _, err = m.Enqueue(ctx, child)
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "env vars") || !strings.Contains(err.Error(), "parent") {
@@ -63,7 +63,7 @@ func TestEnqueueRefusesOversizedActions(t *testing.T) {
 		if i > 10 {
 			t.Fatal("a chain of children grew past the bound")
 		}
-		g := echoRequest(run.action(fmt.Sprintf("g%d", i)), prev)
+		g := echoRequest(actionOf(run, fmt.Sprintf("g%d", i)), prev)
 		g.RunSpec = &RunSpec{Envs: bigEnv(fmt.Sprintf("G%d", i), 40<<10)}
 		if _, _, err := m.Enqueue(ctx, g); err != nil {
 			if !errors.Is(err, ErrTooLarge) {
@@ -73,16 +73,16 @@ func TestEnqueueRefusesOversizedActions(t *testing.T) {
 		}
 		prev = g.ID.Name
 	}
-	if _, err := m.live(ctx, run.action("c")); !errors.Is(err, ErrNotFound) {
+	if _, err := m.live(ctx, actionOf(run, "c")); !errors.Is(err, ErrNotFound) {
 		t.Errorf("the refused child was stored: %v", err)
 	}
 
 	// Annotations inherited: a parent of 600 KiB (env and annotations), a
 	// child adding 200 KiB of annotations.
-	ap := echoRequest(run.action("ap"), "")
+	ap := echoRequest(actionOf(run, "ap"), "")
 	ap.RunSpec = &RunSpec{Envs: bigEnv("P", 450<<10), Annotations: map[string]string{"a": strings.Repeat("a", 150<<10)}}
 	mustEnqueue(t, m, ap)
-	ac := echoRequest(run.action("ac"), "ap")
+	ac := echoRequest(actionOf(run, "ac"), "ap")
 	ac.RunSpec = &RunSpec{Annotations: map[string]string{"b": strings.Repeat("b", 200<<10)}}
 	if _, _, err := m.Enqueue(ctx, ac); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "annotations") {
 		t.Fatalf("child inheriting annotations: %v, want ErrTooLarge naming annotations", err)
@@ -95,7 +95,7 @@ func TestLargestActionRecordsStatusForever(t *testing.T) {
 	m := newManager(t, nil)
 	ctx := context.Background()
 	run := newRun()
-	req := echoRequest(run.action("a0"), "")
+	req := echoRequest(actionOf(run, "a0"), "")
 	req.RunSpec = &RunSpec{Envs: bigEnv("E", MaxObjectBytes-16<<10)}
 	ta := mustEnqueue(t, m, req)
 	if size := objectSize(ta); size > MaxObjectBytes || size < MaxObjectBytes-32<<10 {
@@ -106,14 +106,14 @@ func TestLargestActionRecordsStatusForever(t *testing.T) {
 	// 760 KiB object, so not many more.
 	const attempts = 70
 	for attempt := uint32(1); attempt <= attempts; attempt++ {
-		_, err := m.PutStatus(ctx, run.action("a0"), attempt, StatusUpdate{
+		_, err := m.PutStatus(ctx, actionOf(run, "a0"), attempt, StatusUpdate{
 			Phase: v1.PhaseRunning, Message: long, Error: &v1.ErrorState{Kind: v1.ErrorKindUser, Code: "1", Message: long},
 		})
 		if err != nil {
 			t.Fatalf("attempt %d: %v", attempt, err)
 		}
 	}
-	if _, err := m.PutStatus(ctx, run.action("a0"), attempts, StatusUpdate{Phase: v1.PhaseSucceeded, Message: long}); err != nil {
+	if _, err := m.PutStatus(ctx, actionOf(run, "a0"), attempts, StatusUpdate{Phase: v1.PhaseSucceeded, Message: long}); err != nil {
 		t.Fatalf("final status: %v", err)
 	}
 }
@@ -147,7 +147,7 @@ func TestExistingOversizedActionSaysSo(t *testing.T) {
 	if stored == nil {
 		t.Fatal("etcd stored no object of 1000 KiB")
 	}
-	id := run.action(stored.Spec.ActionName)
+	id := actionOf(run, stored.Spec.ActionName)
 	eventually(t, 10*time.Second, "the cache to have it", func() bool { got, _ := m.cached(id); return got != nil })
 	if err := m.AbortAction(ctx, id, ""); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("abort: %v, want ErrTooLarge", err)
@@ -188,13 +188,13 @@ func TestSizeCheckedIsSizeStored(t *testing.T) {
 	m := newManager(t, nil)
 	ctx := context.Background()
 	run := newRun()
-	parent := echoRequest(run.action("p"), "")
+	parent := echoRequest(actionOf(run, "p"), "")
 	parent.RunSpec = &RunSpec{Envs: bigEnv("P", 300<<10), Labels: map[string]string{"team": "a"}, Annotations: map[string]string{"note": strings.Repeat("n", 50<<10)}}
 	p := mustEnqueue(t, m, parent)
 
 	// The largest child the enqueue takes, to the byte.
 	child := func(n int) EnqueueRequest {
-		c := echoRequest(run.action("c"), "p")
+		c := echoRequest(actionOf(run, "c"), "p")
 		c.RunSpec = &RunSpec{Envs: map[string]string{"C": strings.Repeat("c<", n/2) + strings.Repeat("c", n%2)}}
 		return c
 	}
@@ -217,7 +217,7 @@ func TestSizeCheckedIsSizeStored(t *testing.T) {
 		t.Fatalf("a child one byte past the bound: %v, want ErrTooLarge", err)
 	}
 	mustEnqueue(t, m, child(lo))
-	stored, err := m.live(ctx, run.action("c"))
+	stored, err := m.live(ctx, actionOf(run, "c"))
 	if err != nil {
 		t.Fatal(err)
 	}

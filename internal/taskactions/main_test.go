@@ -112,12 +112,13 @@ var runSeq atomic.Int64
 
 // newRun returns a run in a project of its own, so tests never see each
 // other's actions.
-func newRun() RunID {
+func newRun() v1.RunID {
 	n := runSeq.Add(1)
-	return RunID{Project: fmt.Sprintf("p%d", n), Domain: "dev", Run: fmt.Sprintf("r%d", n)}
+	return v1.RunID{Project: fmt.Sprintf("p%d", n), Domain: "dev", Run: fmt.Sprintf("r%d", n)}
 }
 
-func (r RunID) action(name string) ActionID { return ActionID{r.Project, r.Domain, r.Run, name} }
+// actionOf is the action of a run with that name.
+func actionOf(r v1.RunID, name string) ActionID { return ActionID{r.Project, r.Domain, r.Run, name} }
 
 func echoRequest(id ActionID, parent string) EnqueueRequest {
 	return EnqueueRequest{ID: id, Parent: parent, TaskType: "echo", TaskTemplate: []byte(`{"type":"echo"}`)}

@@ -10,17 +10,19 @@
 //   - reads, live from the cache and then from history for retired actions,
 //     paged (reads.go, history.go, listcache.go), and subscriptions to the
 //     streams (subscribe.go);
-//   - writes and their rules: enqueue (enqueue.go), status reports and the
-//     phase rules (status.go), abort and delete cascades (abort.go,
-//     delete.go), size limits and reserved names (limits.go, reserved.go);
+//   - writes and their rules: enqueue (enqueue.go), status reports
+//     (status.go; the phase and reason rules are api/v1's phaseRules and
+//     SetPhase), abort and delete cascades (abort.go, delete.go), size
+//     limits and reserved names (limits.go, reserved.go);
 //   - the workers the pipeline hands each event to through a workqueue
 //     (workers.go), which notify the run service and mark terminal
-//     statuses recorded;
-//   - the controllers over the manager, each a pipeline.KeyQueue: the
-//     aborter, which ends an aborted action's unfinished descendants
-//     (aborter.go); the collector, which deletes actions whose owner is
-//     gone where no garbage collector runs (collector.go); and retention,
-//     which deletes finished actions once history holds them (retention.go).
+//     statuses recorded, and retention, which deletes finished actions
+//     once history holds them (retention.go).
+//
+// The controllers that act on actions only through the manager are
+// packages of their own, over the interfaces they declare: aborter
+// (aborts carried down the tree) and collector (the garbage collector of
+// the embedded control plane).
 package taskactions
 
 import (
@@ -47,8 +49,8 @@ import (
 type RunNotifier interface {
 	RecordAction(ctx context.Context, a runs.Action) error
 	UpdateActionStatus(ctx context.Context, a runs.Action) error
-	DeleteRun(ctx context.Context, id runs.RunID, live []runs.Action) (bool, error)
-	DeleteActions(ctx context.Context, id runs.RunID, name string, live []runs.Action) error
+	DeleteRun(ctx context.Context, id v1.RunID, live []runs.Action) (bool, error)
+	DeleteActions(ctx context.Context, id v1.RunID, name string, live []runs.Action) error
 }
 
 // Config holds the manager's dependencies and settings.

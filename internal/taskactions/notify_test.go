@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "taskactions/api/v1"
-	"taskactions/internal/runs"
 	"taskactions/internal/testenv"
 )
 
@@ -18,7 +17,7 @@ func TestTerminalStatusRecordedOnceAcrossRestart(t *testing.T) {
 	n := newCountingNotifier(t)
 	m := newManager(t, n)
 	run := newRun()
-	id := run.action("a0")
+	id := actionOf(run, "a0")
 	ta := mustEnqueue(t, m, echoRequest(id, ""))
 	mustPut(t, m, id, 1, v1.PhaseRunning)
 	mustPut(t, m, id, 1, v1.PhaseSucceeded)
@@ -30,7 +29,7 @@ func TestTerminalStatusRecordedOnceAcrossRestart(t *testing.T) {
 	if got := n.terminalCount(id); got != 1 {
 		t.Fatalf("terminal status reported %d times before the restart, want 1", got)
 	}
-	sum, err := n.Get(context.Background(), runs.RunID{Project: run.Project, Domain: run.Domain, Run: run.Run})
+	sum, err := n.Get(context.Background(), v1.RunID{Project: run.Project, Domain: run.Domain, Run: run.Run})
 	if err != nil || sum.Phase != v1.PhaseSucceeded || sum.EndedAt == nil {
 		t.Fatalf("run summary %+v", sum)
 	}
@@ -65,8 +64,8 @@ func TestStopWatchingLeavesNoGoroutine(t *testing.T) {
 		}
 		run := newRun()
 		sub, _, _ := m.Subscribe(context.Background(), Scope{Run: run}, nil)
-		mustEnqueue(t, m, echoRequest(run.action("a0"), ""))
-		mustPut(t, m, run.action("a0"), 1, v1.PhaseSucceeded)
+		mustEnqueue(t, m, echoRequest(actionOf(run, "a0"), ""))
+		mustPut(t, m, actionOf(run, "a0"), 1, v1.PhaseSucceeded)
 		sub.Close()
 		m.StopWatching()
 	}

@@ -20,18 +20,18 @@ func TestPendingReasonUntilTheFirstStatus(t *testing.T) {
 	})
 	ctx := context.Background()
 	run := newRun()
-	req := echoRequest(run.action("x"), "")
+	req := echoRequest(actionOf(run, "x"), "")
 	req.TaskType, req.TaskTemplate = "external", []byte(`{"type":"external"}`)
 	ta := mustEnqueue(t, m, req)
 	if got := ViewOf(ta).PendingReason; got != "nothing here runs external" {
 		t.Errorf("pending reason %q", got)
 	}
-	kid := mustEnqueue(t, m, echoRequest(run.action("k"), "x"))
+	kid := mustEnqueue(t, m, echoRequest(actionOf(run, "k"), "x"))
 	if _, ok := kid.Annotations[v1.AnnotationPendingReason]; ok {
 		t.Errorf("the echo child inherited the reason: %v", kid.Annotations)
 	}
-	mustPut(t, m, run.action("x"), 1, v1.PhaseRunning)
-	got, err := m.GetTaskAction(ctx, run.action("x"))
+	mustPut(t, m, actionOf(run, "x"), 1, v1.PhaseRunning)
+	got, err := m.GetTaskAction(ctx, actionOf(run, "x"))
 	if err != nil || ViewOf(got).PendingReason != "" {
 		t.Errorf("after the first status: %q %v", ViewOf(got).PendingReason, err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1 "taskactions/api/v1"
 	"taskactions/internal/runs"
@@ -57,7 +58,7 @@ func (m *Manager) live(ctx context.Context, id ActionID) (*v1.TaskAction, error)
 
 // ListRunActions returns every action of a run, from the cache's run
 // index, oldest first.
-func (m *Manager) ListRunActions(ctx context.Context, run RunID) ([]*v1.TaskAction, error) {
+func (m *Manager) ListRunActions(ctx context.Context, run v1.RunID) ([]*v1.TaskAction, error) {
 	m.actions.CatchUp(ctx)
 	return m.byIndex(indexRun, runIndexKey(run.Project, run.Domain, run.Run))
 }
@@ -70,7 +71,7 @@ func (m *Manager) ListChildActions(ctx context.Context, parent ActionID) ([]*v1.
 }
 
 // runActionViews is ListRunActions, but the actions' current views.
-func (m *Manager) runActionViews(ctx context.Context, run RunID) ([]*ActionUpdate, error) {
+func (m *Manager) runActionViews(ctx context.Context, run v1.RunID) ([]*ActionUpdate, error) {
 	m.actions.CatchUp(ctx)
 	return m.actions.ListViews(indexRun, runIndexKey(run.Project, run.Domain, run.Run))
 }
@@ -79,6 +80,33 @@ func (m *Manager) runActionViews(ctx context.Context, run RunID) ([]*ActionUpdat
 func (m *Manager) childActionViews(ctx context.Context, parent ActionID) ([]*ActionUpdate, error) {
 	m.actions.CatchUp(ctx)
 	return m.actions.ListViews(indexParent, idKey(parent.Project, parent.Domain, parent.Run, parent.Name))
+}
+
+// Parent is the cached parent of an action: nil for a root, or when the
+// cache has none.
+func (m *Manager) Parent(ta *v1.TaskAction) *v1.TaskAction {
+	parent := specParent(&ta.Spec)
+	if parent == "" {
+		return nil
+	}
+	s := &ta.Spec
+	p, _ := m.cached(ActionID{s.Project, s.Domain, s.RunName, parent})
+	return p
+}
+
+// Children are the cached direct children of an action, in no order
+// (from the index, not the sorted lists, which may lag the event being
+// handled).
+func (m *Manager) Children(ta *v1.TaskAction) []*v1.TaskAction {
+	s := &ta.Spec
+	kids, _ := m.actions.ByIndex(indexParent, idKey(s.Project, s.Domain, s.RunName, s.ActionName))
+	return kids
+}
+
+// Owned are the cached actions that name uid among their owners.
+func (m *Manager) Owned(uid types.UID) []*v1.TaskAction {
+	owned, _ := m.actions.ByIndex(indexOwner, string(uid))
+	return owned
 }
 
 // ByCacheKey returns the actions of a project and domain that share a

@@ -66,13 +66,13 @@ func TestCheckRequestRefusesReservedKeysAndBadEnv(t *testing.T) {
 func TestEnqueueRefusesReservedLabel(t *testing.T) {
 	m := newManager(t, nil)
 	run := newRun()
-	req := echoRequest(run.action("a0"), "")
+	req := echoRequest(actionOf(run, "a0"), "")
 	req.RunSpec = &RunSpec{Labels: map[string]string{"flyte.org/terminal-status-recorded": "true"}}
 	_, _, err := m.Enqueue(context.Background(), req)
 	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "flyte.org/terminal-status-recorded") {
 		t.Fatalf("got %v, want ErrInvalid naming the label", err)
 	}
-	if _, err := m.live(context.Background(), run.action("a0")); !errors.Is(err, ErrNotFound) {
+	if _, err := m.live(context.Background(), actionOf(run, "a0")); !errors.Is(err, ErrNotFound) {
 		t.Errorf("the refused action exists: %v", err)
 	}
 }

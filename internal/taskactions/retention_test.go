@@ -60,7 +60,7 @@ func patch(t *testing.T, ta *v1.TaskAction, body string) {
 func TestRetirerKeepsWhatHistoryLacks(t *testing.T) {
 	m, r := newRetiringManager(t, false)
 	run := newRun()
-	id := run.action("a0")
+	id := actionOf(run, "a0")
 	ta := mustEnqueue(t, m, echoRequest(id, ""))
 	mustPut(t, m, id, 1, v1.PhaseSucceeded)
 	patch(t, ta, `{"metadata":{"labels":{"`+v1.LabelTerminalState+`":"true"}}}`) // as a restored object would be
@@ -79,7 +79,7 @@ func TestRetirerKeepsWhatHistoryLacks(t *testing.T) {
 func TestRetirerChildrenFirst(t *testing.T) {
 	m, r := newRetiringManager(t, true)
 	run := newRun()
-	root, child := run.action("root"), run.action("child")
+	root, child := actionOf(run, "root"), actionOf(run, "child")
 	rootObj := mustEnqueue(t, m, echoRequest(root, ""))
 	childObj := mustEnqueue(t, m, echoRequest(child, "root"))
 	mustPut(t, m, child, 1, v1.PhaseSucceeded)
@@ -127,7 +127,7 @@ func TestRetirerChildrenFirst(t *testing.T) {
 func TestRetirerRespectsFinalizers(t *testing.T) {
 	m, r := newRetiringManager(t, true)
 	run := newRun()
-	id := run.action("a0")
+	id := actionOf(run, "a0")
 	ta := mustEnqueue(t, m, echoRequest(id, ""))
 	patch(t, ta, `{"metadata":{"finalizers":["example.com/keep"]}}`)
 	mustPut(t, m, id, 1, v1.PhaseSucceeded)
@@ -167,7 +167,7 @@ func TestRetiredActionsAreFinal(t *testing.T) {
 	ctx := context.Background()
 	m, r := newRetiringManager(t, true)
 	run := newRun()
-	root, child := run.action("root"), run.action("child")
+	root, child := actionOf(run, "root"), actionOf(run, "child")
 	rootObj := mustEnqueue(t, m, echoRequest(root, ""))
 	childObj := mustEnqueue(t, m, echoRequest(child, "root"))
 	mustPut(t, m, child, 1, v1.PhaseSucceeded)
@@ -195,7 +195,7 @@ func TestRetiredActionsAreFinal(t *testing.T) {
 	}
 	for name, err := range map[string]error{
 		"Enqueue (objects)": errOf3(m.Enqueue(ctx, echoRequest(child, "root"))),
-		"a new child":       errOf3(m.Enqueue(ctx, echoRequest(run.action("late"), "root"))),
+		"a new child":       errOf3(m.Enqueue(ctx, echoRequest(actionOf(run, "late"), "root"))),
 		"a status report":   errOf2(m.PutStatus(ctx, child, 2, StatusUpdate{Phase: v1.PhaseRunning})),
 	} {
 		if !errors.Is(err, ErrRetired) || !errors.Is(err, ErrNotFound) {

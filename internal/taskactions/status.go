@@ -8,7 +8,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
@@ -156,7 +155,7 @@ func (m *Manager) PutStatus(ctx context.Context, id ActionID, attempt uint32, st
 		if st.Error != nil {
 			ta.Status.ErrorState = st.Error.DeepCopy()
 		}
-		m.SetPhase(ta, st.Phase, ReasonFor(st.Phase), st.Message, newAttempt)
+		m.setPhase(ta, v1.PhaseChange{Phase: st.Phase, Reason: v1.ReasonOf(st.Phase), Message: st.Message, NewAttempt: newAttempt})
 		return nil
 	})
 }
@@ -185,66 +184,10 @@ func (m *Manager) RunsBuiltIn(taskType string) bool {
 	return m.cfg.BuiltIn != nil && m.cfg.BuiltIn(taskType)
 }
 
-// ReasonFor is the default condition reason of a phase.
-func ReasonFor(p v1.Phase) string {
-	switch p {
-	case v1.PhaseWaitingForResources:
-		return v1.ReasonWaitingForResources
-	case v1.PhaseInitializing:
-		return v1.ReasonInitializing
-	case v1.PhaseRunning:
-		return v1.ReasonExecuting
-	case v1.PhaseSucceeded:
-		return v1.ReasonCompleted
-	case v1.PhaseFailed:
-		return v1.ReasonPermanentFailure
-	case v1.PhaseAborted:
-		return v1.ReasonAborted
-	case v1.PhaseTimedOut:
-		return v1.ReasonTimedOut
-	case v1.PhasePaused:
-		return v1.ReasonPaused
-	case v1.PhaseRecovered:
-		return v1.ReasonRecovered
-	}
-	return v1.ReasonQueued
-}
-
-// SetPhase writes phase p into the conditions with the given reason, and
-// appends to the phase history when the phase or reason changes (or force
-// is set, for a new attempt in the same phase). The history keeps its first
-// entry and the most recent ones, so it stays small whatever happens.
-func (m *Manager) SetPhase(ta *v1.TaskAction, p v1.Phase, reason, message string, force bool) {
-	now := metav1.NewTime(m.cfg.Now())
-	prevPhase := v1.PhaseOf(ta.Status.Conditions)
-	prevReason := ""
-	if c := meta.FindStatusCondition(ta.Status.Conditions, v1.ConditionProgressing); c != nil {
-		prevReason = c.Reason
-	}
-	set := func(t string, s metav1.ConditionStatus) {
-		meta.SetStatusCondition(&ta.Status.Conditions, metav1.Condition{
-			Type: t, Status: s, Reason: reason, Message: message, LastTransitionTime: now, ObservedGeneration: ta.Generation,
-		})
-	}
-	switch {
-	case p == v1.PhaseSucceeded || p == v1.PhaseRecovered:
-		set(v1.ConditionProgressing, metav1.ConditionFalse)
-		set(v1.ConditionSucceeded, metav1.ConditionTrue)
-	case p.Terminal():
-		set(v1.ConditionProgressing, metav1.ConditionFalse)
-		set(v1.ConditionFailed, metav1.ConditionTrue)
-	default:
-		set(v1.ConditionProgressing, metav1.ConditionTrue)
-	}
-	if p == prevPhase && reason == prevReason && !force && len(ta.Status.PhaseHistory) > 0 {
-		return
-	}
-	ta.Status.PhaseHistory = append(ta.Status.PhaseHistory, v1.PhaseTransition{Phase: reason, OccurredAt: now, Message: message})
-	if limit := m.cfg.HistoryLimit; len(ta.Status.PhaseHistory) > limit {
-		h := ta.Status.PhaseHistory
-		h = append(h[:1], h[len(h)-(limit-1):]...)
-		ta.Status.PhaseHistory = h
-	}
+// setPhase is v1.SetPhase with the manager's clock and history limit.
+func (m *Manager) setPhase(ta *v1.TaskAction, c v1.PhaseChange) {
+	c.At, c.HistoryLimit = m.cfg.Now(), m.cfg.HistoryLimit
+	v1.SetPhase(ta, c)
 }
 
 // Now is the manager's clock.

@@ -118,7 +118,7 @@ func TestPutStatus(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			run := newRun()
-			id := run.action("a0")
+			id := actionOf(run, "a0")
 			req := echoRequest(id, "")
 			if tc.builtIn {
 				req.TaskType = "builtin"
@@ -127,7 +127,7 @@ func TestPutStatus(t *testing.T) {
 			if tc.started { // as the executor records a start
 				if _, err := m.UpdateStatus(ctx, id, func(ta *v1.TaskAction) error {
 					ta.Status.Attempts = 1
-					m.SetPhase(ta, v1.PhaseRunning, v1.ReasonExecuting, "", false)
+					m.setPhase(ta, v1.PhaseChange{Phase: v1.PhaseRunning, Reason: v1.ReasonExecuting})
 					return nil
 				}); err != nil {
 					t.Fatal(err)
@@ -169,7 +169,7 @@ func TestPhaseHistoryIsBounded(t *testing.T) {
 	m := newManager(t, nil, func(c *Config) { c.HistoryLimit = 5 })
 	ctx := context.Background()
 	run := newRun()
-	id := run.action("a0")
+	id := actionOf(run, "a0")
 	mustEnqueue(t, m, echoRequest(id, ""))
 	for attempt := uint32(1); attempt <= 20; attempt++ {
 		if _, err := m.PutStatus(ctx, id, attempt, StatusUpdate{Phase: v1.PhaseRunning, Message: fmt.Sprint(attempt)}); err != nil {
@@ -228,7 +228,7 @@ func TestStatusReportsInARowWriteOnce(t *testing.T) {
 	}
 	m := newManager(t, nil, func(c *Config) { c.Client = client })
 	ctx := context.Background()
-	id := newRun().action("a0")
+	id := actionOf(newRun(), "a0")
 	mustEnqueue(t, m, echoRequest(id, ""))
 	before := counter.counts()
 	const reports = 10

@@ -11,7 +11,7 @@ import (
 // or one action and its direct children. It always names the run, so two
 // runs with actions of the same names never see each other's events.
 type Scope struct {
-	Run    RunID
+	Run    v1.RunID
 	Action string
 }
 

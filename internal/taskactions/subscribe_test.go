@@ -16,7 +16,7 @@ import (
 func TestSubscriptionsDoNotLeakAcrossRuns(t *testing.T) {
 	m := newManager(t, nil)
 	run1 := newRun()
-	run2 := RunID{run1.Project, run1.Domain, run1.Run + "x"}
+	run2 := v1.RunID{Project: run1.Project, Domain: run1.Domain, Run: run1.Run + "x"}
 
 	sub1, _, snap := m.Subscribe(context.Background(), Scope{Run: run1, Action: "a0"}, nil)
 	c1 := collect(t, sub1)
@@ -25,12 +25,12 @@ func TestSubscriptionsDoNotLeakAcrossRuns(t *testing.T) {
 	if len(snap) != 0 {
 		t.Fatalf("snapshot of an empty run has %d actions", len(snap))
 	}
-	for _, run := range []RunID{run1, run2} {
-		mustEnqueue(t, m, echoRequest(run.action("a0"), ""))
-		mustEnqueue(t, m, echoRequest(run.action("c1"), "a0"))
-		mustEnqueue(t, m, echoRequest(run.action("c2"), "a0"))
-		mustEnqueue(t, m, echoRequest(run.action("g1"), "c1"))
-		mustPut(t, m, run.action("c1"), 1, v1.PhaseRunning)
+	for _, run := range []v1.RunID{run1, run2} {
+		mustEnqueue(t, m, echoRequest(actionOf(run, "a0"), ""))
+		mustEnqueue(t, m, echoRequest(actionOf(run, "c1"), "a0"))
+		mustEnqueue(t, m, echoRequest(actionOf(run, "c2"), "a0"))
+		mustEnqueue(t, m, echoRequest(actionOf(run, "g1"), "c1"))
+		mustPut(t, m, actionOf(run, "c1"), 1, v1.PhaseRunning)
 	}
 	// The parent subscription sees a0, c1 and c2, not the grandchild.
 	eventually(t, 10*time.Second, "run 1's updates", func() bool {
@@ -52,16 +52,16 @@ func TestSubscriptionsDoNotLeakAcrossRuns(t *testing.T) {
 func TestSnapshotThenLiveAndResume(t *testing.T) {
 	m := newManager(t, nil)
 	run := newRun()
-	mustEnqueue(t, m, echoRequest(run.action("a0"), ""))
-	mustEnqueue(t, m, echoRequest(run.action("c1"), "a0"))
+	mustEnqueue(t, m, echoRequest(actionOf(run, "a0"), ""))
+	mustEnqueue(t, m, echoRequest(actionOf(run, "c1"), "a0"))
 
 	sub, start, snap := m.Subscribe(context.Background(), Scope{Run: run, Action: "a0"}, nil)
 	if start.Resumed || len(snap) != 2 {
 		t.Fatalf("fresh subscription: resumed=%v snapshot=%d, want a snapshot of a0 and c1", start.Resumed, len(snap))
 	}
 	c := collect(t, sub)
-	mustPut(t, m, run.action("c1"), 1, v1.PhaseRunning)
-	mustEnqueue(t, m, echoRequest(run.action("c2"), "a0"))
+	mustPut(t, m, actionOf(run, "c1"), 1, v1.PhaseRunning)
+	mustEnqueue(t, m, echoRequest(actionOf(run, "c2"), "a0"))
 	eventually(t, 10*time.Second, "live updates", func() bool { return len(c.updates()) >= 2 })
 	c.mu.Lock()
 	seen := c.cursor[0]
@@ -72,7 +72,7 @@ func TestSnapshotThenLiveAndResume(t *testing.T) {
 
 	// Resuming from the first live event replays what came after it,
 	// without a snapshot.
-	mustPut(t, m, run.action("c2"), 1, v1.PhaseInitializing)
+	mustPut(t, m, actionOf(run, "c2"), 1, v1.PhaseInitializing)
 	eventually(t, 10*time.Second, "c2 initializing", func() bool {
 		u := c.latest()["c2"]
 		return u != nil && u.Phase == v1.PhaseInitializing
@@ -105,7 +105,7 @@ func TestPerObjectOrder(t *testing.T) {
 	const objects, changes = 200, 10
 	m := newManager(t, nil)
 	run := newRun()
-	mustEnqueue(t, m, echoRequest(run.action("a0"), ""))
+	mustEnqueue(t, m, echoRequest(actionOf(run, "a0"), ""))
 	parentSub, _, _ := m.Subscribe(context.Background(), Scope{Run: run, Action: "a0"}, nil)
 	runSub, _, _ := m.Subscribe(context.Background(), Scope{Run: run}, nil)
 	subs := []*collector{collect(t, parentSub), collect(t, runSub)}
@@ -115,7 +115,7 @@ func TestPerObjectOrder(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			id := run.action(fmt.Sprintf("c%d", i))
+			id := actionOf(run, fmt.Sprintf("c%d", i))
 			mustEnqueue(t, m, echoRequest(id, "a0"))
 			// Attempts 1..9 running, then attempt 10 succeeds.
 			for a := uint32(1); a < changes; a++ {
@@ -160,9 +160,9 @@ func TestPerObjectOrder(t *testing.T) {
 func TestSlowSubscriber(t *testing.T) {
 	m := newManager(t, nil, func(c *Config) { c.Journal = journal.Config{MailboxSize: 8} })
 	run := newRun()
-	mustEnqueue(t, m, echoRequest(run.action("a0"), ""))
+	mustEnqueue(t, m, echoRequest(actionOf(run, "a0"), ""))
 	for i := range 4 {
-		mustEnqueue(t, m, echoRequest(run.action(fmt.Sprintf("c%d", i)), "a0"))
+		mustEnqueue(t, m, echoRequest(actionOf(run, fmt.Sprintf("c%d", i)), "a0"))
 	}
 	slow, _, _ := m.Subscribe(context.Background(), Scope{Run: run}, nil)
 	defer slow.Close()
@@ -172,7 +172,7 @@ func TestSlowSubscriber(t *testing.T) {
 	// Many changes on few actions: the slow one coalesces.
 	for a := uint32(1); a <= 5; a++ {
 		for i := range 4 {
-			mustPut(t, m, run.action(fmt.Sprintf("c%d", i)), a, v1.PhaseRunning)
+			mustPut(t, m, actionOf(run, fmt.Sprintf("c%d", i)), a, v1.PhaseRunning)
 		}
 	}
 	eventually(t, 10*time.Second, "the fast subscriber", func() bool {
@@ -194,7 +194,7 @@ func TestSlowSubscriber(t *testing.T) {
 
 	// More distinct actions than the mailbox holds: a lag signal.
 	for i := 4; i < 14; i++ {
-		mustEnqueue(t, m, echoRequest(run.action(fmt.Sprintf("c%d", i)), "a0"))
+		mustEnqueue(t, m, echoRequest(actionOf(run, fmt.Sprintf("c%d", i)), "a0"))
 	}
 	eventually(t, 10*time.Second, "the fast subscriber", func() bool { return len(fast.latest()) == 14 })
 	if _, lagged := slow.Drain(nil); !lagged {

@@ -18,11 +18,8 @@ type ActionID struct {
 }
 
 // RunID returns the identity of the action's run.
-func (id ActionID) RunID() RunID { return RunID{id.Project, id.Domain, id.Run} }
-
-// RunID identifies a run.
-type RunID struct {
-	Project, Domain, Run string
+func (id ActionID) RunID() v1.RunID {
+	return v1.RunID{Project: id.Project, Domain: id.Domain, Run: id.Run}
 }
 
 // PhaseTransition is one entry of the public phase history.
@@ -119,7 +116,7 @@ func ViewOf(ta *v1.TaskAction) Action {
 		}
 	}
 	if a.Phase == v1.PhaseAborted {
-		a.AbortReason = abortReasonOf(ta)
+		a.AbortReason = v1.AbortReasonOf(ta)
 	}
 	if len(ta.Status.Conditions) == 0 {
 		a.PendingReason = ta.Annotations[v1.AnnotationPendingReason]
@@ -156,7 +153,7 @@ func updateOf(ta *v1.TaskAction, deleted bool) *ActionUpdate {
 		// As Flyte's Actions service reads a deletion. The reason, when an
 		// abort through this server deleted it, is on the object.
 		u.Phase = v1.PhaseAborted
-		u.AbortReason = abortReasonOf(ta)
+		u.AbortReason = v1.AbortReasonOf(ta)
 		u.PendingReason = ""
 	}
 	return u

@@ -47,10 +47,10 @@ func (g *gatedNotifier) RecordAction(ctx context.Context, a runs.Action) error {
 func (g *gatedNotifier) UpdateActionStatus(ctx context.Context, a runs.Action) error {
 	return g.note(ctx, a)
 }
-func (g *gatedNotifier) DeleteRun(context.Context, runs.RunID, []runs.Action) (bool, error) {
+func (g *gatedNotifier) DeleteRun(context.Context, v1.RunID, []runs.Action) (bool, error) {
 	return false, nil
 }
-func (g *gatedNotifier) DeleteActions(context.Context, runs.RunID, string, []runs.Action) error {
+func (g *gatedNotifier) DeleteActions(context.Context, v1.RunID, string, []runs.Action) error {
 	return nil
 }
 

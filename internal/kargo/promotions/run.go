@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
-	"taskactions/internal/taskactions"
+	v1 "taskactions/api/v1"
 )
 
 // A Promotion's run: project = the Promotion's project, domain "kargo",
@@ -21,8 +21,8 @@ const (
 )
 
 // RunOf is the run of a Promotion.
-func RunOf(p *kargoapi.Promotion) taskactions.RunID {
-	return taskactions.RunID{Project: p.Namespace, Domain: Domain, Run: runName(p.Name)}
+func RunOf(p *kargoapi.Promotion) v1.RunID {
+	return v1.RunID{Project: p.Namespace, Domain: Domain, Run: runName(p.Name)}
 }
 
 // runName is the ULID of a name <stage>.<ULID>.<freight>, lowercased (26

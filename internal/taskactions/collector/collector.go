@@ -1,42 +1,56 @@
-package taskactions
+// Package collector is the garbage collector the embedded control plane
+// lacks, for TaskActions alone: an action whose owner (an ownerReference,
+// which the action manager sets on every child) no longer exists is
+// deleted, as Kubernetes' collector does on a cluster. Deleting a parent,
+// the way Flyte aborts, so deletes its descendants, level by level. It is
+// a pipeline.KeyQueue controller that works from the objects, so a restart
+// in the middle finishes the job. Run it only where there is no garbage
+// collector.
+package collector
 
 import (
 	"context"
 
 	"github.com/rs/zerolog"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	v1 "taskactions/api/v1"
 	"taskactions/internal/pipeline"
 )
 
-// Collector is the garbage collector the embedded control plane lacks, for
-// TaskActions alone: an action whose owner (an ownerReference, which this
-// server sets on every child) no longer exists is deleted, as Kubernetes'
-// collector does on a cluster. Deleting a parent, the way Flyte aborts,
-// so deletes its descendants, level by level. It works from the objects,
-// so a restart in the middle finishes the job. Run it only where there is
-// no garbage collector.
+// Actions is what the collector needs of the action manager.
+type Actions interface {
+	// Informer is the shared TaskAction informer (the manager must be
+	// watching).
+	Informer() cache.SharedIndexInformer
+	// Owned are the cached actions that name the uid as an owner.
+	Owned(uid types.UID) []*v1.TaskAction
+	// DeleteObject deletes the object of that uid (gone already is no error).
+	DeleteObject(ctx context.Context, ta *v1.TaskAction) error
+}
+
+// Collector is the controller; Run runs it.
 type Collector struct {
-	m       *Manager
+	actions Actions
 	workers int
 	log     zerolog.Logger
 }
 
-// NewCollector returns a collector over m's informer (default 4 workers).
-func NewCollector(m *Manager, workers int, log zerolog.Logger) *Collector {
+// New returns a collector over the manager's informer (default 4 workers).
+func New(actions Actions, workers int, log zerolog.Logger) *Collector {
 	if workers <= 0 {
 		workers = 4
 	}
-	return &Collector{m: m, workers: workers, log: log}
+	return &Collector{actions: actions, workers: workers, log: log}
 }
 
 // Run collects until ctx ends. The manager must be watching.
 func (c *Collector) Run(ctx context.Context) error {
 	k := pipeline.NewKeyQueue("collector", c.workers, c.log)
-	idx := c.m.Informer().GetIndexer()
-	return k.Run(ctx, c.m.Informer(), cache.ResourceEventHandlerFuncs{
+	inf := c.actions.Informer()
+	idx := inf.GetIndexer()
+	return k.Run(ctx, inf, cache.ResourceEventHandlerFuncs{
 		// A new or restored child: is its owner there?
 		AddFunc: func(obj any) {
 			if len(obj.(*v1.TaskAction).OwnerReferences) > 0 {
@@ -49,8 +63,7 @@ func (c *Collector) Run(ctx context.Context) error {
 				obj = tomb.Obj
 			}
 			if ta, ok := obj.(*v1.TaskAction); ok {
-				owned, _ := idx.ByIndex(indexOwner, string(ta.UID))
-				for _, o := range owned {
+				for _, o := range c.actions.Owned(ta.UID) {
 					k.Add(o)
 				}
 			}
@@ -60,7 +73,7 @@ func (c *Collector) Run(ctx context.Context) error {
 		if err != nil || !exists || !orphaned(obj.(*v1.TaskAction), idx) {
 			return err
 		}
-		return c.m.deleteObject(ctx, obj.(*v1.TaskAction))
+		return c.actions.DeleteObject(ctx, obj.(*v1.TaskAction))
 	})
 }
 
@@ -79,14 +92,4 @@ func orphaned(ta *v1.TaskAction, idx cache.Indexer) bool {
 		}
 	}
 	return true
-}
-
-// ownerUIDs indexes an action by the UIDs of its owners.
-func ownerUIDs(obj any) ([]string, error) {
-	refs := obj.(metav1.Object).GetOwnerReferences()
-	out := make([]string, len(refs))
-	for i, r := range refs {
-		out[i] = string(r.UID)
-	}
-	return out, nil
 }

@@ -1,0 +1,6 @@
+package v1
+
+// RunID identifies a run: the project, domain and run name every action of
+// it carries in its spec. The action manager, the run service and history
+// all name runs with it.
+type RunID struct{ Project, Domain, Run string }

@@ -37,6 +37,9 @@ type Config struct {
 	// Executor settings; see internal/executor.
 	ExecutorTaskTypes string // "auto", "*" all with a plugin, "" none, or a comma list
 	ExecutorProcess   string // auto, true, false
+	// ProcessSandbox confines process tasks (see sandbox.go): auto,
+	// required, best-effort or off.
+	ProcessSandbox    string
 	ExecutorWorkers   int
 	MaxSystemFailures int
 	// PromotionHTTPAllow are the hosts the http step may call (host,
@@ -104,6 +107,7 @@ func Defaults() Config {
 		SSEMailbox:              4096,
 		ExecutorTaskTypes:       "auto",
 		ExecutorProcess:         "auto",
+		ProcessSandbox:          "auto",
 		KargoControllers:        "auto",
 		ExecutorWorkers:         8,
 		MaxSystemFailures:       5,
@@ -133,6 +137,11 @@ func (c Config) Validate() error {
 	case "auto", "true", "false":
 	default:
 		return fmt.Errorf("--executor-process %q: want auto, true or false", c.ExecutorProcess)
+	}
+	switch c.ProcessSandbox {
+	case "auto", "required", "best-effort", "off":
+	default:
+		return fmt.Errorf("--process-sandbox %q: want auto, required, best-effort or off", c.ProcessSandbox)
 	}
 	switch c.KargoControllers {
 	case "auto", "true", "false":

@@ -45,6 +45,7 @@ type Plugin struct {
 	logs     *logs.Store
 	baseEnv  []string // what tasks inherit from the server (PATH, HOME, ...)
 	starter  *starter
+	confine  *Confinement // nil: commands run as the server does
 
 	mu      sync.Mutex
 	running map[string]*proc // by action UID and attempt
@@ -143,28 +144,35 @@ func (p *Plugin) start(tc *plugins.TaskContext, st State) (plugins.Transition, e
 		return plugins.Transition{Phase: plugins.PhasePermanentFailure,
 			Error: &plugins.ExecutionError{Code: "InvalidSpec", Message: "a process task needs container.command"}}, nil
 	}
+	if p.confine != nil && p.confine.Refuse != "" {
+		return plugins.Transition{Phase: plugins.PhasePermanentFailure,
+			Error: &plugins.ExecutionError{Code: "SandboxUnavailable", Message: p.confine.Refuse}}, nil
+	}
 	path, err := exec.LookPath(c.Command[0])
 	if err != nil {
 		// Not found, not executable: retrying will not help.
 		return plugins.Transition{Phase: plugins.PhasePermanentFailure,
 			Error: &plugins.ExecutionError{Code: "StartFailed", Message: err.Error()}}, nil
 	}
-	stdout, stderr, err := p.openLogs(tc)
+	cmd, boxEnv, cleanup, err := p.confined(tc, path, append(c.Command[1:], c.Args...))
 	if err != nil {
 		return plugins.Transition{}, err
 	}
-
-	cmd := shimCommand(path, append(c.Command[1:], c.Args...))
+	stdout, stderr, err := p.openLogs(tc)
+	if err != nil {
+		cleanup()
+		return plugins.Transition{}, err
+	}
 	cmd.Dir = tc.OutputDir
-	cmd.Env = append(p.env(tc), markerEnv+"="+st.Marker)
+	cmd.Env = append(append(p.env(tc), boxEnv...), markerEnv+"="+st.Marker)
 	// Through pipes, not the files themselves: the log store bounds them
 	// and wakes the streams that follow them. A task's background child
 	// that keeps a pipe open does not hold Wait up for long.
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = 2 * time.Second
-	closeLogs := func() { stdout.Close(); stderr.Close() }
+	release := func() { stdout.Close(); stderr.Close(); cleanup() }
 	if err := p.starter.start(cmd); err != nil {
-		closeLogs()
+		release()
 		return plugins.Transition{Phase: plugins.PhasePermanentFailure,
 			Error: &plugins.ExecutionError{Code: "StartFailed", Message: err.Error()}}, nil
 	}
@@ -175,7 +183,7 @@ func (p *Plugin) start(tc *plugins.TaskContext, st State) (plugins.Transition, e
 	p.mu.Unlock()
 	go func() {
 		_ = cmd.Wait()
-		closeLogs()
+		release()
 		pr.exit = cmd.ProcessState.ExitCode()
 		close(pr.done)
 		if tc.Wake != nil {

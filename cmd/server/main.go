@@ -120,6 +120,7 @@ func parseFlags(args []string) (cfg app.Config, logLevel, logFormat string, err 
 	fs.Var(listFlag{&cfg.CORSOrigins}, "cors-origins", "origins whose pages may call the API (comma list of scheme://host[:port]); none by default")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "also serve /metrics, without a token, on this address")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", 0, "bound on open HTTP connections (0: derived from the file descriptor limit)")
+	fs.IntVar(&cfg.MaxProcesses, "max-processes", 0, "bound on process tasks running at once; more wait for a slot (0: derived from the file descriptor limit)")
 	fs.IntVar(&cfg.MaxStreams, "max-streams", 0, "bound on open event streams; past it a stream gets 503 (0: derived from the file descriptor limit)")
 	fs.StringVar(&cfg.HistoryDSN, "history-dsn", "", "history store: empty for SQLite in <data-dir>/history.db, postgres://... for PostgreSQL, or a SQLite file path")
 	fs.DurationVar(&cfg.Retention, "retention", cfg.Retention, "how long a finished action stays in the control plane once history has it (0: forever)")

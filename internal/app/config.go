@@ -81,6 +81,9 @@ type Config struct {
 	// streams; zero derives them from the file descriptor limit.
 	MaxConnections int
 	MaxStreams     int
+	// MaxProcesses bounds the process tasks running at once (more wait
+	// for a slot); zero derives it from the descriptor limit.
+	MaxProcesses int
 
 	// HistoryDSN names the history store: "" for SQLite in the data dir,
 	// postgres://... for PostgreSQL, or a path of a SQLite file.
@@ -176,8 +179,8 @@ func (c Config) Validate() error {
 			return fmt.Errorf("--metrics-listen %q: %w", c.MetricsListen, err)
 		}
 	}
-	if c.MaxConnections < 0 || c.MaxStreams < 0 {
-		return fmt.Errorf("--max-connections and --max-streams must not be negative")
+	if c.MaxConnections < 0 || c.MaxStreams < 0 || c.MaxProcesses < 0 {
+		return fmt.Errorf("--max-connections, --max-streams and --max-processes must not be negative")
 	}
 	if _, err := httpstep.ParseAllowlist(c.PromotionHTTPAllow); err != nil {
 		return fmt.Errorf("--promotion-http-allow: %w", err)

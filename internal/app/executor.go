@@ -41,6 +41,7 @@ func (a *App) setUpExecutor() executorSetup {
 	if a.processEnabled() {
 		pp := process.New(es.instance, a.logs)
 		pp.Confine(a.processConfinement())
+		pp.Limit(a.maxProcs)
 		es.plugins["process"] = pp
 	}
 	if hp, err := httpstep.New(a.cfg.PromotionHTTPAllow); err == nil { // validated with the config

@@ -46,6 +46,7 @@ type Plugin struct {
 	baseEnv  []string // what tasks inherit from the server (PATH, HOME, ...)
 	starter  *starter
 	confine  *Confinement // nil: commands run as the server does
+	slots    slots
 
 	mu      sync.Mutex
 	running map[string]*proc // by action UID and attempt
@@ -111,6 +112,10 @@ func (p *Plugin) Handle(_ context.Context, tc *plugins.TaskContext) (plugins.Tra
 	switch {
 	case err != nil:
 		return plugins.Transition{}, err
+	case !ok && !p.slots.free(key(tc), tc.Wake):
+		// Recorded only once it may start: a server that dies meanwhile
+		// leaves nothing that looks as if it had started.
+		return p.slots.full(), nil
 	case !ok:
 		return p.record(), nil
 	case version == stateVersion && st.Instance == p.instance && st.PID == 0:
@@ -154,13 +159,31 @@ func (p *Plugin) start(tc *plugins.TaskContext, st State) (plugins.Transition, e
 		return plugins.Transition{Phase: plugins.PhasePermanentFailure,
 			Error: &plugins.ExecutionError{Code: "StartFailed", Message: err.Error()}}, nil
 	}
-	cmd, boxEnv, cleanup, err := p.confined(tc, path, append(c.Command[1:], c.Args...))
+	if !p.slots.take(key(tc), tc.Wake) {
+		return p.slots.full(), nil
+	}
+	tr, err := p.launch(tc, st, path, append(c.Command[1:], c.Args...))
+	if tr.Phase != plugins.PhaseRunning {
+		p.slots.give()
+	}
+	return tr, err
+}
+
+// launch starts the command in a slot taken for it.
+func (p *Plugin) launch(tc *plugins.TaskContext, st State, path string, args []string) (plugins.Transition, error) {
+	cmd, boxEnv, cleanup, err := p.confined(tc, path, args)
 	if err != nil {
+		if outOfResources(err) {
+			return slotWait("waiting for descriptors: " + err.Error()), nil
+		}
 		return plugins.Transition{}, err
 	}
 	stdout, stderr, err := p.openLogs(tc)
 	if err != nil {
 		cleanup()
+		if outOfResources(err) {
+			return slotWait("waiting for descriptors: " + err.Error()), nil
+		}
 		return plugins.Transition{}, err
 	}
 	cmd.Dir = tc.OutputDir
@@ -173,6 +196,9 @@ func (p *Plugin) start(tc *plugins.TaskContext, st State) (plugins.Transition, e
 	release := func() { stdout.Close(); stderr.Close(); cleanup() }
 	if err := p.starter.start(cmd); err != nil {
 		release()
+		if outOfResources(err) {
+			return slotWait("waiting for descriptors: " + err.Error()), nil
+		}
 		return plugins.Transition{Phase: plugins.PhasePermanentFailure,
 			Error: &plugins.ExecutionError{Code: "StartFailed", Message: err.Error()}}, nil
 	}
@@ -184,6 +210,7 @@ func (p *Plugin) start(tc *plugins.TaskContext, st State) (plugins.Transition, e
 	go func() {
 		_ = cmd.Wait()
 		release()
+		p.slots.give()
 		pr.exit = cmd.ProcessState.ExitCode()
 		close(pr.done)
 		if tc.Wake != nil {
@@ -270,6 +297,7 @@ func (p *Plugin) env(tc *plugins.TaskContext) []string {
 // Abort kills the attempt's process group: SIGTERM, then SIGKILL after a
 // grace period.
 func (p *Plugin) Abort(ctx context.Context, tc *plugins.TaskContext) error {
+	p.slots.forget(key(tc))
 	p.mu.Lock()
 	pr := p.running[key(tc)]
 	p.mu.Unlock()
@@ -301,6 +329,7 @@ func kill(ctx context.Context, pr *proc) error {
 
 // Finalize forgets the attempt (killing it if it still runs).
 func (p *Plugin) Finalize(ctx context.Context, tc *plugins.TaskContext) error {
+	p.slots.forget(key(tc))
 	p.mu.Lock()
 	pr := p.running[key(tc)]
 	delete(p.running, key(tc))

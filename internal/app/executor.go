@@ -42,6 +42,7 @@ func (a *App) setUpExecutor() executorSetup {
 		pp := process.New(es.instance, a.logs)
 		pp.Confine(a.processConfinement())
 		pp.Limit(a.maxProcs)
+		a.processCgroups(pp)
 		es.plugins["process"] = pp
 	}
 	if hp, err := httpstep.New(a.cfg.PromotionHTTPAllow); err == nil { // validated with the config

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -52,6 +54,20 @@ func (a *App) processConfinement() *process.Confinement {
 	log.Bool("landlock", c.Landlock).Int("landlockABI", sandbox.LandlockABI()).Int("uid", c.UID).Bool("hideDataDir", c.Hide != "").
 		Bool("refused", c.Refuse != "").Msg("process sandbox")
 	return c
+}
+
+// processCgroups runs each process task in a cgroup of its own where the
+// server may create one, so that what it starts dies with it, setsid or
+// not. The dir is named after the data dir: its lock admits one server.
+func (a *App) processCgroups(pp *process.Plugin) {
+	dir, _ := filepath.Abs(a.cfg.DataDir)
+	sum := sha256.Sum256([]byte(dir))
+	root, err := pp.Cgroups(hex.EncodeToString(sum[:6]))
+	if err != nil {
+		a.log.Warn().Err(err).Msg("process tasks run without cgroups: a process that leaves its group (setsid) can outlive its attempt")
+		return
+	}
+	a.log.Info().Str("cgroup", root).Msg("process tasks run in cgroups")
 }
 
 // effectiveCaps reads this process's effective capabilities.

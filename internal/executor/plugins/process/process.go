@@ -47,6 +47,7 @@ type Plugin struct {
 	starter  *starter
 	confine  *Confinement // nil: commands run as the server does
 	slots    slots
+	cgroups  cgroups // root "": none
 
 	mu      sync.Mutex
 	running map[string]*proc // by action UID and attempt
@@ -75,6 +76,7 @@ const markerEnv = "TASKACTIONS_ATTEMPT_MARKER"
 
 type proc struct {
 	cmd        *exec.Cmd
+	marker     string // names its cgroup
 	tc         plugins.Interrupted
 	startTicks uint64
 	done       chan struct{}
@@ -123,7 +125,7 @@ func (p *Plugin) Handle(_ context.Context, tc *plugins.TaskContext) (plugins.Tra
 	}
 	// Recorded by an earlier server process: the attempt may have run, and
 	// must not run again.
-	killOrphan(st)
+	p.killOrphan(st)
 	what := fmt.Sprintf("pid %d was started by a server process that is gone", st.PID)
 	if st.PID == 0 {
 		what = "a server process that is gone was starting it"
@@ -194,6 +196,15 @@ func (p *Plugin) launch(tc *plugins.TaskContext, st State, path string, args []s
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = 2 * time.Second
 	release := func() { stdout.Close(); stderr.Close(); cleanup() }
+	if p.cgroups.root != "" {
+		cg, err := p.cgroups.create(st.Marker)
+		if err != nil {
+			release()
+			return plugins.Transition{}, err
+		}
+		defer cg.Close() // once started, the process is in it
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(cg.Fd())
+	}
 	if err := p.starter.start(cmd); err != nil {
 		release()
 		if outOfResources(err) {
@@ -202,13 +213,15 @@ func (p *Plugin) launch(tc *plugins.TaskContext, st State, path string, args []s
 		return plugins.Transition{Phase: plugins.PhasePermanentFailure,
 			Error: &plugins.ExecutionError{Code: "StartFailed", Message: err.Error()}}, nil
 	}
-	pr := &proc{cmd: cmd, startTicks: startTicks(cmd.Process.Pid), done: make(chan struct{}),
+	pr := &proc{cmd: cmd, marker: st.Marker, startTicks: startTicks(cmd.Process.Pid), done: make(chan struct{}),
 		tc: plugins.Interrupted{Project: tc.Project, Domain: tc.Domain, Run: tc.Run, Action: tc.Action, Attempt: tc.Attempt}}
 	p.mu.Lock()
 	p.running[key(tc)] = pr
 	p.mu.Unlock()
 	go func() {
 		_ = cmd.Wait()
+		// What it left running (setsid included) dies with it.
+		p.cgroups.kill(pr.marker)
 		release()
 		p.slots.give()
 		pr.exit = cmd.ProcessState.ExitCode()
@@ -304,14 +317,14 @@ func (p *Plugin) Abort(ctx context.Context, tc *plugins.TaskContext) error {
 	if pr == nil {
 		var st State
 		if _, ok, _ := tc.LoadState(&st); ok && st.Instance != p.instance {
-			killOrphan(st)
+			p.killOrphan(st)
 		}
 		return nil
 	}
-	return kill(ctx, pr)
+	return p.kill(ctx, pr)
 }
 
-func kill(ctx context.Context, pr *proc) error {
+func (p *Plugin) kill(ctx context.Context, pr *proc) error {
 	pgid := pr.cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	select {
@@ -320,7 +333,9 @@ func kill(ctx context.Context, pr *proc) error {
 	case <-ctx.Done():
 	}
 	// The leader may be gone while others of its group live on.
-	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+	err := syscall.Kill(-pgid, syscall.SIGKILL)
+	p.cgroups.kill(pr.marker)
+	if err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("kill process group %d: %w", pgid, err)
 	}
 	<-pr.done
@@ -335,7 +350,7 @@ func (p *Plugin) Finalize(ctx context.Context, tc *plugins.TaskContext) error {
 	delete(p.running, key(tc))
 	p.mu.Unlock()
 	if pr != nil {
-		return kill(ctx, pr)
+		return p.kill(ctx, pr)
 	}
 	return nil
 }
@@ -361,20 +376,22 @@ func (p *Plugin) Shutdown(ctx context.Context) []plugins.Interrupted {
 		default:
 		}
 		wg.Go(func() {
-			_ = kill(ctx, pr)
+			_ = p.kill(ctx, pr)
 			mu.Lock()
 			cut = append(cut, pr.tc)
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
+	p.cgroups.remove()
 	return cut
 }
 
 // killOrphan kills what an earlier server process started for an attempt:
 // the process group of its recorded pid if that very process still runs
 // (same start time), and every process carrying its marker.
-func killOrphan(st State) {
+func (p *Plugin) killOrphan(st State) {
+	p.cgroups.kill(st.Marker)
 	if st.PID > 0 && st.StartTicks != 0 && startTicks(st.PID) == st.StartTicks {
 		_ = syscall.Kill(-st.PID, syscall.SIGKILL)
 	}

@@ -106,6 +106,7 @@ func parseFlags(args []string) (cfg app.Config, logLevel, logFormat string, err 
 	fs.StringVar(&cfg.KargoControllers, "kargo-controllers", cfg.KargoControllers, "run the Stage controller and the Promotion orchestrator: auto = only on the embedded control plane, where no Kargo controller runs")
 	fs.StringVar(&cfg.ExecutorProcess, "executor-process", cfg.ExecutorProcess, "enable the process plugin (runs commands sent over HTTP): auto = only embedded on loopback")
 	fs.StringVar(&cfg.ProcessSandbox, "process-sandbox", cfg.ProcessSandbox, "confine process tasks to their attempt (Landlock, a mount namespace, uid 65534 when root): required = refuse process tasks where Landlock is missing; best-effort = run them with what there is; auto = required unless --listen is loopback; off = run them as the server")
+	fs.Var(listFlag{&cfg.ProcessSandboxRead}, "process-sandbox-read", "more dirs a confined process task may read and execute besides the system's (comma list of absolute paths), e.g. of its scripts")
 	fs.IntVar(&cfg.ExecutorWorkers, "executor-workers", cfg.ExecutorWorkers, "concurrent reconciles of the executor")
 	fs.IntVar(&cfg.MaxSystemFailures, "max-system-failures", cfg.MaxSystemFailures, "system failures after which an action fails permanently")
 	fs.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", cfg.LeaderElectionNamespace, "namespace of the executor's Lease on a cluster")

@@ -39,9 +39,12 @@ type Config struct {
 	ExecutorProcess   string // auto, true, false
 	// ProcessSandbox confines process tasks (see sandbox.go): auto,
 	// required, best-effort or off.
-	ProcessSandbox    string
-	ExecutorWorkers   int
-	MaxSystemFailures int
+	ProcessSandbox string
+	// ProcessSandboxRead are more dirs a confined task may read and
+	// execute (its scripts).
+	ProcessSandboxRead []string
+	ExecutorWorkers    int
+	MaxSystemFailures  int
 	// PromotionHTTPAllow are the hosts the http step may call (host,
 	// host:port, IP or CIDR; "*" any); empty: none, loopback included.
 	PromotionHTTPAllow []string

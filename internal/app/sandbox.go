@@ -34,7 +34,7 @@ func (a *App) processConfinement() *process.Confinement {
 		a.log.Warn().Msg("process tasks run unconfined, as the server (--process-sandbox=off): they can read its data dir and tokens")
 		return nil
 	}
-	c := &process.Confinement{Landlock: sandbox.LandlockABI() > 0}
+	c := &process.Confinement{Landlock: sandbox.LandlockABI() > 0, Read: a.cfg.ProcessSandboxRead}
 	caps := effectiveCaps()
 	if os.Geteuid() == 0 && caps&(1<<capSetuid) != 0 && caps&(1<<capSetgid) != 0 {
 		c.UID, c.GID = nobody, nobody

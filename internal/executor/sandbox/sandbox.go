@@ -41,6 +41,8 @@ type Spec struct {
 	Hide string
 	// Landlock restricts the file system to the rules below.
 	Landlock bool
+	// Read are more dirs to read and execute than SystemDirs.
+	Read []string
 	// UID and GID, when UID is not 0, are what the command runs as.
 	UID, GID int
 	// Parent is the server's pid: if it is gone by the time the uid is
@@ -133,6 +135,9 @@ func restrict(spec Spec) error {
 		landlock.RODirs(SystemDirs...).IgnoreIfMissing(),
 		landlock.RWFiles(deviceFiles...).IgnoreIfMissing(),
 		landlock.RWDirs(spec.Dir, spec.Tmp).WithRefer(),
+	}
+	if len(spec.Read) > 0 {
+		rules = append(rules, landlock.RODirs(spec.Read...))
 	}
 	if err := cfg.Restrict(rules...); err != nil {
 		return fmt.Errorf("landlock: %w", err)

@@ -19,6 +19,8 @@ type Confinement struct {
 	// Landlock confines the file system to the attempt's dirs and the
 	// system's.
 	Landlock bool
+	// Read are more dirs commands may read and execute.
+	Read []string
 	// UID and GID (UID not 0) are what commands run as: the server runs
 	// as root.
 	UID, GID int
@@ -53,7 +55,7 @@ func (p *Plugin) confined(tc *plugins.TaskContext, path string, args []string) (
 			}
 		}
 	}
-	spec := sandbox.Spec{Dir: tc.OutputDir, Tmp: tmp, Hide: c.Hide, Landlock: c.Landlock, UID: c.UID, GID: c.GID, Parent: os.Getpid()}
+	spec := sandbox.Spec{Dir: tc.OutputDir, Tmp: tmp, Hide: c.Hide, Landlock: c.Landlock, Read: c.Read, UID: c.UID, GID: c.GID, Parent: os.Getpid()}
 	cmd, err = sandbox.Command(spec, "/bin/sh", shimArgs(path, args)...)
 	if err != nil {
 		cleanup()

@@ -22,8 +22,8 @@ import (
 func TestStreamsPastTheDescriptorLimit(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), "data")
 	addr := testserver.FreeAddr(t)
-	// Soft 256, hard 600: the server raises it to 600, which leaves 269
-	// connections and 253 streams (see httpLimits).
+	// Soft 256, hard 600: the server raises it to 600, which leaves 111
+	// connections and 94 streams (see fdBudget).
 	p := startCommand(t, exec.Command("prlimit", "--nofile=256:600", "--", os.Args[0], "--listen", addr, "--data-dir", dataDir))
 	waitReady(t, p, addr)
 	pid := p.cmd.Process.Pid
@@ -72,8 +72,8 @@ func TestStreamsPastTheDescriptorLimit(t *testing.T) {
 	}
 	t.Logf("descriptors: %d at idle, %d with %d streams open: %.2f per stream", idle, openFDs(t, pid), len(open),
 		float64(openFDs(t, pid)-idle)/float64(len(open)))
-	if len(open) != 253 || refused != tries-253 {
-		t.Errorf("%d streams open and %d refused, want 253 and %d", len(open), refused, tries-253)
+	if len(open) != 94 || refused != tries-94 {
+		t.Errorf("%d streams open and %d refused, want 94 and %d", len(open), refused, tries-94)
 	}
 
 	// Alive, ready, and etcd still writes (new WAL entries, new objects).

@@ -85,6 +85,7 @@ type App struct {
 	// maxConns and maxStreams bound HTTP (from the config, or derived from
 	// the file descriptor limit).
 	maxConns, maxStreams int
+	maxProcs             int // running process tasks (fdBudget)
 }
 
 // Run starts the server and blocks until ctx is cancelled, then stops it.
@@ -162,15 +163,18 @@ func (a *App) setLimits() {
 		a.log.Warn().Err(err).Msg("cannot read the file descriptor limit; assuming 1024")
 		fds = 1024
 	}
-	conns, streams := httpLimits(fds)
-	a.maxConns, a.maxStreams = conns, streams
+	conns, streams, procs := fdBudget(fds)
+	a.maxConns, a.maxStreams, a.maxProcs = conns, streams, procs
 	if a.cfg.MaxConnections > 0 {
 		a.maxConns = a.cfg.MaxConnections
 	}
 	if a.cfg.MaxStreams > 0 {
 		a.maxStreams = a.cfg.MaxStreams
 	}
-	a.log.Info().Uint64("fileLimit", fds).Int("maxConnections", a.maxConns).Int("maxStreams", a.maxStreams).Msg("limits")
+	if a.cfg.MaxProcesses > 0 {
+		a.maxProcs = a.cfg.MaxProcesses
+	}
+	a.log.Info().Uint64("fileLimit", fds).Int("maxConnections", a.maxConns).Int("maxStreams", a.maxStreams).Int("maxProcesses", a.maxProcs).Msg("limits")
 }
 
 func (a *App) listen() error {

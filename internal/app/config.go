@@ -45,8 +45,14 @@ type Config struct {
 	// Executor settings; see internal/executor.
 	ExecutorTaskTypes string // "auto", "*" all with a plugin, "" none, or a comma list
 	ExecutorProcess   string // auto, true, false
-	ExecutorWorkers   int
-	MaxSystemFailures int
+	// ProcessSandbox confines process tasks (see sandbox.go): auto,
+	// required, best-effort or off.
+	ProcessSandbox string
+	// ProcessSandboxRead are more dirs a confined task may read and
+	// execute (its scripts).
+	ProcessSandboxRead []string
+	ExecutorWorkers    int
+	MaxSystemFailures  int
 	// PromotionHTTPAllow are the hosts the http step may call (host,
 	// host:port, IP or CIDR; "*" any); empty: none, loopback included.
 	PromotionHTTPAllow []string
@@ -89,6 +95,9 @@ type Config struct {
 	// streams; zero derives them from the file descriptor limit.
 	MaxConnections int
 	MaxStreams     int
+	// MaxProcesses bounds the process tasks running at once (more wait
+	// for a slot); zero derives it from the descriptor limit.
+	MaxProcesses int
 
 	// HistoryDSN names the history store: "" for SQLite in the data dir,
 	// postgres://... for PostgreSQL, or a path of a SQLite file.
@@ -115,6 +124,7 @@ func Defaults() Config {
 		SSEMailbox:              4096,
 		ExecutorTaskTypes:       "auto",
 		ExecutorProcess:         "auto",
+		ProcessSandbox:          "auto",
 		KargoControllers:        "auto",
 		ExecutorWorkers:         8,
 		MaxSystemFailures:       5,
@@ -149,6 +159,11 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("--executor-process %q: want auto, true or false", c.ExecutorProcess)
 	}
+	switch c.ProcessSandbox {
+	case "auto", "required", "best-effort", "off":
+	default:
+		return fmt.Errorf("--process-sandbox %q: want auto, required, best-effort or off", c.ProcessSandbox)
+	}
 	switch c.KargoControllers {
 	case "auto", "true", "false":
 	default:
@@ -182,8 +197,8 @@ func (c Config) Validate() error {
 			return fmt.Errorf("--metrics-listen %q: %w", c.MetricsListen, err)
 		}
 	}
-	if c.MaxConnections < 0 || c.MaxStreams < 0 {
-		return fmt.Errorf("--max-connections and --max-streams must not be negative")
+	if c.MaxConnections < 0 || c.MaxStreams < 0 || c.MaxProcesses < 0 {
+		return fmt.Errorf("--max-connections, --max-streams and --max-processes must not be negative")
 	}
 	if _, err := httpstep.ParseAllowlist(c.PromotionHTTPAllow); err != nil {
 		return fmt.Errorf("--promotion-http-allow: %w", err)

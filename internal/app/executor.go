@@ -38,7 +38,11 @@ func (a *App) setUpExecutor() executorSetup {
 	host, _ := os.Hostname()
 	es.identity = host + "_" + es.instance
 	if a.processEnabled() {
-		es.plugins["process"] = process.New(es.instance, a.logs)
+		pp := process.New(es.instance, a.logs)
+		pp.Confine(a.processConfinement())
+		pp.Limit(a.maxProcs)
+		a.processCgroups(pp)
+		es.plugins["process"] = pp
 	}
 	if hp, err := httpstep.New(a.cfg.PromotionHTTPAllow); err == nil { // validated with the config
 		es.plugins["http"] = hp

@@ -8,8 +8,8 @@ import (
 // Every connection and open stream holds a file descriptor. When the
 // process runs out, the embedded etcd cannot open its next WAL file and
 // exits, taking the server with it. So the soft limit is raised to the hard
-// one at start, and HTTP gets a share of it that leaves etcd, the API
-// server and the executor their headroom.
+// one at start, and HTTP and the process tasks get shares of it that leave
+// etcd and the API server their headroom (fdBudget).
 
 // raiseFileLimit raises the soft RLIMIT_NOFILE to the hard limit and
 // returns the soft limit in force.
@@ -28,17 +28,33 @@ func raiseFileLimit() (uint64, error) {
 	return l.Cur, nil
 }
 
-// httpLimits derives the connection and stream bounds from a descriptor
-// limit: 256 plus an eighth of the limit stay with the control plane and
-// the executor; of the rest, a sixteenth (at least 16) is kept for plain
-// requests, so that with every stream open the API still answers.
-func httpLimits(fdLimit uint64) (connections, streams int) {
+// fdsPerProcess is what a running process task may hold in the server:
+// its stdout and stderr pipes and log files and a pidfd (5, measured),
+// and for a moment while it starts, the fork's own pipe and the sandbox's.
+const fdsPerProcess = 8
+
+// fdBudget splits a descriptor limit. First 256 plus an eighth of it stay
+// with etcd, the API server and the rest of the process, which must never
+// run out (etcd exits when it cannot open a WAL file). Of the rest, a
+// quarter runs process tasks (fdsPerProcess each, at least one task), and
+// HTTP has the remainder: every connection holds a descriptor and every
+// stream, which may be a log stream, one more (its file), so connections
+// plus streams stay within it; a sixteenth (at least 16) of the
+// connections is kept for plain requests, so that with every stream open
+// the API still answers.
+func fdBudget(fdLimit uint64) (connections, streams, processes int) {
 	reserve := 256 + fdLimit/8
-	conns := uint64(16)
-	if fdLimit > reserve+conns {
-		conns = fdLimit - reserve
+	rest := uint64(0)
+	if fdLimit > reserve {
+		rest = fdLimit - reserve
 	}
-	conns = min(conns, 1<<20)
-	plain := max(16, conns/16)
-	return int(conns), int(max(1, conns-plain))
+	procs := max(1, rest/4/fdsPerProcess)
+	web := uint64(32)
+	if rest > procs*fdsPerProcess+web {
+		web = rest - procs*fdsPerProcess
+	}
+	web = min(web, 1<<21)
+	plain := max(16, web/16)
+	st := max(1, (web-plain)/2)
+	return int(web - st), int(st), int(min(procs, 1<<16))
 }

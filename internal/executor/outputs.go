@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	v1 "taskactions/api/v1"
 	"taskactions/internal/executor/plugins"
@@ -41,12 +42,20 @@ func (c *Controller) lookupCache(ta *v1.TaskAction, tmpl plugins.Template) (v1.C
 // writeOutputs writes a succeeded action's outputs.json: the plugin's
 // outputs, or, when it has none, what the task wrote there itself (a
 // process may), or an empty object. Cache hits reuse this file.
+//
+// A process task owns its output dir: what it left under that name that
+// is not a regular file (a symlink to a file of the server's) is removed,
+// and no symlink is followed.
 func writeOutputs(dir string, outputs any) error {
 	path := filepath.Join(dir, outputsFile)
-	if outputs == nil {
-		if _, err := os.Stat(path); err == nil {
-			return nil
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("remove a non-file outputs.json: %w", err)
 		}
+	} else if err == nil && outputs == nil {
+		return nil
+	}
+	if outputs == nil {
 		outputs = struct{}{}
 	}
 	b, err := json.Marshal(outputs)
@@ -56,12 +65,20 @@ func writeOutputs(dir string, outputs any) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	return os.WriteFile(path, b, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // copyOutputs copies a cached action's outputs.json to a new action.
 func copyOutputs(from, to string) error {
-	src, err := os.Open(filepath.Join(from, outputsFile))
+	src, err := os.OpenFile(filepath.Join(from, outputsFile), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return err
 	}
@@ -69,7 +86,7 @@ func copyOutputs(from, to string) error {
 	if err := os.MkdirAll(to, 0o700); err != nil {
 		return err
 	}
-	dst, err := os.OpenFile(filepath.Join(to, outputsFile), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	dst, err := os.OpenFile(filepath.Join(to, outputsFile), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return err
 	}

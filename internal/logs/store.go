@@ -219,7 +219,7 @@ func (s *Store) open(k Key) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("log dir: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := openFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
 	}
@@ -227,7 +227,7 @@ func (s *Store) open(k Key) (*os.File, error) {
 }
 
 func sizeAndLastByte(path string) (int64, byte) {
-	f, err := os.Open(path)
+	f, err := openFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return 0, 0
 	}
@@ -242,7 +242,7 @@ func sizeAndLastByte(path string) (int64, byte) {
 }
 
 func readDropped(logPath string) int64 {
-	b, err := os.ReadFile(droppedPath(logPath))
+	b, err := readFile(droppedPath(logPath))
 	if err != nil {
 		return 0
 	}
@@ -253,7 +253,12 @@ func readDropped(logPath string) int64 {
 // writeDropped records how much of a log was dropped, for readers after
 // its writer is gone (a restart, another request).
 func writeDropped(logPath string, n int64) {
-	_ = os.WriteFile(droppedPath(logPath), strconv.AppendInt(nil, n, 10), 0o600)
+	f, err := openFile(droppedPath(logPath), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return
+	}
+	_, _ = f.Write(strconv.AppendInt(nil, n, 10))
+	_ = f.Close()
 }
 
 // Dropped is what a log lost to the bound.
@@ -275,7 +280,7 @@ func (s *Store) OpenRead(k Key) (*os.File, error) {
 	if !k.valid() {
 		return nil, ErrBadKey
 	}
-	f, err := os.Open(s.Path(k))
+	f, err := openFile(s.Path(k), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -5,17 +5,29 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"taskactions/internal/app"
 	"taskactions/pkg/client"
 )
 
 // The fan-out example works as docs/api.md says: the parent process
 // enqueues 20 sleep children through the API, follows the run's stream
-// until they succeed, and then succeeds itself.
+// until they succeed, and then succeeds itself. Its script is outside the
+// system's dirs: the server is told it may run it, as the README says.
 func TestFanoutExample(t *testing.T) {
+	examples, err := filepath.Abs("../../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := startServer(filepath.Join(t.TempDir(), "data"), func(c *app.Config) { c.ProcessSandboxRead = []string{examples} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
 	run := "fanout-e2e"
 	cmd := exec.Command("../../examples/fanout/run.sh", run)
 	cmd.Env = append(os.Environ(), "TASKACTIONS_URL="+srv.URL(), "TASKACTIONS_DATA_DIR="+srv.dataDir)

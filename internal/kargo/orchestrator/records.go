@@ -2,8 +2,10 @@ package orchestrator
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -71,7 +73,7 @@ func setRecord(st *kargoapi.PromotionStatus, i int, r engine.StepRecord, continu
 // a JSON object as it is, anything else as {"value": <the text>}; no file
 // is no outputs (nil).
 func readOutputs(dir string) (map[string]any, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "outputs.json"))
+	b, err := readRegular(filepath.Join(dir, "outputs.json"))
 	if os.IsNotExist(err) {
 		return nil, nil
 	}
@@ -83,4 +85,15 @@ func readOutputs(dir string) (map[string]any, error) {
 		return map[string]any{"value": string(b)}, nil
 	}
 	return out, nil
+}
+
+// readRegular reads a file without following a symlink: an output dir
+// may hold what a task put there.
+func readRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 1<<20))
 }

@@ -45,6 +45,9 @@ type Plugin struct {
 	logs     *logs.Store
 	baseEnv  []string // what tasks inherit from the server (PATH, HOME, ...)
 	starter  *starter
+	confine  *Confinement // nil: commands run as the server does
+	slots    slots
+	cgroups  cgroups // root "": none
 
 	mu      sync.Mutex
 	running map[string]*proc // by action UID and attempt
@@ -73,6 +76,7 @@ const markerEnv = "TASKACTIONS_ATTEMPT_MARKER"
 
 type proc struct {
 	cmd        *exec.Cmd
+	marker     string // names its cgroup
 	tc         plugins.Interrupted
 	startTicks uint64
 	done       chan struct{}
@@ -110,6 +114,10 @@ func (p *Plugin) Handle(_ context.Context, tc *plugins.TaskContext) (plugins.Tra
 	switch {
 	case err != nil:
 		return plugins.Transition{}, err
+	case !ok && !p.slots.free(key(tc), tc.Wake):
+		// Recorded only once it may start: a server that dies meanwhile
+		// leaves nothing that looks as if it had started.
+		return p.slots.full(), nil
 	case !ok:
 		return p.record(), nil
 	case version == stateVersion && st.Instance == p.instance && st.PID == 0:
@@ -117,7 +125,7 @@ func (p *Plugin) Handle(_ context.Context, tc *plugins.TaskContext) (plugins.Tra
 	}
 	// Recorded by an earlier server process: the attempt may have run, and
 	// must not run again.
-	killOrphan(st)
+	p.killOrphan(st)
 	what := fmt.Sprintf("pid %d was started by a server process that is gone", st.PID)
 	if st.PID == 0 {
 		what = "a server process that is gone was starting it"
@@ -143,39 +151,79 @@ func (p *Plugin) start(tc *plugins.TaskContext, st State) (plugins.Transition, e
 		return plugins.Transition{Phase: plugins.PhasePermanentFailure,
 			Error: &plugins.ExecutionError{Code: "InvalidSpec", Message: "a process task needs container.command"}}, nil
 	}
+	if p.confine != nil && p.confine.Refuse != "" {
+		return plugins.Transition{Phase: plugins.PhasePermanentFailure,
+			Error: &plugins.ExecutionError{Code: "SandboxUnavailable", Message: p.confine.Refuse}}, nil
+	}
 	path, err := exec.LookPath(c.Command[0])
 	if err != nil {
 		// Not found, not executable: retrying will not help.
 		return plugins.Transition{Phase: plugins.PhasePermanentFailure,
 			Error: &plugins.ExecutionError{Code: "StartFailed", Message: err.Error()}}, nil
 	}
-	stdout, stderr, err := p.openLogs(tc)
+	if !p.slots.take(key(tc), tc.Wake) {
+		return p.slots.full(), nil
+	}
+	tr, err := p.launch(tc, st, path, append(c.Command[1:], c.Args...))
+	if tr.Phase != plugins.PhaseRunning {
+		p.slots.give()
+	}
+	return tr, err
+}
+
+// launch starts the command in a slot taken for it.
+func (p *Plugin) launch(tc *plugins.TaskContext, st State, path string, args []string) (plugins.Transition, error) {
+	cmd, boxEnv, cleanup, err := p.confined(tc, path, args)
 	if err != nil {
+		if outOfResources(err) {
+			return slotWait("waiting for descriptors: " + err.Error()), nil
+		}
 		return plugins.Transition{}, err
 	}
-
-	cmd := shimCommand(path, append(c.Command[1:], c.Args...))
+	stdout, stderr, err := p.openLogs(tc)
+	if err != nil {
+		cleanup()
+		if outOfResources(err) {
+			return slotWait("waiting for descriptors: " + err.Error()), nil
+		}
+		return plugins.Transition{}, err
+	}
 	cmd.Dir = tc.OutputDir
-	cmd.Env = append(p.env(tc), markerEnv+"="+st.Marker)
+	cmd.Env = append(append(p.env(tc), boxEnv...), markerEnv+"="+st.Marker)
 	// Through pipes, not the files themselves: the log store bounds them
 	// and wakes the streams that follow them. A task's background child
 	// that keeps a pipe open does not hold Wait up for long.
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = 2 * time.Second
-	closeLogs := func() { stdout.Close(); stderr.Close() }
+	release := func() { stdout.Close(); stderr.Close(); cleanup() }
+	if p.cgroups.root != "" {
+		cg, err := p.cgroups.create(st.Marker)
+		if err != nil {
+			release()
+			return plugins.Transition{}, err
+		}
+		defer cg.Close() // once started, the process is in it
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(cg.Fd())
+	}
 	if err := p.starter.start(cmd); err != nil {
-		closeLogs()
+		release()
+		if outOfResources(err) {
+			return slotWait("waiting for descriptors: " + err.Error()), nil
+		}
 		return plugins.Transition{Phase: plugins.PhasePermanentFailure,
 			Error: &plugins.ExecutionError{Code: "StartFailed", Message: err.Error()}}, nil
 	}
-	pr := &proc{cmd: cmd, startTicks: startTicks(cmd.Process.Pid), done: make(chan struct{}),
+	pr := &proc{cmd: cmd, marker: st.Marker, startTicks: startTicks(cmd.Process.Pid), done: make(chan struct{}),
 		tc: plugins.Interrupted{Project: tc.Project, Domain: tc.Domain, Run: tc.Run, Action: tc.Action, Attempt: tc.Attempt}}
 	p.mu.Lock()
 	p.running[key(tc)] = pr
 	p.mu.Unlock()
 	go func() {
 		_ = cmd.Wait()
-		closeLogs()
+		// What it left running (setsid included) dies with it.
+		p.cgroups.kill(pr.marker)
+		release()
+		p.slots.give()
 		pr.exit = cmd.ProcessState.ExitCode()
 		close(pr.done)
 		if tc.Wake != nil {
@@ -262,20 +310,21 @@ func (p *Plugin) env(tc *plugins.TaskContext) []string {
 // Abort kills the attempt's process group: SIGTERM, then SIGKILL after a
 // grace period.
 func (p *Plugin) Abort(ctx context.Context, tc *plugins.TaskContext) error {
+	p.slots.forget(key(tc))
 	p.mu.Lock()
 	pr := p.running[key(tc)]
 	p.mu.Unlock()
 	if pr == nil {
 		var st State
 		if _, ok, _ := tc.LoadState(&st); ok && st.Instance != p.instance {
-			killOrphan(st)
+			p.killOrphan(st)
 		}
 		return nil
 	}
-	return kill(ctx, pr)
+	return p.kill(ctx, pr)
 }
 
-func kill(ctx context.Context, pr *proc) error {
+func (p *Plugin) kill(ctx context.Context, pr *proc) error {
 	pgid := pr.cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	select {
@@ -284,7 +333,9 @@ func kill(ctx context.Context, pr *proc) error {
 	case <-ctx.Done():
 	}
 	// The leader may be gone while others of its group live on.
-	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+	err := syscall.Kill(-pgid, syscall.SIGKILL)
+	p.cgroups.kill(pr.marker)
+	if err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("kill process group %d: %w", pgid, err)
 	}
 	<-pr.done
@@ -293,12 +344,13 @@ func kill(ctx context.Context, pr *proc) error {
 
 // Finalize forgets the attempt (killing it if it still runs).
 func (p *Plugin) Finalize(ctx context.Context, tc *plugins.TaskContext) error {
+	p.slots.forget(key(tc))
 	p.mu.Lock()
 	pr := p.running[key(tc)]
 	delete(p.running, key(tc))
 	p.mu.Unlock()
 	if pr != nil {
-		return kill(ctx, pr)
+		return p.kill(ctx, pr)
 	}
 	return nil
 }
@@ -324,20 +376,22 @@ func (p *Plugin) Shutdown(ctx context.Context) []plugins.Interrupted {
 		default:
 		}
 		wg.Go(func() {
-			_ = kill(ctx, pr)
+			_ = p.kill(ctx, pr)
 			mu.Lock()
 			cut = append(cut, pr.tc)
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
+	p.cgroups.remove()
 	return cut
 }
 
 // killOrphan kills what an earlier server process started for an attempt:
 // the process group of its recorded pid if that very process still runs
 // (same start time), and every process carrying its marker.
-func killOrphan(st State) {
+func (p *Plugin) killOrphan(st State) {
+	p.cgroups.kill(st.Marker)
 	if st.PID > 0 && st.StartTicks != 0 && startTicks(st.PID) == st.StartTicks {
 		_ = syscall.Kill(-st.PID, syscall.SIGKILL)
 	}

@@ -62,8 +62,19 @@ func newStarter() *starter {
 // command is the shim running path and args, in a process group of its
 // own, with the parent-death signal set.
 func shimCommand(path string, args []string) *exec.Cmd {
-	cmd := exec.Command("/bin/sh", append([]string{"-c", shimScript, "taskactions-shim", path}, args...)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: deathSignal}
+	return withShim(exec.Command("/bin/sh", shimArgs(path, args)...))
+}
+
+func shimArgs(path string, args []string) []string {
+	return append([]string{"-c", shimScript, "taskactions-shim", path}, args...)
+}
+
+// withShim sets what the shim's process needs from its start.
+func withShim(cmd *exec.Cmd) *exec.Cmd {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Pdeathsig = true, deathSignal
 	return cmd
 }
 

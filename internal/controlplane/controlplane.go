@@ -1,7 +1,7 @@
 // Package controlplane gives the rest of the program a Kubernetes API to
 // store TaskActions in: an embedded one (etcd and the apiextensions API
 // server in this process) or an external cluster. Either way it installs
-// the CRDs it serves (TaskAction; Kargo's Stage, Freight and Promotion)
+// the CRDs it serves (TaskAction; Kargo's Stage, Freight, Promotion and Warehouse)
 // and hands out a *rest.Config.
 package controlplane
 
@@ -76,7 +76,8 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 	}
 	t0 := time.Now()
 	foreign, err := EnsureCRDs(ctx, cp.rest, CRD{YAML: crd.TaskActions},
-		CRD{YAML: crd.Stages, KeepForeign: true}, CRD{YAML: crd.Freights, KeepForeign: true}, CRD{YAML: crd.Promotions, KeepForeign: true})
+		CRD{YAML: crd.Stages, KeepForeign: true}, CRD{YAML: crd.Freights, KeepForeign: true}, CRD{YAML: crd.Promotions, KeepForeign: true},
+		CRD{YAML: crd.Warehouses, KeepForeign: true})
 	if err != nil {
 		_ = cp.Stop()
 		return nil, fmt.Errorf("control plane (%s): %w", cp.source, err)

@@ -24,6 +24,7 @@ import (
 	"taskactions/internal/kargo/freight"
 	"taskactions/internal/kargo/promotions"
 	"taskactions/internal/kargo/stages"
+	"taskactions/internal/kargo/warehouses"
 	"taskactions/internal/kube/clientset/versioned"
 	"taskactions/internal/lifecycle"
 	"taskactions/internal/logs"
@@ -55,21 +56,22 @@ type App struct {
 
 	// parts is everything that runs (parts.go); the fields below are what
 	// its parts made, for the parts after them and for the API.
-	parts   *lifecycle.Group
-	cp      *controlplane.ControlPlane
-	restCfg *rest.Config
-	kube    kubernetes.Interface // an external cluster's core API; nil on the embedded one
-	client  versioned.Interface
-	exec    executorSetup
-	mgr     *taskactions.Manager
-	stages  *stages.Manager
-	freight *freight.Manager
-	promos  *promotions.Manager
-	runs    *runs.Service
-	history *history.Store
-	logs    *logs.Store
-	retired prometheus.Counter
-	metrics *handlers.Metrics
+	parts      *lifecycle.Group
+	cp         *controlplane.ControlPlane
+	restCfg    *rest.Config
+	kube       kubernetes.Interface // an external cluster's core API; nil on the embedded one
+	client     versioned.Interface
+	exec       executorSetup
+	mgr        *taskactions.Manager
+	stages     *stages.Manager
+	freight    *freight.Manager
+	promos     *promotions.Manager
+	warehouses *warehouses.Manager
+	runs       *runs.Service
+	history    *history.Store
+	logs       *logs.Store
+	retired    prometheus.Counter
+	metrics    *handlers.Metrics
 
 	// kargoCreds are the promotion steps' credentials (kargosteps.go).
 	kargoCreds *credentials.Chain
@@ -233,7 +235,7 @@ func (a *App) serve() {
 
 // caches are the pipelines of every kind this server serves.
 func (a *App) caches() []pipeline.Stats {
-	return []pipeline.Stats{a.mgr.Cache(), a.stages.Cache(), a.freight.Cache(), a.promos.Cache()}
+	return []pipeline.Stats{a.mgr.Cache(), a.stages.Cache(), a.freight.Cache(), a.promos.Cache(), a.warehouses.Cache()}
 }
 
 // synced reports whether every kind's cache is synced.
@@ -255,7 +257,7 @@ func (a *App) serveAPI(restCfg *rest.Config) error {
 	})
 	a.registerStorageMetrics(a.metrics.Registry())
 	router, err := handlers.NewRouter(handlers.Config{
-		Manager: a.mgr, Stages: a.stages, Freight: a.freight, Promotions: a.promos, Runs: a.runs, Logs: a.logs, Metrics: a.metrics, Web: web.Handler(),
+		Manager: a.mgr, Stages: a.stages, Freight: a.freight, Warehouses: a.warehouses, Promotions: a.promos, Runs: a.runs, Logs: a.logs, Metrics: a.metrics, Web: web.Handler(),
 		SSE:    sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Stop: a.streamsStop, Detached: &a.detached},
 		Ready:  a.ready(restCfg),
 		Synced: a.synced,

@@ -20,6 +20,7 @@ import (
 	"taskactions/internal/kargo/orchestrator"
 	"taskactions/internal/kargo/promotions"
 	"taskactions/internal/kargo/stages"
+	"taskactions/internal/kargo/warehouses"
 	"taskactions/internal/kube/clientset/versioned"
 	"taskactions/internal/lifecycle"
 	"taskactions/internal/runs"
@@ -40,6 +41,7 @@ func (a *App) newParts() *lifecycle.Group {
 	g.Add("stages", lifecycle.Service(a.startStages, func() error { a.stages.Stop(); return nil }))
 	g.Add("freight", lifecycle.Service(a.startFreight, func() error { a.freight.Stop(); return nil }))
 	g.Add("promotions", lifecycle.Service(a.startPromotions, func() error { a.promos.Stop(); return nil }))
+	g.Add("warehouses", lifecycle.Service(a.startWarehouses, func() error { a.warehouses.Stop(); return nil }))
 	g.Add("api", lifecycle.Service(func(context.Context) error { return a.serveAPI(a.restCfg) }, nil))
 	g.Add("metrics listener", lifecycle.Func(a.runMetricsListener))
 	g.Add("aborter", lifecycle.Background(func(ctx context.Context) error {
@@ -192,6 +194,11 @@ func (a *App) startPromotions(ctx context.Context) error {
 		Log: a.component("promotions"),
 	})
 	return a.promos.Start(ctx)
+}
+
+func (a *App) startWarehouses(ctx context.Context) error {
+	a.warehouses = warehouses.New(warehouses.Config{Client: a.client, Stages: a.stages, Journal: a.journalConfig(), Log: a.component("warehouses")})
+	return a.warehouses.Start(ctx)
 }
 
 // runMetricsListener serves /metrics, without a token, on

@@ -52,6 +52,9 @@ func (a *App) newParts() *lifecycle.Group {
 	g.Add("stage controller", lifecycle.Background(a.kargoController(func(ctx context.Context) error {
 		return stages.NewController(a.stages, a.promos, a.freight, 4, a.component("stage-controller")).Run(ctx)
 	})))
+	g.Add("warehouse controller", lifecycle.Background(a.kargoController(func(ctx context.Context) error {
+		return warehouses.NewController(a.warehouses, a.freight, a.component("warehouse-controller")).Run(ctx)
+	})))
 	g.Add("promotion orchestrator", lifecycle.Background(a.kargoController(func(ctx context.Context) error {
 		return orchestrator.New(orchestrator.Config{
 			Promotions: a.promos, Stages: a.stages.Cache(), Freight: a.freight,

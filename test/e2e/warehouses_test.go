@@ -2,9 +2,17 @@ package e2e
 
 import (
 	"fmt"
+	"io"
+	"log"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/pkg/client"
@@ -90,11 +98,18 @@ func TestWarehouseREST(t *testing.T) {
 	if p := (stageReply{code: pr.StatusCode(), header: pr.HTTPResponse.Header, body: pr.Body}); !hasFieldError(p.problem(t, 400), "/metadata/resourceVersion", "Required value") {
 		t.Errorf("replace without a version: %s", pr.Body)
 	}
-	cur := warehouseOf(t, mustGetWarehouse(t, ns, "w"), 200)
-	cur.Spec.Subscriptions[0].Image.RepoURL = "example.com/other"
-	pr2, err := srv.api.ReplaceWarehouseWithResponse(ctx, ns, "w", cur)
-	if err != nil {
-		t.Fatal(err)
+	// The controller writes the status meanwhile (its discovery of
+	// example.com fails): a 409 is read again, as a client would.
+	var pr2 *client.ReplaceWarehouseResponse
+	for range 10 {
+		cur := warehouseOf(t, mustGetWarehouse(t, ns, "w"), 200)
+		cur.Spec.Subscriptions[0].Image.RepoURL = "example.com/other"
+		if pr2, err = srv.api.ReplaceWarehouseWithResponse(ctx, ns, "w", cur); err != nil {
+			t.Fatal(err)
+		}
+		if pr2.StatusCode() != 409 {
+			break
+		}
 	}
 	if got := warehouseOf(t, pr2, 200); got.Spec.Subscriptions[0].Image.RepoURL != "example.com/other" {
 		t.Errorf("replace: %s", pr2.Body)
@@ -181,4 +196,80 @@ spec:
 	if w.Spec.Subscriptions[0].Image.SemverConstraint != "^1.26.0" || w.Labels[kargoapi.LabelKeyShard] != "east" {
 		t.Errorf("REST shows %+v", w)
 	}
+}
+
+// A Warehouse subscribed to an image repository of a registry the test
+// serves in process: the controller discovers the tags and makes Freight
+// of the newest; a newly pushed tag becomes new Freight, seen on the
+// Freight list, after a refresh.
+func TestWarehouseImageDiscovery(t *testing.T) {
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer reg.Close()
+	repo := strings.TrimPrefix(reg.URL, "http://") + "/app"
+	push := func(tag string) {
+		img, err := random.Image(64, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := name.NewTag(repo + ":" + tag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := remote.Write(ref, img); err != nil {
+			t.Fatal(err)
+		}
+	}
+	push("1.0.0")
+	push("latest")
+	ns := stageProject()
+	ctx, cancel := stageCtx()
+	defer cancel()
+	doc := fmt.Sprintf(`{"metadata":{"name":"w"},"spec":{"subscriptions":[{"image":{"repoURL":%q,"semverConstraint":"^1.0.0"}}]}}`, repo)
+	cr, err := srv.api.CreateWarehouseWithBodyWithResponse(ctx, ns, "application/json", strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	warehouseOf(t, cr, 201)
+	wantTag := func(tag string) kargoapi.Freight {
+		t.Helper()
+		var got kargoapi.Freight
+		eventually(t, 30*time.Second, "Freight of "+tag, func() bool {
+			r, err := srv.api.ListFreightWithResponse(ctx, ns, nil)
+			if err != nil || r.JSON200 == nil || len(r.JSON200.Items) == 0 {
+				return false
+			}
+			// Freight is listed newest first, to the second: two made in
+			// one second may come in either order.
+			for _, f := range r.JSON200.Items {
+				if len(f.Images) == 1 && f.Images[0].Tag == tag {
+					got = f
+					return true
+				}
+			}
+			return false
+		})
+		return got
+	}
+	f := wantTag("1.0.0")
+	if f.Origin.Name != "w" || f.Images[0].RepoURL != repo || !strings.HasPrefix(f.Images[0].Digest, "sha256:") {
+		t.Errorf("Freight %+v", f)
+	}
+	// The status is written after the Freight is made.
+	eventually(t, 30*time.Second, "the Warehouse's status to name the Freight", func() bool {
+		w := warehouseOf(t, mustGetWarehouse(t, ns, "w"), 200)
+		return w.Status.LastFreightID == f.Name && w.Status.DiscoveredArtifacts != nil && len(w.Status.DiscoveredArtifacts.Images) == 1
+	})
+
+	push("1.1.0")
+	t0 := time.Now()
+	wait := true
+	rr, err := srv.api.RefreshWarehouseWithResponse(ctx, ns, "w", &client.RefreshWarehouseParams{Wait: &wait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := warehouseOf(t, rr, 200); got.Status.LastFreightID == f.Name {
+		t.Errorf("refresh handled without new Freight: %+v", got.Status)
+	}
+	wantTag("1.1.0")
+	t.Logf("new tag pushed to Freight listed: %v", time.Since(t0))
 }

@@ -3,7 +3,8 @@
 // project's Warehouses sorted by name, each view encoded once, a journal
 // for resumable streams. What is Warehouse's own is here: Kargo's
 // defaulting and validation on every write, optimistic concurrency, and
-// refresh (the refresh annotation, as for Stages).
+// refresh (the refresh annotation, as for Stages), and (controller.go)
+// the Warehouse controller of the embedded control plane.
 package warehouses
 
 import (

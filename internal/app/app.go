@@ -24,6 +24,7 @@ import (
 	"taskactions/internal/kargo/freight"
 	"taskactions/internal/kargo/promotions"
 	"taskactions/internal/kargo/stages"
+	"taskactions/internal/kargo/warehouses"
 	"taskactions/internal/kube/clientset/versioned"
 	"taskactions/internal/lifecycle"
 	"taskactions/internal/logs"
@@ -65,6 +66,7 @@ type App struct {
 	stages  *stages.Manager
 	freight *freight.Manager
 	promos  *promotions.Manager
+	warehouses *warehouses.Manager
 	runs    *runs.Service
 	history *history.Store
 	logs    *logs.Store
@@ -239,7 +241,7 @@ func (a *App) serve() {
 
 // caches are the pipelines of every kind this server serves.
 func (a *App) caches() []pipeline.Stats {
-	return []pipeline.Stats{a.mgr.Cache(), a.stages.Cache(), a.freight.Cache(), a.promos.Cache()}
+	return []pipeline.Stats{a.mgr.Cache(), a.stages.Cache(), a.freight.Cache(), a.promos.Cache(), a.warehouses.Cache()}
 }
 
 // synced reports whether every kind's cache is synced.
@@ -261,7 +263,7 @@ func (a *App) serveAPI(restCfg *rest.Config) error {
 	})
 	a.registerStorageMetrics(a.metrics.Registry())
 	router, err := handlers.NewRouter(handlers.Config{
-		Manager: a.mgr, Stages: a.stages, Freight: a.freight, Promotions: a.promos, Runs: a.runs, Logs: a.logs, Metrics: a.metrics, Web: web.Handler(web.Options{TokenFile: a.adminTokenFile()}),
+		Manager: a.mgr, Stages: a.stages, Freight: a.freight, Warehouses: a.warehouses, Promotions: a.promos, Runs: a.runs, Logs: a.logs, Metrics: a.metrics, Web: web.Handler(web.Options{TokenFile: a.adminTokenFile()}),
 		SSE:    sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Stop: a.streamsStop, Detached: &a.detached, Observer: a.metrics},
 		Ready:  a.ready(restCfg),
 		Synced: a.synced,

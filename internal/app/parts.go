@@ -22,6 +22,7 @@ import (
 	"taskactions/internal/kargo/orchestrator"
 	"taskactions/internal/kargo/promotions"
 	"taskactions/internal/kargo/stages"
+	"taskactions/internal/kargo/warehouses"
 	"taskactions/internal/kube/clientset/versioned"
 	"taskactions/internal/lease"
 	"taskactions/internal/lifecycle"
@@ -45,6 +46,7 @@ func (a *App) newParts() *lifecycle.Group {
 	g.Add("stages", lifecycle.Service(a.startStages, func() error { a.stages.Stop(); return nil }))
 	g.Add("freight", lifecycle.Service(a.startFreight, func() error { a.freight.Stop(); return nil }))
 	g.Add("promotions", lifecycle.Service(a.startPromotions, func() error { a.promos.Stop(); return nil }))
+	g.Add("warehouses", lifecycle.Service(a.startWarehouses, func() error { a.warehouses.Stop(); return nil }))
 	g.Add("api", lifecycle.Service(func(context.Context) error { return a.serveAPI(a.restCfg) }, nil))
 	g.Add("metrics listener", lifecycle.Func(a.runMetricsListener))
 	g.Add("aborter", lifecycle.Background(func(ctx context.Context) error {
@@ -190,6 +192,11 @@ func (a *App) startPromotions(ctx context.Context) error {
 	return a.promos.Start(ctx)
 }
 
+func (a *App) startWarehouses(ctx context.Context) error {
+	a.warehouses = warehouses.New(warehouses.Config{Client: a.client, Stages: a.stages, Journal: a.journalConfig(), Log: a.component("warehouses")})
+	return a.warehouses.Start(ctx)
+}
+
 // runMetricsListener serves /metrics, without a token, on
 // --metrics-listen (when set) until ctx ends.
 func (a *App) runMetricsListener(ctx context.Context, ready func()) error {
@@ -248,8 +255,8 @@ func (a *App) runRetention(ctx context.Context) error {
 // kargoLease is the Lease Kargo's controllers run under on a cluster.
 const kargoLease = "taskactions-kargo"
 
-// runKargoControllers runs the Stage controller and the Promotion
-// orchestrator where no Kargo controller does (--kargo-controllers), on a
+// runKargoControllers runs the Stage and Warehouse controllers and the
+// Promotion orchestrator where no Kargo controller does (--kargo-controllers), on a
 // cluster only while this replica holds their Lease; else it waits for
 // the stop. The first of them to fail ends both with its error.
 func (a *App) runKargoControllers(ctx context.Context) error {
@@ -270,6 +277,9 @@ func (a *App) kargoControllers(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		return stages.NewController(a.stages, a.promos, a.freight, 4, a.component("stage-controller")).Run(ctx)
+	})
+	g.Go(func() error {
+		return warehouses.NewController(a.warehouses, a.freight, a.component("warehouse-controller")).Run(ctx)
 	})
 	g.Go(func() error {
 		return orchestrator.New(orchestrator.Config{

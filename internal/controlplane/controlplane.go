@@ -1,8 +1,8 @@
 // Package controlplane gives the rest of the program a Kubernetes API to
 // store TaskActions in: an embedded one (etcd and the apiextensions API
 // server in this process) or an external cluster. Either way it installs
-// the CRDs it serves (TaskAction; Kargo's Stage, Freight and Promotion;
-// crd.go) and hands out a *rest.Config.
+// the CRDs it serves (TaskAction; Kargo's Stage, Freight, Promotion and
+// Warehouse; crd.go) and hands out a *rest.Config.
 //
 // The embedded one (embedded.go) also:
 //   - holds the data dir with an exclusive lock (lock.go), and keeps etcd
@@ -91,7 +91,8 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 	}
 	t0 := time.Now()
 	foreign, err := EnsureCRDs(ctx, cp.rest, CRD{YAML: crd.TaskActions},
-		CRD{YAML: crd.Stages, KeepForeign: true}, CRD{YAML: crd.Freights, KeepForeign: true}, CRD{YAML: crd.Promotions, KeepForeign: true})
+		CRD{YAML: crd.Stages, KeepForeign: true}, CRD{YAML: crd.Freights, KeepForeign: true}, CRD{YAML: crd.Promotions, KeepForeign: true},
+		CRD{YAML: crd.Warehouses, KeepForeign: true})
 	if err != nil {
 		_ = cp.Stop()
 		return nil, fmt.Errorf("control plane (%s): %w", cp.source, err)

@@ -329,6 +329,24 @@ func (e Verb) Valid() bool {
 	}
 }
 
+// Defines values for WarehouseEventSpecFreightCreationPolicy.
+const (
+	Automatic WarehouseEventSpecFreightCreationPolicy = "Automatic"
+	Manual    WarehouseEventSpecFreightCreationPolicy = "Manual"
+)
+
+// Valid indicates whether the value is a known member of the WarehouseEventSpecFreightCreationPolicy enum.
+func (e WarehouseEventSpecFreightCreationPolicy) Valid() bool {
+	switch e {
+	case Automatic:
+		return true
+	case Manual:
+		return true
+	default:
+		return false
+	}
+}
+
 // AbortRequest defines model for AbortRequest.
 type AbortRequest struct {
 	Reason *string `json:"reason,omitempty"`
@@ -1056,6 +1074,60 @@ type TaskTemplateInfoEncoding string
 // Verb defines model for Verb.
 type Verb string
 
+// Warehouse A Kargo Warehouse (kargo.akuity.io/v1alpha1, the schema of Kargo
+// v1.6.3), as the Kubernetes API shows it. The CRD in config/crd is
+// the full schema; this one types what clients commonly read.
+type Warehouse = kargoapi.Warehouse
+
+// WarehouseEvent The data of a `warehouse` stream event.
+type WarehouseEvent struct {
+	// ApiVersion Example: kargo.akuity.io/v1alpha1
+	ApiVersion *string `json:"apiVersion,omitempty"`
+
+	// Deleted True when the Warehouse was deleted.
+	Deleted bool `json:"deleted"`
+
+	// Kind Example: Warehouse
+	Kind *string `json:"kind,omitempty"`
+
+	// Metadata Kubernetes object metadata (the fields this API reads and writes).
+	Metadata *ObjectMeta `json:"metadata,omitempty"`
+	Spec     *struct {
+		FreightCreationPolicy *WarehouseEventSpecFreightCreationPolicy `json:"freightCreationPolicy,omitempty"`
+
+		// Interval Example: 5m0s
+		Interval      *string `json:"interval,omitempty"`
+		Shard         *string `json:"shard,omitempty"`
+		Subscriptions *[]struct {
+			Chart *map[string]interface{} `json:"chart,omitempty"`
+			Git   *map[string]interface{} `json:"git,omitempty"`
+			Image *map[string]interface{} `json:"image,omitempty"`
+		} `json:"subscriptions,omitempty"`
+	} `json:"spec,omitempty"`
+	Status *struct {
+		Conditions          *[]KubeCondition        `json:"conditions,omitempty"`
+		DiscoveredArtifacts *map[string]interface{} `json:"discoveredArtifacts,omitempty"`
+		LastFreightID       *string                 `json:"lastFreightID,omitempty"`
+		LastHandledRefresh  *string                 `json:"lastHandledRefresh,omitempty"`
+		ObservedGeneration  *int64                  `json:"observedGeneration,omitempty"`
+	} `json:"status,omitempty"`
+}
+
+// WarehouseEventSpecFreightCreationPolicy defines model for WarehouseEvent.Spec.FreightCreationPolicy.
+type WarehouseEventSpecFreightCreationPolicy string
+
+// WarehouseList defines model for WarehouseList.
+type WarehouseList struct {
+	Items []Warehouse `json:"items"`
+}
+
+// WarehouseStreamData A Warehouse stream (see ActionStreamData).
+// What the `data` of one event parses to (JSON), by the event's name:
+// `warehouse` WarehouseEvent, `synced` SyncedEvent, `reset` ResetEvent.
+type WarehouseStreamData struct {
+	union json.RawMessage
+}
+
 // AbortParam defines model for abortParam.
 type AbortParam = bool
 
@@ -1097,6 +1169,9 @@ type RunParam = RunName
 
 // StageParam Example: test
 type StageParam = StageName
+
+// WarehouseParam Example: test
+type WarehouseParam = StageName
 
 // StreamProjectsParams defines parameters for StreamProjects.
 type StreamProjectsParams struct {
@@ -1258,6 +1333,20 @@ type RefreshStageParams struct {
 	Wait *bool `form:"wait,omitempty" json:"wait,omitempty"`
 }
 
+// StreamProjectWarehousesParams defines parameters for StreamProjectWarehouses.
+type StreamProjectWarehousesParams struct {
+	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
+	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
+
+	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
+	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
+}
+
+// RefreshWarehouseParams defines parameters for RefreshWarehouse.
+type RefreshWarehouseParams struct {
+	Wait *bool `form:"wait,omitempty" json:"wait,omitempty"`
+}
+
 // EnqueueActionJSONRequestBody defines body for EnqueueAction for application/json ContentType.
 type EnqueueActionJSONRequestBody = EnqueueRequest
 
@@ -1284,6 +1373,12 @@ type PromoteToStageJSONRequestBody = PromoteRequest
 
 // PromoteDownstreamJSONRequestBody defines body for PromoteDownstream for application/json ContentType.
 type PromoteDownstreamJSONRequestBody = PromoteRequest
+
+// CreateWarehouseJSONRequestBody defines body for CreateWarehouse for application/json ContentType.
+type CreateWarehouseJSONRequestBody = Warehouse
+
+// ReplaceWarehouseJSONRequestBody defines body for ReplaceWarehouse for application/json ContentType.
+type ReplaceWarehouseJSONRequestBody = Warehouse
 
 // CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
 type CreateSessionJSONRequestBody = LoginRequest
@@ -2004,6 +2099,94 @@ func (t *StageStreamData) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsWarehouseEvent returns the union data inside the WarehouseStreamData as a WarehouseEvent
+func (t WarehouseStreamData) AsWarehouseEvent() (WarehouseEvent, error) {
+	var body WarehouseEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWarehouseEvent overwrites any union data inside the WarehouseStreamData as the provided WarehouseEvent
+func (t *WarehouseStreamData) FromWarehouseEvent(v WarehouseEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWarehouseEvent performs a merge with any union data inside the WarehouseStreamData, using the provided WarehouseEvent
+func (t *WarehouseStreamData) MergeWarehouseEvent(v WarehouseEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSyncedEvent returns the union data inside the WarehouseStreamData as a SyncedEvent
+func (t WarehouseStreamData) AsSyncedEvent() (SyncedEvent, error) {
+	var body SyncedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSyncedEvent overwrites any union data inside the WarehouseStreamData as the provided SyncedEvent
+func (t *WarehouseStreamData) FromSyncedEvent(v SyncedEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSyncedEvent performs a merge with any union data inside the WarehouseStreamData, using the provided SyncedEvent
+func (t *WarehouseStreamData) MergeSyncedEvent(v SyncedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsResetEvent returns the union data inside the WarehouseStreamData as a ResetEvent
+func (t WarehouseStreamData) AsResetEvent() (ResetEvent, error) {
+	var body ResetEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResetEvent overwrites any union data inside the WarehouseStreamData as the provided ResetEvent
+func (t *WarehouseStreamData) FromResetEvent(v ResetEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeResetEvent performs a merge with any union data inside the WarehouseStreamData, using the provided ResetEvent
+func (t *WarehouseStreamData) MergeResetEvent(v ResetEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WarehouseStreamData) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WarehouseStreamData) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// EnqueueAction Enqueue an action
@@ -2126,6 +2309,27 @@ type ServerInterface interface {
 	// RefreshStage Ask the Stage controller to reconcile the Stage now
 	// (POST /projects/{project}/stages/{stage}/refresh)
 	RefreshStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam, params RefreshStageParams)
+	// StreamProjectWarehouses Live stream of every Warehouse of a project
+	// (GET /projects/{project}/warehouse-events)
+	StreamProjectWarehouses(w http.ResponseWriter, r *http.Request, project ProjectParam, params StreamProjectWarehousesParams)
+	// ListWarehouses Every Warehouse of a project, sorted by name
+	// (GET /projects/{project}/warehouses)
+	ListWarehouses(w http.ResponseWriter, r *http.Request, project ProjectParam)
+	// CreateWarehouse Create a Warehouse
+	// (POST /projects/{project}/warehouses)
+	CreateWarehouse(w http.ResponseWriter, r *http.Request, project ProjectParam)
+	// DeleteWarehouse Delete a Warehouse (its Freight stays)
+	// (DELETE /projects/{project}/warehouses/{warehouse})
+	DeleteWarehouse(w http.ResponseWriter, r *http.Request, project ProjectParam, warehouse WarehouseParam)
+	// GetWarehouse One Warehouse
+	// (GET /projects/{project}/warehouses/{warehouse})
+	GetWarehouse(w http.ResponseWriter, r *http.Request, project ProjectParam, warehouse WarehouseParam)
+	// ReplaceWarehouse Replace a Warehouse's metadata and spec
+	// (PUT /projects/{project}/warehouses/{warehouse})
+	ReplaceWarehouse(w http.ResponseWriter, r *http.Request, project ProjectParam, warehouse WarehouseParam)
+	// RefreshWarehouse Ask the Warehouse controller to discover now
+	// (POST /projects/{project}/warehouses/{warehouse}/refresh)
+	RefreshWarehouse(w http.ResponseWriter, r *http.Request, project ProjectParam, warehouse WarehouseParam, params RefreshWarehouseParams)
 	// DeleteSession Log out a browser (clears the session cookie)
 	// (DELETE /session)
 	DeleteSession(w http.ResponseWriter, r *http.Request)
@@ -2378,6 +2582,48 @@ func (_ Unimplemented) StreamStagePromotions(w http.ResponseWriter, r *http.Requ
 // RefreshStage Ask the Stage controller to reconcile the Stage now
 // (POST /projects/{project}/stages/{stage}/refresh)
 func (_ Unimplemented) RefreshStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam, params RefreshStageParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// StreamProjectWarehouses Live stream of every Warehouse of a project
+// (GET /projects/{project}/warehouse-events)
+func (_ Unimplemented) StreamProjectWarehouses(w http.ResponseWriter, r *http.Request, project ProjectParam, params StreamProjectWarehousesParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListWarehouses Every Warehouse of a project, sorted by name
+// (GET /projects/{project}/warehouses)
+func (_ Unimplemented) ListWarehouses(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateWarehouse Create a Warehouse
+// (POST /projects/{project}/warehouses)
+func (_ Unimplemented) CreateWarehouse(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// DeleteWarehouse Delete a Warehouse (its Freight stays)
+// (DELETE /projects/{project}/warehouses/{warehouse})
+func (_ Unimplemented) DeleteWarehouse(w http.ResponseWriter, r *http.Request, project ProjectParam, warehouse WarehouseParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetWarehouse One Warehouse
+// (GET /projects/{project}/warehouses/{warehouse})
+func (_ Unimplemented) GetWarehouse(w http.ResponseWriter, r *http.Request, project ProjectParam, warehouse WarehouseParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ReplaceWarehouse Replace a Warehouse's metadata and spec
+// (PUT /projects/{project}/warehouses/{warehouse})
+func (_ Unimplemented) ReplaceWarehouse(w http.ResponseWriter, r *http.Request, project ProjectParam, warehouse WarehouseParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RefreshWarehouse Ask the Warehouse controller to discover now
+// (POST /projects/{project}/warehouses/{warehouse}/refresh)
+func (_ Unimplemented) RefreshWarehouse(w http.ResponseWriter, r *http.Request, project ProjectParam, warehouse WarehouseParam, params RefreshWarehouseParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -4475,6 +4721,277 @@ func (siw *ServerInterfaceWrapper) RefreshStage(w http.ResponseWriter, r *http.R
 	handler.ServeHTTP(w, r)
 }
 
+// StreamProjectWarehouses operation middleware
+func (siw *ServerInterfaceWrapper) StreamProjectWarehouses(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params StreamProjectWarehousesParams
+
+	// ------------- Optional query parameter "lastEventId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "lastEventId", r.URL.Query(), &params.LastEventId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "lastEventId"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "lastEventId", Err: err})
+		}
+		return
+	}
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Last-Event-ID" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Last-Event-ID")]; found {
+		var LastEventID LastEventIdHeaderParam
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Last-Event-ID", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Last-Event-ID", valueList[0], &LastEventID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Last-Event-ID", Err: err})
+			return
+		}
+
+		params.LastEventID = &LastEventID
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.StreamProjectWarehouses(w, r, project, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListWarehouses operation middleware
+func (siw *ServerInterfaceWrapper) ListWarehouses(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListWarehouses(w, r, project)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateWarehouse operation middleware
+func (siw *ServerInterfaceWrapper) CreateWarehouse(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateWarehouse(w, r, project)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteWarehouse operation middleware
+func (siw *ServerInterfaceWrapper) DeleteWarehouse(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "warehouse" -------------
+	var warehouse WarehouseParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "warehouse", chi.URLParam(r, "warehouse"), &warehouse, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "warehouse", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteWarehouse(w, r, project, warehouse)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetWarehouse operation middleware
+func (siw *ServerInterfaceWrapper) GetWarehouse(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "warehouse" -------------
+	var warehouse WarehouseParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "warehouse", chi.URLParam(r, "warehouse"), &warehouse, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "warehouse", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetWarehouse(w, r, project, warehouse)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ReplaceWarehouse operation middleware
+func (siw *ServerInterfaceWrapper) ReplaceWarehouse(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "warehouse" -------------
+	var warehouse WarehouseParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "warehouse", chi.URLParam(r, "warehouse"), &warehouse, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "warehouse", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ReplaceWarehouse(w, r, project, warehouse)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RefreshWarehouse operation middleware
+func (siw *ServerInterfaceWrapper) RefreshWarehouse(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "warehouse" -------------
+	var warehouse WarehouseParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "warehouse", chi.URLParam(r, "warehouse"), &warehouse, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "warehouse", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RefreshWarehouseParams
+
+	// ------------- Optional query parameter "wait" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "wait", r.URL.Query(), &params.Wait, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "wait"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "wait", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RefreshWarehouse(w, r, project, warehouse, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // DeleteSession operation middleware
 func (siw *ServerInterfaceWrapper) DeleteSession(w http.ResponseWriter, r *http.Request) {
 
@@ -4718,6 +5235,27 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/projects/{project}/stages/{stage}/events", wrapper.StreamStage)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/warehouses", wrapper.ListWarehouses)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/projects/{project}/warehouses", wrapper.CreateWarehouse)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/projects/{project}/warehouses/{warehouse}", wrapper.DeleteWarehouse)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/warehouses/{warehouse}", wrapper.GetWarehouse)
+	})
+	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/projects/{project}/warehouses/{warehouse}", wrapper.ReplaceWarehouse)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/projects/{project}/warehouses/{warehouse}/refresh", wrapper.RefreshWarehouse)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/warehouse-events", wrapper.StreamProjectWarehouses)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/projects/{project}/freight", wrapper.ListFreight)
 	})
 	r.Group(func(r chi.Router) {
@@ -4778,6 +5316,12 @@ type PromotionStreamTexteventStreamResponse struct {
 }
 
 type StageStreamTexteventStreamResponse struct {
+	Body io.Reader
+
+	ContentLength int64
+}
+
+type WarehouseStreamTexteventStreamResponse struct {
 	Body io.Reader
 
 	ContentLength int64
@@ -6737,6 +7281,331 @@ func (response RefreshStagedefaultApplicationProblemPlusJSONResponse) VisitRefre
 	return err
 }
 
+type StreamProjectWarehousesRequestObject struct {
+	Project ProjectParam `json:"project"`
+	Params  StreamProjectWarehousesParams
+}
+
+type StreamProjectWarehousesResponseObject interface {
+	VisitStreamProjectWarehousesResponse(w http.ResponseWriter) error
+}
+
+type StreamProjectWarehouses200TexteventStreamResponse struct {
+	WarehouseStreamTexteventStreamResponse
+}
+
+func (response StreamProjectWarehouses200TexteventStreamResponse) VisitStreamProjectWarehousesResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type StreamProjectWarehousesdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response StreamProjectWarehousesdefaultApplicationProblemPlusJSONResponse) VisitStreamProjectWarehousesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWarehousesRequestObject struct {
+	Project ProjectParam `json:"project"`
+}
+
+type ListWarehousesResponseObject interface {
+	VisitListWarehousesResponse(w http.ResponseWriter) error
+}
+
+type ListWarehouses200JSONResponse WarehouseList
+
+func (response ListWarehouses200JSONResponse) VisitListWarehousesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWarehousesdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response ListWarehousesdefaultApplicationProblemPlusJSONResponse) VisitListWarehousesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWarehouseRequestObject struct {
+	Project  ProjectParam `json:"project"`
+	JSONBody *CreateWarehouseJSONRequestBody
+	Body     io.Reader
+}
+
+type CreateWarehouseResponseObject interface {
+	VisitCreateWarehouseResponse(w http.ResponseWriter) error
+}
+
+type CreateWarehouse201JSONResponse Warehouse
+
+func (response CreateWarehouse201JSONResponse) VisitCreateWarehouseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWarehousedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response CreateWarehousedefaultApplicationProblemPlusJSONResponse) VisitCreateWarehouseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWarehouseRequestObject struct {
+	Project   ProjectParam   `json:"project"`
+	Warehouse WarehouseParam `json:"warehouse"`
+}
+
+type DeleteWarehouseResponseObject interface {
+	VisitDeleteWarehouseResponse(w http.ResponseWriter) error
+}
+
+type DeleteWarehouse204Response struct {
+}
+
+func (response DeleteWarehouse204Response) VisitDeleteWarehouseResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteWarehousedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response DeleteWarehousedefaultApplicationProblemPlusJSONResponse) VisitDeleteWarehouseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWarehouseRequestObject struct {
+	Project   ProjectParam   `json:"project"`
+	Warehouse WarehouseParam `json:"warehouse"`
+}
+
+type GetWarehouseResponseObject interface {
+	VisitGetWarehouseResponse(w http.ResponseWriter) error
+}
+
+type GetWarehouse200JSONResponse Warehouse
+
+func (response GetWarehouse200JSONResponse) VisitGetWarehouseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWarehouse200ApplicationyamlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response GetWarehouse200ApplicationyamlResponse) VisitGetWarehouseResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "application/yaml")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetWarehousedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response GetWarehousedefaultApplicationProblemPlusJSONResponse) VisitGetWarehouseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplaceWarehouseRequestObject struct {
+	Project   ProjectParam   `json:"project"`
+	Warehouse WarehouseParam `json:"warehouse"`
+	JSONBody  *ReplaceWarehouseJSONRequestBody
+	Body      io.Reader
+}
+
+type ReplaceWarehouseResponseObject interface {
+	VisitReplaceWarehouseResponse(w http.ResponseWriter) error
+}
+
+type ReplaceWarehouse200JSONResponse Warehouse
+
+func (response ReplaceWarehouse200JSONResponse) VisitReplaceWarehouseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplaceWarehousedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response ReplaceWarehousedefaultApplicationProblemPlusJSONResponse) VisitReplaceWarehouseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RefreshWarehouseRequestObject struct {
+	Project   ProjectParam   `json:"project"`
+	Warehouse WarehouseParam `json:"warehouse"`
+	Params    RefreshWarehouseParams
+}
+
+type RefreshWarehouseResponseObject interface {
+	VisitRefreshWarehouseResponse(w http.ResponseWriter) error
+}
+
+type RefreshWarehouse200JSONResponse Warehouse
+
+func (response RefreshWarehouse200JSONResponse) VisitRefreshWarehouseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RefreshWarehousedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response RefreshWarehousedefaultApplicationProblemPlusJSONResponse) VisitRefreshWarehouseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteSessionRequestObject struct {
 }
 
@@ -6986,6 +7855,27 @@ type StrictServerInterface interface {
 	// RefreshStage Ask the Stage controller to reconcile the Stage now
 	// (POST /projects/{project}/stages/{stage}/refresh)
 	RefreshStage(ctx context.Context, request RefreshStageRequestObject) (RefreshStageResponseObject, error)
+	// StreamProjectWarehouses Live stream of every Warehouse of a project
+	// (GET /projects/{project}/warehouse-events)
+	StreamProjectWarehouses(ctx context.Context, request StreamProjectWarehousesRequestObject) (StreamProjectWarehousesResponseObject, error)
+	// ListWarehouses Every Warehouse of a project, sorted by name
+	// (GET /projects/{project}/warehouses)
+	ListWarehouses(ctx context.Context, request ListWarehousesRequestObject) (ListWarehousesResponseObject, error)
+	// CreateWarehouse Create a Warehouse
+	// (POST /projects/{project}/warehouses)
+	CreateWarehouse(ctx context.Context, request CreateWarehouseRequestObject) (CreateWarehouseResponseObject, error)
+	// DeleteWarehouse Delete a Warehouse (its Freight stays)
+	// (DELETE /projects/{project}/warehouses/{warehouse})
+	DeleteWarehouse(ctx context.Context, request DeleteWarehouseRequestObject) (DeleteWarehouseResponseObject, error)
+	// GetWarehouse One Warehouse
+	// (GET /projects/{project}/warehouses/{warehouse})
+	GetWarehouse(ctx context.Context, request GetWarehouseRequestObject) (GetWarehouseResponseObject, error)
+	// ReplaceWarehouse Replace a Warehouse's metadata and spec
+	// (PUT /projects/{project}/warehouses/{warehouse})
+	ReplaceWarehouse(ctx context.Context, request ReplaceWarehouseRequestObject) (ReplaceWarehouseResponseObject, error)
+	// RefreshWarehouse Ask the Warehouse controller to discover now
+	// (POST /projects/{project}/warehouses/{warehouse}/refresh)
+	RefreshWarehouse(ctx context.Context, request RefreshWarehouseRequestObject) (RefreshWarehouseResponseObject, error)
 	// DeleteSession Log out a browser (clears the session cookie)
 	// (DELETE /session)
 	DeleteSession(ctx context.Context, request DeleteSessionRequestObject) (DeleteSessionResponseObject, error)
@@ -8212,6 +9102,220 @@ func (sh *strictHandler) RefreshStage(w http.ResponseWriter, r *http.Request, pr
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(RefreshStageResponseObject); ok {
 		if err := validResponse.VisitRefreshStageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// StreamProjectWarehouses operation middleware
+func (sh *strictHandler) StreamProjectWarehouses(w http.ResponseWriter, r *http.Request, project ProjectParam, params StreamProjectWarehousesParams) {
+	var request StreamProjectWarehousesRequestObject
+
+	request.Project = project
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.StreamProjectWarehouses(ctx, request.(StreamProjectWarehousesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StreamProjectWarehouses")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(StreamProjectWarehousesResponseObject); ok {
+		if err := validResponse.VisitStreamProjectWarehousesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListWarehouses operation middleware
+func (sh *strictHandler) ListWarehouses(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	var request ListWarehousesRequestObject
+
+	request.Project = project
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListWarehouses(ctx, request.(ListWarehousesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListWarehouses")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListWarehousesResponseObject); ok {
+		if err := validResponse.VisitListWarehousesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateWarehouse operation middleware
+func (sh *strictHandler) CreateWarehouse(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	var request CreateWarehouseRequestObject
+
+	request.Project = project
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+
+		var body CreateWarehouseJSONRequestBody
+		if err := runtime.BindJSONBody(r, &body); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+		request.JSONBody = &body
+
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/yaml") {
+		request.Body = r.Body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateWarehouse(ctx, request.(CreateWarehouseRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateWarehouse")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateWarehouseResponseObject); ok {
+		if err := validResponse.VisitCreateWarehouseResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteWarehouse operation middleware
+func (sh *strictHandler) DeleteWarehouse(w http.ResponseWriter, r *http.Request, project ProjectParam, warehouse WarehouseParam) {
+	var request DeleteWarehouseRequestObject
+
+	request.Project = project
+	request.Warehouse = warehouse
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteWarehouse(ctx, request.(DeleteWarehouseRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteWarehouse")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteWarehouseResponseObject); ok {
+		if err := validResponse.VisitDeleteWarehouseResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetWarehouse operation middleware
+func (sh *strictHandler) GetWarehouse(w http.ResponseWriter, r *http.Request, project ProjectParam, warehouse WarehouseParam) {
+	var request GetWarehouseRequestObject
+
+	request.Project = project
+	request.Warehouse = warehouse
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetWarehouse(ctx, request.(GetWarehouseRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetWarehouse")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetWarehouseResponseObject); ok {
+		if err := validResponse.VisitGetWarehouseResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ReplaceWarehouse operation middleware
+func (sh *strictHandler) ReplaceWarehouse(w http.ResponseWriter, r *http.Request, project ProjectParam, warehouse WarehouseParam) {
+	var request ReplaceWarehouseRequestObject
+
+	request.Project = project
+	request.Warehouse = warehouse
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+
+		var body ReplaceWarehouseJSONRequestBody
+		if err := runtime.BindJSONBody(r, &body); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+		request.JSONBody = &body
+
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/yaml") {
+		request.Body = r.Body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ReplaceWarehouse(ctx, request.(ReplaceWarehouseRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ReplaceWarehouse")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ReplaceWarehouseResponseObject); ok {
+		if err := validResponse.VisitReplaceWarehouseResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RefreshWarehouse operation middleware
+func (sh *strictHandler) RefreshWarehouse(w http.ResponseWriter, r *http.Request, project ProjectParam, warehouse WarehouseParam, params RefreshWarehouseParams) {
+	var request RefreshWarehouseRequestObject
+
+	request.Project = project
+	request.Warehouse = warehouse
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RefreshWarehouse(ctx, request.(RefreshWarehouseRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RefreshWarehouse")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RefreshWarehouseResponseObject); ok {
+		if err := validResponse.VisitRefreshWarehouseResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

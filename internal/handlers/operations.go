@@ -87,6 +87,14 @@ var operations = map[string]operation{
 	"deleteStage":         {verb: write, scope: inProject, kube: kargoKube("stages", "delete")},
 	"refreshStage":        {verb: write, scope: inProject, kube: kargoKube("stages", "patch")},
 
+	"listWarehouses":          {verb: read, scope: inProject, kube: kargoKube("warehouses", "list")},
+	"getWarehouse":            {verb: read, scope: inProject, kube: kargoKube("warehouses", "get")},
+	"streamProjectWarehouses": {verb: read, scope: inProject, stream: "warehouses", kube: kargoKube("warehouses", "watch")},
+	"createWarehouse":         {verb: write, scope: inProject, kube: kargoKube("warehouses", "create")},
+	"replaceWarehouse":        {verb: write, scope: inProject, kube: kargoKube("warehouses", "update")},
+	"deleteWarehouse":         {verb: write, scope: inProject, kube: kargoKube("warehouses", "delete")},
+	"refreshWarehouse":        {verb: write, scope: inProject, kube: kargoKube("warehouses", "patch")},
+
 	"listFreight":             {verb: read, scope: inProject, kube: kargoKube("freights", "list")},
 	"getFreight":              {verb: read, scope: inProject, kube: kargoKube("freights", "get")},
 	"createFreight":           {verb: write, scope: inProject, kube: kargoKube("freights", "create")},

@@ -65,7 +65,7 @@ func TestOperationsTableHoldsToTheDocument(t *testing.T) {
 // Every stream kind of the table is counted from the start.
 func TestStreamKindsFromTheTable(t *testing.T) {
 	got := strings.Join(streamKinds(), ",")
-	if got != "action,logs,projects,promotions,run,runs,stages" {
+	if got != "action,logs,projects,promotions,run,runs,stages,warehouses" {
 		t.Errorf("stream kinds %s", got)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"taskactions/internal/kargo/freight"
 	"taskactions/internal/kargo/promotions"
 	"taskactions/internal/kargo/stages"
+	"taskactions/internal/kargo/warehouses"
 	"taskactions/internal/logs"
 	"taskactions/internal/runs"
 	"taskactions/internal/sse"
@@ -21,18 +22,19 @@ import (
 
 // Server implements StrictServerInterface.
 type Server struct {
-	mgr      *taskactions.Manager
-	stages   *stages.Manager
-	freight  *freight.Manager
-	promos   *promotions.Manager
-	runs     *runs.Service
-	logs     *logs.Store
-	authz    auth.Authorizer
-	sse      sse.Config
-	metrics  *Metrics
-	sessions *auth.Sessions
-	throttle *auth.Throttle
-	streams  *streamSlots
+	mgr        *taskactions.Manager
+	stages     *stages.Manager
+	freight    *freight.Manager
+	warehouses *warehouses.Manager
+	promos     *promotions.Manager
+	runs       *runs.Service
+	logs       *logs.Store
+	authz      auth.Authorizer
+	sse        sse.Config
+	metrics    *Metrics
+	sessions   *auth.Sessions
+	throttle   *auth.Throttle
+	streams    *streamSlots
 	// document is api/openapi.yaml parsed, for getOpenAPIJSON.
 	document OpenAPIDocument
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 	"k8s.io/client-go/tools/cache"
@@ -31,6 +32,9 @@ func NewKeyQueue(name string, workers int, log zerolog.Logger) *KeyQueue {
 
 // AddKey queues a key.
 func (k *KeyQueue) AddKey(key string) { k.q.Add(key) }
+
+// AddAfter queues a key once d has passed (a controller's next poll).
+func (k *KeyQueue) AddAfter(key string, d time.Duration) { k.q.AddAfter(key, d) }
 
 // Add queues the key of an object.
 func (k *KeyQueue) Add(obj any) {

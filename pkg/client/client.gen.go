@@ -330,6 +330,24 @@ func (e Verb) Valid() bool {
 	}
 }
 
+// Defines values for WarehouseEventSpecFreightCreationPolicy.
+const (
+	Automatic WarehouseEventSpecFreightCreationPolicy = "Automatic"
+	Manual    WarehouseEventSpecFreightCreationPolicy = "Manual"
+)
+
+// Valid indicates whether the value is a known member of the WarehouseEventSpecFreightCreationPolicy enum.
+func (e WarehouseEventSpecFreightCreationPolicy) Valid() bool {
+	switch e {
+	case Automatic:
+		return true
+	case Manual:
+		return true
+	default:
+		return false
+	}
+}
+
 // AbortRequest defines model for AbortRequest.
 type AbortRequest struct {
 	Reason *string `json:"reason,omitempty"`
@@ -1057,6 +1075,60 @@ type TaskTemplateInfoEncoding string
 // Verb defines model for Verb.
 type Verb string
 
+// Warehouse A Kargo Warehouse (kargo.akuity.io/v1alpha1, the schema of Kargo
+// v1.6.3), as the Kubernetes API shows it. The CRD in config/crd is
+// the full schema; this one types what clients commonly read.
+type Warehouse = kargoapi.Warehouse
+
+// WarehouseEvent The data of a `warehouse` stream event.
+type WarehouseEvent struct {
+	// ApiVersion Example: kargo.akuity.io/v1alpha1
+	ApiVersion *string `json:"apiVersion,omitempty"`
+
+	// Deleted True when the Warehouse was deleted.
+	Deleted bool `json:"deleted"`
+
+	// Kind Example: Warehouse
+	Kind *string `json:"kind,omitempty"`
+
+	// Metadata Kubernetes object metadata (the fields this API reads and writes).
+	Metadata *ObjectMeta `json:"metadata,omitempty"`
+	Spec     *struct {
+		FreightCreationPolicy *WarehouseEventSpecFreightCreationPolicy `json:"freightCreationPolicy,omitempty"`
+
+		// Interval Example: 5m0s
+		Interval      *string `json:"interval,omitempty"`
+		Shard         *string `json:"shard,omitempty"`
+		Subscriptions *[]struct {
+			Chart *map[string]interface{} `json:"chart,omitempty"`
+			Git   *map[string]interface{} `json:"git,omitempty"`
+			Image *map[string]interface{} `json:"image,omitempty"`
+		} `json:"subscriptions,omitempty"`
+	} `json:"spec,omitempty"`
+	Status *struct {
+		Conditions          *[]KubeCondition        `json:"conditions,omitempty"`
+		DiscoveredArtifacts *map[string]interface{} `json:"discoveredArtifacts,omitempty"`
+		LastFreightID       *string                 `json:"lastFreightID,omitempty"`
+		LastHandledRefresh  *string                 `json:"lastHandledRefresh,omitempty"`
+		ObservedGeneration  *int64                  `json:"observedGeneration,omitempty"`
+	} `json:"status,omitempty"`
+}
+
+// WarehouseEventSpecFreightCreationPolicy defines model for WarehouseEvent.Spec.FreightCreationPolicy.
+type WarehouseEventSpecFreightCreationPolicy string
+
+// WarehouseList defines model for WarehouseList.
+type WarehouseList struct {
+	Items []Warehouse `json:"items"`
+}
+
+// WarehouseStreamData A Warehouse stream (see ActionStreamData).
+// What the `data` of one event parses to (JSON), by the event's name:
+// `warehouse` WarehouseEvent, `synced` SyncedEvent, `reset` ResetEvent.
+type WarehouseStreamData struct {
+	union json.RawMessage
+}
+
 // AbortParam defines model for abortParam.
 type AbortParam = bool
 
@@ -1098,6 +1170,9 @@ type RunParam = RunName
 
 // StageParam Example: test
 type StageParam = StageName
+
+// WarehouseParam Example: test
+type WarehouseParam = StageName
 
 // ListRunsParams defines parameters for ListRuns.
 type ListRunsParams struct {
@@ -1174,6 +1249,11 @@ type RefreshStageParams struct {
 	Wait *bool `form:"wait,omitempty" json:"wait,omitempty"`
 }
 
+// RefreshWarehouseParams defines parameters for RefreshWarehouse.
+type RefreshWarehouseParams struct {
+	Wait *bool `form:"wait,omitempty" json:"wait,omitempty"`
+}
+
 // EnqueueActionJSONRequestBody defines body for EnqueueAction for application/json ContentType.
 type EnqueueActionJSONRequestBody = EnqueueRequest
 
@@ -1200,6 +1280,12 @@ type PromoteToStageJSONRequestBody = PromoteRequest
 
 // PromoteDownstreamJSONRequestBody defines body for PromoteDownstream for application/json ContentType.
 type PromoteDownstreamJSONRequestBody = PromoteRequest
+
+// CreateWarehouseJSONRequestBody defines body for CreateWarehouse for application/json ContentType.
+type CreateWarehouseJSONRequestBody = Warehouse
+
+// ReplaceWarehouseJSONRequestBody defines body for ReplaceWarehouse for application/json ContentType.
+type ReplaceWarehouseJSONRequestBody = Warehouse
 
 // CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
 type CreateSessionJSONRequestBody = LoginRequest
@@ -1920,6 +2006,94 @@ func (t *StageStreamData) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsWarehouseEvent returns the union data inside the WarehouseStreamData as a WarehouseEvent
+func (t WarehouseStreamData) AsWarehouseEvent() (WarehouseEvent, error) {
+	var body WarehouseEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWarehouseEvent overwrites any union data inside the WarehouseStreamData as the provided WarehouseEvent
+func (t *WarehouseStreamData) FromWarehouseEvent(v WarehouseEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWarehouseEvent performs a merge with any union data inside the WarehouseStreamData, using the provided WarehouseEvent
+func (t *WarehouseStreamData) MergeWarehouseEvent(v WarehouseEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSyncedEvent returns the union data inside the WarehouseStreamData as a SyncedEvent
+func (t WarehouseStreamData) AsSyncedEvent() (SyncedEvent, error) {
+	var body SyncedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSyncedEvent overwrites any union data inside the WarehouseStreamData as the provided SyncedEvent
+func (t *WarehouseStreamData) FromSyncedEvent(v SyncedEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSyncedEvent performs a merge with any union data inside the WarehouseStreamData, using the provided SyncedEvent
+func (t *WarehouseStreamData) MergeSyncedEvent(v SyncedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsResetEvent returns the union data inside the WarehouseStreamData as a ResetEvent
+func (t WarehouseStreamData) AsResetEvent() (ResetEvent, error) {
+	var body ResetEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResetEvent overwrites any union data inside the WarehouseStreamData as the provided ResetEvent
+func (t *WarehouseStreamData) FromResetEvent(v ResetEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeResetEvent performs a merge with any union data inside the WarehouseStreamData, using the provided ResetEvent
+func (t *WarehouseStreamData) MergeResetEvent(v ResetEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WarehouseStreamData) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WarehouseStreamData) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
 
@@ -2379,6 +2553,73 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /projects/{project}/stages/{stage}/refresh (the `RefreshStage` operationId).
 	RefreshStage(ctx context.Context, project ProjectParam, stage StageParam, params *RefreshStageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListWarehouses Every Warehouse of a project, sorted by name
+	//
+	// Corresponds with GET /projects/{project}/warehouses (the `ListWarehouses` operationId).
+	ListWarehouses(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWarehouseWithBody Create a Warehouse
+	//
+	// The body is a Warehouse as Kargo's documentation writes it, in JSON
+	// or YAML, checked as a Stage is: Kargo's validation and messages, the
+	// shard label following spec.shard, unknown fields pruned.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /projects/{project}/warehouses (the `CreateWarehouse` operationId).
+	CreateWarehouseWithBody(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWarehouse Create a Warehouse
+	//
+	// The body is a Warehouse as Kargo's documentation writes it, in JSON
+	// or YAML, checked as a Stage is: Kargo's validation and messages, the
+	// shard label following spec.shard, unknown fields pruned.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /projects/{project}/warehouses (the `CreateWarehouse` operationId).
+	CreateWarehouse(ctx context.Context, project ProjectParam, body CreateWarehouseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteWarehouse Delete a Warehouse (its Freight stays)
+	//
+	// Corresponds with DELETE /projects/{project}/warehouses/{warehouse} (the `DeleteWarehouse` operationId).
+	DeleteWarehouse(ctx context.Context, project ProjectParam, warehouse WarehouseParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWarehouse One Warehouse
+	//
+	// Corresponds with GET /projects/{project}/warehouses/{warehouse} (the `GetWarehouse` operationId).
+	GetWarehouse(ctx context.Context, project ProjectParam, warehouse WarehouseParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReplaceWarehouseWithBody Replace a Warehouse's metadata and spec
+	//
+	// metadata.resourceVersion is required; a Warehouse changed since is
+	// 409. The status is the controller's. JSON or YAML, as for create.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /projects/{project}/warehouses/{warehouse} (the `ReplaceWarehouse` operationId).
+	ReplaceWarehouseWithBody(ctx context.Context, project ProjectParam, warehouse WarehouseParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReplaceWarehouse Replace a Warehouse's metadata and spec
+	//
+	// metadata.resourceVersion is required; a Warehouse changed since is
+	// 409. The status is the controller's. JSON or YAML, as for create.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /projects/{project}/warehouses/{warehouse} (the `ReplaceWarehouse` operationId).
+	ReplaceWarehouse(ctx context.Context, project ProjectParam, warehouse WarehouseParam, body ReplaceWarehouseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RefreshWarehouse Ask the Warehouse controller to discover now
+	//
+	// Sets the annotation kargo.akuity.io/refresh to the current time.
+	// With wait=true the answer comes once the controller has handled it
+	// (status.lastHandledRefresh equals the annotation), or 504 after 30
+	// seconds.
+	//
+	// Corresponds with POST /projects/{project}/warehouses/{warehouse}/refresh (the `RefreshWarehouse` operationId).
+	RefreshWarehouse(ctx context.Context, project ProjectParam, warehouse WarehouseParam, params *RefreshWarehouseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteSession Log out a browser (clears the session cookie)
 	//
@@ -3192,6 +3433,153 @@ func (c *Client) PromoteDownstream(ctx context.Context, project ProjectParam, st
 // Corresponds with POST /projects/{project}/stages/{stage}/refresh (the `RefreshStage` operationId).
 func (c *Client) RefreshStage(ctx context.Context, project ProjectParam, stage StageParam, params *RefreshStageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRefreshStageRequest(c.Server, project, stage, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListWarehouses Every Warehouse of a project, sorted by name
+//
+// Corresponds with GET /projects/{project}/warehouses (the `ListWarehouses` operationId).
+func (c *Client) ListWarehouses(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWarehousesRequest(c.Server, project)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWarehouseWithBody Create a Warehouse
+//
+// The body is a Warehouse as Kargo's documentation writes it, in JSON
+// or YAML, checked as a Stage is: Kargo's validation and messages, the
+// shard label following spec.shard, unknown fields pruned.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /projects/{project}/warehouses (the `CreateWarehouse` operationId).
+func (c *Client) CreateWarehouseWithBody(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWarehouseRequestWithBody(c.Server, project, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWarehouse Create a Warehouse
+//
+// The body is a Warehouse as Kargo's documentation writes it, in JSON
+// or YAML, checked as a Stage is: Kargo's validation and messages, the
+// shard label following spec.shard, unknown fields pruned.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /projects/{project}/warehouses (the `CreateWarehouse` operationId).
+func (c *Client) CreateWarehouse(ctx context.Context, project ProjectParam, body CreateWarehouseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWarehouseRequest(c.Server, project, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteWarehouse Delete a Warehouse (its Freight stays)
+//
+// Corresponds with DELETE /projects/{project}/warehouses/{warehouse} (the `DeleteWarehouse` operationId).
+func (c *Client) DeleteWarehouse(ctx context.Context, project ProjectParam, warehouse WarehouseParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteWarehouseRequest(c.Server, project, warehouse)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWarehouse One Warehouse
+//
+// Corresponds with GET /projects/{project}/warehouses/{warehouse} (the `GetWarehouse` operationId).
+func (c *Client) GetWarehouse(ctx context.Context, project ProjectParam, warehouse WarehouseParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWarehouseRequest(c.Server, project, warehouse)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReplaceWarehouseWithBody Replace a Warehouse's metadata and spec
+//
+// metadata.resourceVersion is required; a Warehouse changed since is
+// 409. The status is the controller's. JSON or YAML, as for create.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /projects/{project}/warehouses/{warehouse} (the `ReplaceWarehouse` operationId).
+func (c *Client) ReplaceWarehouseWithBody(ctx context.Context, project ProjectParam, warehouse WarehouseParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplaceWarehouseRequestWithBody(c.Server, project, warehouse, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReplaceWarehouse Replace a Warehouse's metadata and spec
+//
+// metadata.resourceVersion is required; a Warehouse changed since is
+// 409. The status is the controller's. JSON or YAML, as for create.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /projects/{project}/warehouses/{warehouse} (the `ReplaceWarehouse` operationId).
+func (c *Client) ReplaceWarehouse(ctx context.Context, project ProjectParam, warehouse WarehouseParam, body ReplaceWarehouseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplaceWarehouseRequest(c.Server, project, warehouse, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RefreshWarehouse Ask the Warehouse controller to discover now
+//
+// Sets the annotation kargo.akuity.io/refresh to the current time.
+// With wait=true the answer comes once the controller has handled it
+// (status.lastHandledRefresh equals the annotation), or 504 after 30
+// seconds.
+//
+// Corresponds with POST /projects/{project}/warehouses/{warehouse}/refresh (the `RefreshWarehouse` operationId).
+func (c *Client) RefreshWarehouse(ctx context.Context, project ProjectParam, warehouse WarehouseParam, params *RefreshWarehouseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRefreshWarehouseRequest(c.Server, project, warehouse, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5042,6 +5430,291 @@ func NewRefreshStageRequest(server string, project ProjectParam, stage StagePara
 	return req, nil
 }
 
+// NewListWarehousesRequest constructs an http.Request for the ListWarehouses method
+func NewListWarehousesRequest(server string, project ProjectParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/warehouses", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateWarehouseRequest calls the generic CreateWarehouse builder with application/json body
+func NewCreateWarehouseRequest(server string, project ProjectParam, body CreateWarehouseJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateWarehouseRequestWithBody(server, project, "application/json", bodyReader)
+}
+
+// NewCreateWarehouseRequestWithBody constructs an http.Request for the CreateWarehouse method, with any body, and a specified content type
+func NewCreateWarehouseRequestWithBody(server string, project ProjectParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/warehouses", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteWarehouseRequest constructs an http.Request for the DeleteWarehouse method
+func NewDeleteWarehouseRequest(server string, project ProjectParam, warehouse WarehouseParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "warehouse", warehouse, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/warehouses/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetWarehouseRequest constructs an http.Request for the GetWarehouse method
+func NewGetWarehouseRequest(server string, project ProjectParam, warehouse WarehouseParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "warehouse", warehouse, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/warehouses/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewReplaceWarehouseRequest calls the generic ReplaceWarehouse builder with application/json body
+func NewReplaceWarehouseRequest(server string, project ProjectParam, warehouse WarehouseParam, body ReplaceWarehouseJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewReplaceWarehouseRequestWithBody(server, project, warehouse, "application/json", bodyReader)
+}
+
+// NewReplaceWarehouseRequestWithBody constructs an http.Request for the ReplaceWarehouse method, with any body, and a specified content type
+func NewReplaceWarehouseRequestWithBody(server string, project ProjectParam, warehouse WarehouseParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "warehouse", warehouse, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/warehouses/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRefreshWarehouseRequest constructs an http.Request for the RefreshWarehouse method
+func NewRefreshWarehouseRequest(server string, project ProjectParam, warehouse WarehouseParam, params *RefreshWarehouseParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "warehouse", warehouse, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/warehouses/%s/refresh", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Wait != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "wait", *params.Wait, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewDeleteSessionRequest constructs an http.Request for the DeleteSession method
 func NewDeleteSessionRequest(server string) (*http.Request, error) {
 	var err error
@@ -5609,6 +6282,81 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /projects/{project}/stages/{stage}/refresh (the `RefreshStage` operationId).
 	RefreshStageWithResponse(ctx context.Context, project ProjectParam, stage StageParam, params *RefreshStageParams, reqEditors ...RequestEditorFn) (*RefreshStageResponse, error)
+
+	// ListWarehousesWithResponse Every Warehouse of a project, sorted by name
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /projects/{project}/warehouses (the `ListWarehouses` operationId).
+	ListWarehousesWithResponse(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*ListWarehousesResponse, error)
+
+	// CreateWarehouseWithBodyWithResponse Create a Warehouse
+	//
+	// The body is a Warehouse as Kargo's documentation writes it, in JSON
+	// or YAML, checked as a Stage is: Kargo's validation and messages, the
+	// shard label following spec.shard, unknown fields pruned.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/warehouses (the `CreateWarehouse` operationId).
+	CreateWarehouseWithBodyWithResponse(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWarehouseResponse, error)
+
+	// CreateWarehouseWithResponse Create a Warehouse
+	//
+	// The body is a Warehouse as Kargo's documentation writes it, in JSON
+	// or YAML, checked as a Stage is: Kargo's validation and messages, the
+	// shard label following spec.shard, unknown fields pruned.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/warehouses (the `CreateWarehouse` operationId).
+	CreateWarehouseWithResponse(ctx context.Context, project ProjectParam, body CreateWarehouseJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWarehouseResponse, error)
+
+	// DeleteWarehouseWithResponse Delete a Warehouse (its Freight stays)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /projects/{project}/warehouses/{warehouse} (the `DeleteWarehouse` operationId).
+	DeleteWarehouseWithResponse(ctx context.Context, project ProjectParam, warehouse WarehouseParam, reqEditors ...RequestEditorFn) (*DeleteWarehouseResponse, error)
+
+	// GetWarehouseWithResponse One Warehouse
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /projects/{project}/warehouses/{warehouse} (the `GetWarehouse` operationId).
+	GetWarehouseWithResponse(ctx context.Context, project ProjectParam, warehouse WarehouseParam, reqEditors ...RequestEditorFn) (*GetWarehouseResponse, error)
+
+	// ReplaceWarehouseWithBodyWithResponse Replace a Warehouse's metadata and spec
+	//
+	// metadata.resourceVersion is required; a Warehouse changed since is
+	// 409. The status is the controller's. JSON or YAML, as for create.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /projects/{project}/warehouses/{warehouse} (the `ReplaceWarehouse` operationId).
+	ReplaceWarehouseWithBodyWithResponse(ctx context.Context, project ProjectParam, warehouse WarehouseParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplaceWarehouseResponse, error)
+
+	// ReplaceWarehouseWithResponse Replace a Warehouse's metadata and spec
+	//
+	// metadata.resourceVersion is required; a Warehouse changed since is
+	// 409. The status is the controller's. JSON or YAML, as for create.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /projects/{project}/warehouses/{warehouse} (the `ReplaceWarehouse` operationId).
+	ReplaceWarehouseWithResponse(ctx context.Context, project ProjectParam, warehouse WarehouseParam, body ReplaceWarehouseJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceWarehouseResponse, error)
+
+	// RefreshWarehouseWithResponse Ask the Warehouse controller to discover now
+	//
+	// Sets the annotation kargo.akuity.io/refresh to the current time.
+	// With wait=true the answer comes once the controller has handled it
+	// (status.lastHandledRefresh equals the annotation), or 504 after 30
+	// seconds.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/warehouses/{warehouse}/refresh (the `RefreshWarehouse` operationId).
+	RefreshWarehouseWithResponse(ctx context.Context, project ProjectParam, warehouse WarehouseParam, params *RefreshWarehouseParams, reqEditors ...RequestEditorFn) (*RefreshWarehouseResponse, error)
 
 	// DeleteSessionWithResponse Log out a browser (clears the session cookie)
 	//
@@ -7138,6 +7886,294 @@ func (r RefreshStageResponse) ContentType() string {
 	return ""
 }
 
+type ListWarehousesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WarehouseList
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWarehousesResponse) GetJSON200() *WarehouseList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListWarehousesResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWarehousesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWarehousesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWarehousesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWarehousesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateWarehouseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Warehouse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateWarehouseResponse) GetJSON201() *Warehouse {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CreateWarehouseResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateWarehouseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateWarehouseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateWarehouseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateWarehouseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteWarehouseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DeleteWarehouseResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteWarehouseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteWarehouseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteWarehouseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteWarehouseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetWarehouseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Warehouse
+	// YAML200 the response for an HTTP 200 `application/yaml` response
+	YAML200 *Warehouse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWarehouseResponse) GetJSON200() *Warehouse {
+	return r.JSON200
+}
+
+// GetYAML200 returns the response for an HTTP 200 `application/yaml` response
+func (r GetWarehouseResponse) GetYAML200() *Warehouse {
+	return r.YAML200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetWarehouseResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWarehouseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWarehouseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWarehouseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWarehouseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ReplaceWarehouseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Warehouse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReplaceWarehouseResponse) GetJSON200() *Warehouse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ReplaceWarehouseResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ReplaceWarehouseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReplaceWarehouseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReplaceWarehouseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReplaceWarehouseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RefreshWarehouseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Warehouse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RefreshWarehouseResponse) GetJSON200() *Warehouse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r RefreshWarehouseResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RefreshWarehouseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RefreshWarehouseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RefreshWarehouseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RefreshWarehouseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // DeleteSessionResponse204Headers the declared response headers of an HTTP 204 response for DeleteSession
 type DeleteSessionResponse204Headers struct {
 	SetCookie *string
@@ -7957,6 +8993,129 @@ func (c *ClientWithResponses) RefreshStageWithResponse(ctx context.Context, proj
 		return nil, err
 	}
 	return ParseRefreshStageResponse(rsp)
+}
+
+// ListWarehousesWithResponse Every Warehouse of a project, sorted by name
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /projects/{project}/warehouses (the `ListWarehouses` operationId).
+func (c *ClientWithResponses) ListWarehousesWithResponse(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*ListWarehousesResponse, error) {
+	rsp, err := c.ListWarehouses(ctx, project, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWarehousesResponse(rsp)
+}
+
+// CreateWarehouseWithBodyWithResponse Create a Warehouse
+//
+// The body is a Warehouse as Kargo's documentation writes it, in JSON
+// or YAML, checked as a Stage is: Kargo's validation and messages, the
+// shard label following spec.shard, unknown fields pruned.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/warehouses (the `CreateWarehouse` operationId).
+func (c *ClientWithResponses) CreateWarehouseWithBodyWithResponse(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWarehouseResponse, error) {
+	rsp, err := c.CreateWarehouseWithBody(ctx, project, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWarehouseResponse(rsp)
+}
+
+// CreateWarehouseWithResponse Create a Warehouse
+//
+// The body is a Warehouse as Kargo's documentation writes it, in JSON
+// or YAML, checked as a Stage is: Kargo's validation and messages, the
+// shard label following spec.shard, unknown fields pruned.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/warehouses (the `CreateWarehouse` operationId).
+func (c *ClientWithResponses) CreateWarehouseWithResponse(ctx context.Context, project ProjectParam, body CreateWarehouseJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWarehouseResponse, error) {
+	rsp, err := c.CreateWarehouse(ctx, project, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWarehouseResponse(rsp)
+}
+
+// DeleteWarehouseWithResponse Delete a Warehouse (its Freight stays)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /projects/{project}/warehouses/{warehouse} (the `DeleteWarehouse` operationId).
+func (c *ClientWithResponses) DeleteWarehouseWithResponse(ctx context.Context, project ProjectParam, warehouse WarehouseParam, reqEditors ...RequestEditorFn) (*DeleteWarehouseResponse, error) {
+	rsp, err := c.DeleteWarehouse(ctx, project, warehouse, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteWarehouseResponse(rsp)
+}
+
+// GetWarehouseWithResponse One Warehouse
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /projects/{project}/warehouses/{warehouse} (the `GetWarehouse` operationId).
+func (c *ClientWithResponses) GetWarehouseWithResponse(ctx context.Context, project ProjectParam, warehouse WarehouseParam, reqEditors ...RequestEditorFn) (*GetWarehouseResponse, error) {
+	rsp, err := c.GetWarehouse(ctx, project, warehouse, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWarehouseResponse(rsp)
+}
+
+// ReplaceWarehouseWithBodyWithResponse Replace a Warehouse's metadata and spec
+//
+// metadata.resourceVersion is required; a Warehouse changed since is
+// 409. The status is the controller's. JSON or YAML, as for create.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /projects/{project}/warehouses/{warehouse} (the `ReplaceWarehouse` operationId).
+func (c *ClientWithResponses) ReplaceWarehouseWithBodyWithResponse(ctx context.Context, project ProjectParam, warehouse WarehouseParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplaceWarehouseResponse, error) {
+	rsp, err := c.ReplaceWarehouseWithBody(ctx, project, warehouse, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReplaceWarehouseResponse(rsp)
+}
+
+// ReplaceWarehouseWithResponse Replace a Warehouse's metadata and spec
+//
+// metadata.resourceVersion is required; a Warehouse changed since is
+// 409. The status is the controller's. JSON or YAML, as for create.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /projects/{project}/warehouses/{warehouse} (the `ReplaceWarehouse` operationId).
+func (c *ClientWithResponses) ReplaceWarehouseWithResponse(ctx context.Context, project ProjectParam, warehouse WarehouseParam, body ReplaceWarehouseJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceWarehouseResponse, error) {
+	rsp, err := c.ReplaceWarehouse(ctx, project, warehouse, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReplaceWarehouseResponse(rsp)
+}
+
+// RefreshWarehouseWithResponse Ask the Warehouse controller to discover now
+//
+// Sets the annotation kargo.akuity.io/refresh to the current time.
+// With wait=true the answer comes once the controller has handled it
+// (status.lastHandledRefresh equals the annotation), or 504 after 30
+// seconds.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/warehouses/{warehouse}/refresh (the `RefreshWarehouse` operationId).
+func (c *ClientWithResponses) RefreshWarehouseWithResponse(ctx context.Context, project ProjectParam, warehouse WarehouseParam, params *RefreshWarehouseParams, reqEditors ...RequestEditorFn) (*RefreshWarehouseResponse, error) {
+	rsp, err := c.RefreshWarehouse(ctx, project, warehouse, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRefreshWarehouseResponse(rsp)
 }
 
 // DeleteSessionWithResponse Log out a browser (clears the session cookie)
@@ -9049,6 +10208,207 @@ func ParseRefreshStageResponse(rsp *http.Response) (*RefreshStageResponse, error
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest Stage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListWarehousesResponse parses an HTTP response from a ListWarehousesWithResponse call
+func ParseListWarehousesResponse(rsp *http.Response) (*ListWarehousesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWarehousesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WarehouseList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateWarehouseResponse parses an HTTP response from a CreateWarehouseWithResponse call
+func ParseCreateWarehouseResponse(rsp *http.Response) (*CreateWarehouseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateWarehouseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Warehouse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteWarehouseResponse parses an HTTP response from a DeleteWarehouseWithResponse call
+func ParseDeleteWarehouseResponse(rsp *http.Response) (*DeleteWarehouseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteWarehouseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetWarehouseResponse parses an HTTP response from a GetWarehouseWithResponse call
+func ParseGetWarehouseResponse(rsp *http.Response) (*GetWarehouseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWarehouseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Warehouse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
+		var dest Warehouse
+		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.YAML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseReplaceWarehouseResponse parses an HTTP response from a ReplaceWarehouseWithResponse call
+func ParseReplaceWarehouseResponse(rsp *http.Response) (*ReplaceWarehouseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReplaceWarehouseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Warehouse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRefreshWarehouseResponse parses an HTTP response from a RefreshWarehouseWithResponse call
+func ParseRefreshWarehouseResponse(rsp *http.Response) (*RefreshWarehouseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RefreshWarehouseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Warehouse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

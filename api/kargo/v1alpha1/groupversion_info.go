@@ -40,6 +40,7 @@ func addKnownTypes(s *runtime.Scheme) error {
 		&Stage{}, &StageList{},
 		&Promotion{}, &PromotionList{},
 		&Freight{}, &FreightList{},
+		&Warehouse{}, &WarehouseList{},
 	)
 	metav1.AddToGroupVersion(s, SchemeGroupVersion)
 	return nil

@@ -6,6 +6,7 @@
 //     and default;
 //   - freight.go: Freight IDs, and the Freight webhooks' defaulting and
 //     validation;
+//   - warehouse.go: the Warehouse webhooks' defaulting and validation;
 //   - builder.go: the Promotion builder (names, vars, steps), the Promotion
 //     webhook's update rule and the promotion API's messages;
 //   - queue.go: the order of a Stage's Promotions;

@@ -50,3 +50,9 @@ func notFound(project, name string) error {
 func (m *Manager) CheckProject(ctx context.Context, project string) error {
 	return m.projects.check(ctx, project, false)
 }
+
+// CheckProjectForWrite is CheckProject before a write of any Kargo kind:
+// on a cluster without Kargo, the project's namespace is created.
+func (m *Manager) CheckProjectForWrite(ctx context.Context, project string) error {
+	return m.projects.check(ctx, project, true)
+}

@@ -1,5 +1,5 @@
-// Package webhooks does in process what Kargo's Stage, Promotion and
-// Freight webhooks (v1.6) do in a cluster, as an admission plugin of the
+// Package webhooks does in process what Kargo's Stage, Promotion, Freight
+// and Warehouse webhooks (v1.6) do in a cluster, as an admission plugin of the
 // embedded API server: that server has no Services, so it cannot call
 // admission webhooks. The rules themselves are package rules'; this package
 // reads them off admission requests and answers as the webhooks would. The
@@ -27,6 +27,8 @@ var (
 	promotionGroupKind = schema.GroupKind{Group: kargoapi.GroupName, Kind: "Promotion"}
 	freightResource    = kargoapi.Resource(kargoapi.FreightPlural)
 	freightGroupKind   = schema.GroupKind{Group: kargoapi.GroupName, Kind: "Freight"}
+	warehouseResource  = kargoapi.Resource(kargoapi.WarehousePlural)
+	warehouseGroupKind = schema.GroupKind{Group: kargoapi.GroupName, Kind: "Warehouse"}
 )
 
 // Admission is Kargo's webhooks as one admission plugin. The schema rules
@@ -45,6 +47,8 @@ var (
 //     label follows the field and origin and artifacts are immutable. No
 //     alias is generated: that, and rejecting an alias another Freight
 //     has, needs a Freight lister.
+//   - Warehouse, on create and update: defaults the shard label and
+//     rejects what Kargo's validating webhook rejects.
 type Admission struct {
 	*admission.Handler
 }
@@ -69,6 +73,8 @@ func (k *Admission) Admit(_ context.Context, a admission.Attributes, _ admission
 		admitStage(a)
 	case freightResource:
 		return admitFreight(a)
+	case warehouseResource:
+		admitWarehouse(a)
 	}
 	return nil
 }
@@ -86,6 +92,8 @@ func (k *Admission) Validate(_ context.Context, a admission.Attributes, _ admiss
 		return validatePromotion(a)
 	case freightResource:
 		return validateFreight(a)
+	case warehouseResource:
+		return validateWarehouse(a)
 	}
 	return nil
 }
@@ -96,6 +104,25 @@ func admitStage(a admission.Attributes) {
 	if ok && rules.DefaultStage(stage) {
 		u.SetLabels(stage.Labels)
 	}
+}
+
+// admitWarehouse is Kargo's Warehouse defaulting webhook: the shard label.
+func admitWarehouse(a admission.Attributes) {
+	u, w, ok := objectOf[kargoapi.Warehouse](a.GetObject())
+	if ok && rules.DefaultWarehouse(w) {
+		u.SetLabels(w.Labels)
+	}
+}
+
+func validateWarehouse(a admission.Attributes) error {
+	_, w, ok := objectOf[kargoapi.Warehouse](a.GetObject())
+	if !ok {
+		return nil
+	}
+	if errs := rules.ValidateWarehouse(w); len(errs) > 0 {
+		return apierrors.NewInvalid(warehouseGroupKind, w.Name, errs)
+	}
+	return nil
 }
 
 // admitFreight is Kargo's Freight defaulting webhook: the name and the

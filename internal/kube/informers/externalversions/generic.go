@@ -52,6 +52,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Kargo().V1alpha1().Promotions().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("stages"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Kargo().V1alpha1().Stages().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("warehouses"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Kargo().V1alpha1().Warehouses().Informer()}, nil
 
 	}
 

@@ -29,3 +29,11 @@ type StageListerExpansion interface{}
 // StageNamespaceListerExpansion allows custom methods to be added to
 // StageNamespaceLister.
 type StageNamespaceListerExpansion interface{}
+
+// WarehouseListerExpansion allows custom methods to be added to
+// WarehouseLister.
+type WarehouseListerExpansion interface{}
+
+// WarehouseNamespaceListerExpansion allows custom methods to be added to
+// WarehouseNamespaceLister.
+type WarehouseNamespaceListerExpansion interface{}

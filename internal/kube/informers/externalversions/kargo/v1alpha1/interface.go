@@ -18,6 +18,8 @@ type Interface interface {
 	Promotions() TypedPromotionInformer
 	// Stages returns a StageInformer.
 	Stages() TypedStageInformer
+	// Warehouses returns a WarehouseInformer.
+	Warehouses() TypedWarehouseInformer
 }
 
 type version struct {
@@ -44,4 +46,9 @@ func (v *version) Promotions() TypedPromotionInformer {
 // Stages returns a TypedStageInformer.
 func (v *version) Stages() TypedStageInformer {
 	return &stageInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// Warehouses returns a TypedWarehouseInformer.
+func (v *version) Warehouses() TypedWarehouseInformer {
+	return &warehouseInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }

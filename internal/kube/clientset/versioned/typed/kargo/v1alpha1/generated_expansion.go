@@ -11,3 +11,5 @@ type FreightExpansion interface{}
 type PromotionExpansion interface{}
 
 type StageExpansion interface{}
+
+type WarehouseExpansion interface{}

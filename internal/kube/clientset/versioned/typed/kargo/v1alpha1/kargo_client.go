@@ -19,6 +19,7 @@ type KargoV1alpha1Interface interface {
 	FreightsGetter
 	PromotionsGetter
 	StagesGetter
+	WarehousesGetter
 }
 
 // KargoV1alpha1Client is used to interact with features provided by the kargo.akuity.io group.
@@ -36,6 +37,10 @@ func (c *KargoV1alpha1Client) Promotions(namespace string) PromotionInterface {
 
 func (c *KargoV1alpha1Client) Stages(namespace string) StageInterface {
 	return newStages(c, namespace)
+}
+
+func (c *KargoV1alpha1Client) Warehouses(namespace string) WarehouseInterface {
+	return newWarehouses(c, namespace)
 }
 
 // NewForConfig creates a new KargoV1alpha1Client for the given config.

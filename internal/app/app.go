@@ -56,21 +56,21 @@ type App struct {
 
 	// parts is everything that runs (parts.go); the fields below are what
 	// its parts made, for the parts after them and for the API.
-	parts   *lifecycle.Group
-	cp      *controlplane.ControlPlane
-	restCfg *rest.Config
-	kube    kubernetes.Interface // an external cluster's core API; nil on the embedded one
-	client  versioned.Interface
-	exec    executorSetup
-	mgr     *taskactions.Manager
-	stages  *stages.Manager
-	freight *freight.Manager
-	promos  *promotions.Manager
+	parts      *lifecycle.Group
+	cp         *controlplane.ControlPlane
+	restCfg    *rest.Config
+	kube       kubernetes.Interface // an external cluster's core API; nil on the embedded one
+	client     versioned.Interface
+	exec       executorSetup
+	mgr        *taskactions.Manager
+	stages     *stages.Manager
+	freight    *freight.Manager
+	promos     *promotions.Manager
 	warehouses *warehouses.Manager
-	runs    *runs.Service
-	history *history.Store
-	logs    *logs.Store
-	retired prometheus.Counter
+	runs       *runs.Service
+	history    *history.Store
+	logs       *logs.Store
+	retired    prometheus.Counter
 	// promotionsFinished counts the orchestrator's Promotions by phase.
 	promotionsFinished *prometheus.CounterVec
 	metrics            *handlers.Metrics

@@ -10,7 +10,10 @@ import (
 // PhaseHistoryLimit is the default cap of an action's phase history.
 const PhaseHistoryLimit = 64
 
-// PhaseChange is one move of an action to a phase (SetPhase).
+// PhaseChange is one move of an action to a phase (SetPhase). Not an
+// API object: no deepcopy.
+//
+// +kubebuilder:object:generate=false
 type PhaseChange struct {
 	Phase   Phase
 	Reason  string // the condition reason; ReasonOf(Phase) is the usual one

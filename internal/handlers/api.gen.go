@@ -332,6 +332,7 @@ func (e Verb) Valid() bool {
 // Defines values for WarehouseEventSpecFreightCreationPolicy.
 const (
 	Automatic WarehouseEventSpecFreightCreationPolicy = "Automatic"
+	Empty     WarehouseEventSpecFreightCreationPolicy = ""
 	Manual    WarehouseEventSpecFreightCreationPolicy = "Manual"
 )
 
@@ -339,6 +340,8 @@ const (
 func (e WarehouseEventSpecFreightCreationPolicy) Valid() bool {
 	switch e {
 	case Automatic:
+		return true
+	case Empty:
 		return true
 	case Manual:
 		return true
@@ -1093,6 +1096,7 @@ type WarehouseEvent struct {
 	// Metadata Kubernetes object metadata (the fields this API reads and writes).
 	Metadata *ObjectMeta `json:"metadata,omitempty"`
 	Spec     *struct {
+		// FreightCreationPolicy Automatic when empty or absent (Kargo's Go types send it empty when not set).
 		FreightCreationPolicy *WarehouseEventSpecFreightCreationPolicy `json:"freightCreationPolicy,omitempty"`
 
 		// Interval Example: 5m0s
@@ -1113,7 +1117,7 @@ type WarehouseEvent struct {
 	} `json:"status,omitempty"`
 }
 
-// WarehouseEventSpecFreightCreationPolicy defines model for WarehouseEvent.Spec.FreightCreationPolicy.
+// WarehouseEventSpecFreightCreationPolicy Automatic when empty or absent (Kargo's Go types send it empty when not set).
 type WarehouseEventSpecFreightCreationPolicy string
 
 // WarehouseList defines model for WarehouseList.

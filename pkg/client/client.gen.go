@@ -333,6 +333,7 @@ func (e Verb) Valid() bool {
 // Defines values for WarehouseEventSpecFreightCreationPolicy.
 const (
 	Automatic WarehouseEventSpecFreightCreationPolicy = "Automatic"
+	Empty     WarehouseEventSpecFreightCreationPolicy = ""
 	Manual    WarehouseEventSpecFreightCreationPolicy = "Manual"
 )
 
@@ -340,6 +341,8 @@ const (
 func (e WarehouseEventSpecFreightCreationPolicy) Valid() bool {
 	switch e {
 	case Automatic:
+		return true
+	case Empty:
 		return true
 	case Manual:
 		return true
@@ -1094,6 +1097,7 @@ type WarehouseEvent struct {
 	// Metadata Kubernetes object metadata (the fields this API reads and writes).
 	Metadata *ObjectMeta `json:"metadata,omitempty"`
 	Spec     *struct {
+		// FreightCreationPolicy Automatic when empty or absent (Kargo's Go types send it empty when not set).
 		FreightCreationPolicy *WarehouseEventSpecFreightCreationPolicy `json:"freightCreationPolicy,omitempty"`
 
 		// Interval Example: 5m0s
@@ -1114,7 +1118,7 @@ type WarehouseEvent struct {
 	} `json:"status,omitempty"`
 }
 
-// WarehouseEventSpecFreightCreationPolicy defines model for WarehouseEvent.Spec.FreightCreationPolicy.
+// WarehouseEventSpecFreightCreationPolicy Automatic when empty or absent (Kargo's Go types send it empty when not set).
 type WarehouseEventSpecFreightCreationPolicy string
 
 // WarehouseList defines model for WarehouseList.

@@ -267,6 +267,12 @@ func (c *Client) StreamStage(ctx context.Context, project, stage string, opts *S
 	return openStream(ctx, c, segments("projects", project, "stages", stage, "events"), nil, opts, decodeItem[StageEvent]("stage"), reqEditors)
 }
 
+// StreamProjectWarehouses streams every Warehouse of a project
+// (streamProjectWarehouses).
+func (c *Client) StreamProjectWarehouses(ctx context.Context, project string, opts *StreamOptions, reqEditors ...RequestEditorFn) (*Stream[StreamEvent[WarehouseEvent]], error) {
+	return openStream(ctx, c, segments("projects", project, "warehouse-events"), nil, opts, decodeItem[WarehouseEvent]("warehouse"), reqEditors)
+}
+
 // StreamProjectPromotions streams every Promotion of a project
 // (streamProjectPromotions).
 func (c *Client) StreamProjectPromotions(ctx context.Context, project string, opts *StreamOptions, reqEditors ...RequestEditorFn) (*Stream[StreamEvent[PromotionEvent]], error) {
@@ -354,6 +360,15 @@ func (c *ClientWithResponses) StreamStage(ctx context.Context, project, stage st
 		return nil, err
 	}
 	return cc.StreamStage(ctx, project, stage, opts, reqEditors...)
+}
+
+// StreamProjectWarehouses is Client.StreamProjectWarehouses.
+func (c *ClientWithResponses) StreamProjectWarehouses(ctx context.Context, project string, opts *StreamOptions, reqEditors ...RequestEditorFn) (*Stream[StreamEvent[WarehouseEvent]], error) {
+	cc, err := c.core()
+	if err != nil {
+		return nil, err
+	}
+	return cc.StreamProjectWarehouses(ctx, project, opts, reqEditors...)
 }
 
 // StreamProjectPromotions is Client.StreamProjectPromotions.

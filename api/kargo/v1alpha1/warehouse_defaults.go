@@ -24,6 +24,11 @@ func (s *WarehouseSpec) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}
+	if p.FreightCreationPolicy == "" {
+		// What a Go client of these types sends for "not set" (the field
+		// has no omitempty): the default, as an absent field gets.
+		p.FreightCreationPolicy = FreightCreationPolicyAutomatic
+	}
 	*s = WarehouseSpec(p)
 	return nil
 }

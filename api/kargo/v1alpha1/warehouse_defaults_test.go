@@ -19,3 +19,15 @@ func TestWarehouseJSONDefaults(t *testing.T) {
 		t.Errorf("strictSemvers: git %v (want true), image %v (want false, given)", s.Subscriptions[0].Git.StrictSemvers, s.Subscriptions[1].Image.StrictSemvers)
 	}
 }
+
+// A Go client of these types sends an unset policy as "": it is the
+// default, as an absent one is.
+func TestEmptyFreightCreationPolicyIsTheDefault(t *testing.T) {
+	var w Warehouse
+	if err := json.Unmarshal([]byte(`{"spec":{"freightCreationPolicy":"","subscriptions":[{"image":{"repoURL":"h/i"}}]}}`), &w); err != nil {
+		t.Fatal(err)
+	}
+	if w.Spec.FreightCreationPolicy != FreightCreationPolicyAutomatic {
+		t.Errorf("policy %q, want Automatic", w.Spec.FreightCreationPolicy)
+	}
+}

@@ -22,6 +22,16 @@ func (f *Freight) UnmarshalYAML(n *yaml.Node) error { return viaJSON(n, (*freigh
 // UnmarshalYAML implements yaml.Unmarshaler.
 func (p *Promotion) UnmarshalYAML(n *yaml.Node) error { return viaJSON(n, (*promotionNoYAML)(p)) }
 
+// UnmarshalYAML implements yaml.Unmarshaler. A Warehouse decodes from
+// JSON with the CRD's defaults (warehouse_defaults.go), and so from YAML.
+func (w *Warehouse) UnmarshalYAML(n *yaml.Node) error {
+	raw, err := yaml.Marshal(n)
+	if err != nil {
+		return fmt.Errorf("re-encode YAML: %w", err)
+	}
+	return sigsyaml.Unmarshal(raw, w)
+}
+
 // The same types without the method, so that decoding them is not a
 // loop.
 

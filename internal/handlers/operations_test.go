@@ -73,7 +73,7 @@ func TestStreamKindsFromTheTable(t *testing.T) {
 // The stream metrics' event label covers the events of every stream the
 // document describes.
 func TestStreamEventsFromTheDocument(t *testing.T) {
-	if got := strings.Join(streamEvents(), ","); got != "action,log,project,promotion,run,stage" {
+	if got := strings.Join(streamEvents(), ","); got != "action,log,project,promotion,run,stage,warehouse" {
 		t.Errorf("stream events %s", got)
 	}
 }

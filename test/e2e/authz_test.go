@@ -145,6 +145,33 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}
 		return len(l.Items) == 2+3*len(subjects)
 	})
+	// Warehouses likewise: one to read, and per subject one to replace,
+	// delete and refresh, settled (their discovery fails: no registry).
+	W := "/projects/authz/warehouses"
+	for _, name := range append([]string{"wh"}, func() (n []string) {
+		for _, sub := range subjects {
+			n = append(n, "rp-"+sub.name, "dl-"+sub.name, "rf-"+sub.name)
+		}
+		return n
+	}()...) {
+		matrixPost(t, s, W, fmt.Sprintf(`{"metadata":{"name":%q},"spec":{"subscriptions":[{"image":{"repoURL":"registry.invalid/app"}}]}}`, name), http.StatusCreated, nil)
+	}
+	eventually(t, 10*time.Second, "the Warehouses' statuses", func() bool {
+		var l struct {
+			Items []struct {
+				Status struct{ Conditions []any }
+			}
+		}
+		if !matrixGet(t, s, W, &l) {
+			return false
+		}
+		for _, it := range l.Items {
+			if len(it.Status.Conditions) == 0 {
+				return false
+			}
+		}
+		return len(l.Items) == 1+3*len(subjects)
+	})
 	A := "/projects/authz/domains/dev/runs/r1/actions"
 	enqueueOf := func(taskType string) func(string) (string, string, string) {
 		return func(sub string) (string, string, string) {
@@ -204,6 +231,27 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}},
 		"refreshStage": {verbs: []string{"write"}, stage: true, ok: 200, request: func(sub string) (string, string, string) {
 			return "POST", S + "/rf-" + sub + "/refresh", ""
+		}},
+		"listWarehouses":          {verbs: read, stage: true, ok: 200, request: get(W)},
+		"getWarehouse":            {verbs: read, stage: true, ok: 200, request: get(W + "/wh")},
+		"streamProjectWarehouses": {verbs: read, stage: true, ok: 200, request: get("/projects/authz/warehouse-events")},
+		"createWarehouse": {verbs: []string{"write"}, stage: true, ok: 201, request: func(sub string) (string, string, string) {
+			return "POST", W, fmt.Sprintf(`{"metadata":{"name":"cr-%s"},"spec":{"subscriptions":[{"image":{"repoURL":"registry.invalid/app"}}]}}`, sub)
+		}},
+		"replaceWarehouse": {verbs: []string{"write"}, stage: true, ok: 200, request: func(sub string) (string, string, string) {
+			var cur map[string]any
+			if !matrixGet(t, s, W+"/rp-"+sub, &cur) {
+				t.Fatalf("get Warehouse rp-%s", sub)
+			}
+			cur["spec"].(map[string]any)["shard"] = "replaced"
+			b, _ := json.Marshal(cur)
+			return "PUT", W + "/rp-" + sub, string(b)
+		}},
+		"deleteWarehouse": {verbs: []string{"write"}, stage: true, ok: 204, request: func(sub string) (string, string, string) {
+			return "DELETE", W + "/dl-" + sub, ""
+		}},
+		"refreshWarehouse": {verbs: []string{"write"}, stage: true, ok: 200, request: func(sub string) (string, string, string) {
+			return "POST", W + "/rf-" + sub + "/refresh", ""
 		}},
 		// Freight and Promotions belong to the project too.
 		"listFreight":             {verbs: read, stage: true, ok: 200, request: get("/projects/authz/freight")},

@@ -51,6 +51,10 @@ var featureList = []feature{
 	{"promote Freight to a Stage", (*features).promote},
 	{"abort a Promotion", (*features).abortPromotion},
 	{"delete a Stage", (*features).deleteStage},
+	{"create a Warehouse", (*features).createWarehouse},
+	{"replace a Warehouse", (*features).replaceWarehouse},
+	{"refresh a Warehouse", (*features).refreshWarehouse},
+	{"delete a Warehouse", (*features).deleteWarehouse},
 	{"keep the executor's Lease (renewed)", (*features).leaseRenewed},
 }
 
@@ -245,6 +249,33 @@ func (f *features) abortPromotion(ctx context.Context) error {
 
 func (f *features) deleteStage(ctx context.Context) error {
 	return f.s.DoJSON(ctx, http.MethodDelete, f.stagesPath()+"/test", nil, nil, http.StatusOK, http.StatusNoContent, http.StatusAccepted)
+}
+
+func (f *features) warehousesPath() string { return "/api/v1/projects/" + f.project + "/warehouses" }
+
+func (f *features) createWarehouse(ctx context.Context) error {
+	body := map[string]any{
+		"metadata": map[string]any{"name": "w"},
+		"spec":     map[string]any{"subscriptions": []any{map[string]any{"image": map[string]any{"repoURL": "registry.invalid/app"}}}},
+	}
+	return f.s.DoJSON(ctx, http.MethodPost, f.warehousesPath(), body, nil, http.StatusCreated)
+}
+
+func (f *features) replaceWarehouse(ctx context.Context) error {
+	var have map[string]any
+	if err := f.s.DoJSON(ctx, http.MethodGet, f.warehousesPath()+"/w", nil, &have, http.StatusOK); err != nil {
+		return err
+	}
+	have["spec"].(map[string]any)["shard"] = "a"
+	return f.s.DoJSON(ctx, http.MethodPut, f.warehousesPath()+"/w", have, nil, http.StatusOK)
+}
+
+func (f *features) refreshWarehouse(ctx context.Context) error {
+	return f.s.DoJSON(ctx, http.MethodPost, f.warehousesPath()+"/w/refresh", nil, nil, http.StatusOK)
+}
+
+func (f *features) deleteWarehouse(ctx context.Context) error {
+	return f.s.DoJSON(ctx, http.MethodDelete, f.warehousesPath()+"/w", nil, nil, http.StatusNoContent)
 }
 
 // outsideExecutor reports statuses of an action no plugin here runs, as

@@ -14,38 +14,21 @@ import (
 // otherwise leave every camel-cased field empty.
 
 // UnmarshalYAML implements yaml.Unmarshaler.
-func (s *Stage) UnmarshalYAML(n *yaml.Node) error { return viaJSON(n, (*stageNoYAML)(s)) }
+func (s *Stage) UnmarshalYAML(n *yaml.Node) error { return viaJSON(n, s) }
 
 // UnmarshalYAML implements yaml.Unmarshaler.
-func (f *Freight) UnmarshalYAML(n *yaml.Node) error { return viaJSON(n, (*freightNoYAML)(f)) }
+func (f *Freight) UnmarshalYAML(n *yaml.Node) error { return viaJSON(n, f) }
 
 // UnmarshalYAML implements yaml.Unmarshaler.
-func (p *Promotion) UnmarshalYAML(n *yaml.Node) error { return viaJSON(n, (*promotionNoYAML)(p)) }
+func (p *Promotion) UnmarshalYAML(n *yaml.Node) error { return viaJSON(n, p) }
 
-// UnmarshalYAML implements yaml.Unmarshaler. A Warehouse decodes from
-// JSON with the CRD's defaults (warehouse_defaults.go), and so from YAML.
-func (w *Warehouse) UnmarshalYAML(n *yaml.Node) error {
-	raw, err := yaml.Marshal(n)
-	if err != nil {
-		return fmt.Errorf("re-encode YAML: %w", err)
-	}
-	return sigsyaml.Unmarshal(raw, w)
-}
-
-// The same types without the method, so that decoding them is not a
-// loop.
-
-// +kubebuilder:object:generate=false
-type stageNoYAML Stage
-
-// +kubebuilder:object:generate=false
-type freightNoYAML Freight
-
-// +kubebuilder:object:generate=false
-type promotionNoYAML Promotion
+// UnmarshalYAML implements yaml.Unmarshaler; a Warehouse gets the CRD's
+// defaults (warehouse_defaults.go) as from JSON.
+func (w *Warehouse) UnmarshalYAML(n *yaml.Node) error { return viaJSON(n, w) }
 
 // viaJSON decodes the node as Kubernetes decodes YAML: to JSON, then by
-// the JSON names.
+// the JSON names. sigs.k8s.io/yaml never calls go.yaml.in's Unmarshaler,
+// so this is no loop.
 func viaJSON(n *yaml.Node, into any) error {
 	raw, err := yaml.Marshal(n)
 	if err != nil {

@@ -93,8 +93,9 @@ func TestKargoControllersFailOver(t *testing.T) {
 }
 
 // argsOf is the Deployment's arguments in manifest, but for the
-// listeners and the data dir, which each test server has its own of.
-func argsOf(t *testing.T, manifest string) []string {
+// listeners, the data dir and the history store, which each test server
+// has its own of.
+func argsOf(t testing.TB, manifest string) []string {
 	t.Helper()
 	for _, d := range documents(manifest) {
 		var dep appsv1.Deployment

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -261,25 +260,7 @@ func chartRoles(t *testing.T) (*rbacv1.ClusterRole, *rbacv1.Role) {
 // sets for a process on this machine.
 func chartArgs(t testing.TB) []string {
 	t.Helper()
-	for _, d := range documents(manifest) {
-		var dep appsv1.Deployment
-		mustUnmarshal(t, d, &dep)
-		if dep.Kind != "Deployment" {
-			continue
-		}
-		var args []string
-		for _, a := range dep.Spec.Template.Spec.Containers[0].Args {
-			flag, _, _ := strings.Cut(a, "=")
-			switch flag {
-			case "--listen", "--metrics-listen", "--data-dir":
-				continue
-			}
-			args = append(args, a)
-		}
-		return args
-	}
-	t.Fatal("the chart has no Deployment")
-	return nil
+	return argsOf(t, manifest)
 }
 
 func mustUnmarshal(t testing.TB, doc string, v any) {

@@ -129,49 +129,18 @@ func TestAuthorizationMatrix(t *testing.T) {
 			createStageAs(prefix + sub.name)
 		}
 	}
-	eventually(t, 10*time.Second, "the Stages' statuses", func() bool {
-		var l struct {
-			Items []struct {
-				Status struct{ Conditions []any }
-			}
-		}
-		if !matrixGet(t, s, S, &l) {
-			return false
-		}
-		for _, it := range l.Items {
-			if len(it.Status.Conditions) == 0 {
-				return false
-			}
-		}
-		return len(l.Items) == 2+3*len(subjects)
-	})
+	settledList(t, s, S, 2+3*len(subjects), "the Stages' statuses")
 	// Warehouses likewise: one to read, and per subject one to replace,
 	// delete and refresh, settled (their discovery fails: no registry).
 	W := "/projects/authz/warehouses"
-	for _, name := range append([]string{"wh"}, func() (n []string) {
-		for _, sub := range subjects {
-			n = append(n, "rp-"+sub.name, "dl-"+sub.name, "rf-"+sub.name)
-		}
-		return n
-	}()...) {
+	names := []string{"wh"}
+	for _, sub := range subjects {
+		names = append(names, "rp-"+sub.name, "dl-"+sub.name, "rf-"+sub.name)
+	}
+	for _, name := range names {
 		matrixPost(t, s, W, fmt.Sprintf(`{"metadata":{"name":%q},"spec":{"subscriptions":[{"image":{"repoURL":"registry.invalid/app"}}]}}`, name), http.StatusCreated, nil)
 	}
-	eventually(t, 10*time.Second, "the Warehouses' statuses", func() bool {
-		var l struct {
-			Items []struct {
-				Status struct{ Conditions []any }
-			}
-		}
-		if !matrixGet(t, s, W, &l) {
-			return false
-		}
-		for _, it := range l.Items {
-			if len(it.Status.Conditions) == 0 {
-				return false
-			}
-		}
-		return len(l.Items) == 1+3*len(subjects)
-	})
+	settledList(t, s, W, 1+3*len(subjects), "the Warehouses' statuses")
 	A := "/projects/authz/domains/dev/runs/r1/actions"
 	enqueueOf := func(taskType string) func(string) (string, string, string) {
 		return func(sub string) (string, string, string) {
@@ -463,4 +432,27 @@ func matrixCall(t *testing.T, s *server, method, path, body, token string) (int,
 		t.Errorf("%s %s: 401 without WWW-Authenticate", method, path)
 	}
 	return resp.StatusCode, p.Detail
+}
+
+// settledList waits until the list at path has n objects, each with a
+// status condition: its controller has handled it, so that it does not
+// change under the matrix.
+func settledList(t *testing.T, s *server, path string, n int, what string) {
+	t.Helper()
+	eventually(t, 10*time.Second, what, func() bool {
+		var l struct {
+			Items []struct {
+				Status struct{ Conditions []any }
+			}
+		}
+		if !matrixGet(t, s, path, &l) {
+			return false
+		}
+		for _, it := range l.Items {
+			if len(it.Status.Conditions) == 0 {
+				return false
+			}
+		}
+		return len(l.Items) == n
+	})
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/kubernetes"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
@@ -49,12 +48,12 @@ func (a *App) newParts() *lifecycle.Group {
 	g.Add("warehouses", lifecycle.Service(a.startWarehouses, func() error { a.warehouses.Stop(); return nil }))
 	g.Add("api", lifecycle.Service(func(context.Context) error { return a.serveAPI(a.restCfg) }, nil))
 	g.Add("metrics listener", lifecycle.Func(a.runMetricsListener))
-	g.Add("aborter", lifecycle.Background(func(ctx context.Context) error {
-		return aborter.New(a.mgr, abortWorkers, a.component("aborter")).Run(ctx)
+	g.Add("aborter", lifecycle.Func(func(ctx context.Context, ready func()) error {
+		return aborter.New(a.mgr, abortWorkers, a.component("aborter")).Run(ctx, ready)
 	}))
-	g.Add("collector", lifecycle.Background(a.runCollector))
+	g.Add("collector", lifecycle.Func(a.runCollector))
 	g.Add("retention", lifecycle.Background(a.runRetention))
-	g.Add("kargo controllers", lifecycle.Background(a.runKargoControllers))
+	g.Add("kargo controllers", lifecycle.Func(a.runKargoControllers))
 	g.Add("executor", lifecycle.Func(a.runExecutor))
 	return g
 }
@@ -232,12 +231,13 @@ func (a *App) runMetricsListener(ctx context.Context, ready func()) error {
 
 // runCollector deletes the descendants of a deleted action on the
 // embedded control plane, which has no garbage collector.
-func (a *App) runCollector(ctx context.Context) error {
+func (a *App) runCollector(ctx context.Context, ready func()) error {
 	if !a.cp.Embedded() {
+		ready()
 		<-ctx.Done()
 		return nil
 	}
-	return collector.New(a.mgr, 0, a.component("collector")).Run(ctx)
+	return collector.New(a.mgr, 0, a.component("collector")).Run(ctx, ready)
 }
 
 // runRetention deletes finished actions from the control plane after
@@ -258,37 +258,40 @@ const kargoLease = "taskactions-kargo"
 // runKargoControllers runs the Stage and Warehouse controllers and the
 // Promotion orchestrator where no Kargo controller does (--kargo-controllers), on a
 // cluster only while this replica holds their Lease; else it waits for
-// the stop. The first of them to fail ends both with its error.
-func (a *App) runKargoControllers(ctx context.Context) error {
+// the stop. The first of them to fail ends the others with its error.
+//
+// Without a lease it is ready once every controller is, so a controller
+// that cannot start fails the server's start; under the lease it is
+// ready at once, as this replica may never lead.
+func (a *App) runKargoControllers(ctx context.Context, ready func()) error {
 	if !(a.cfg.KargoControllers == "true" || (a.cfg.KargoControllers == "auto" && a.cp.Embedded())) {
+		ready()
 		<-ctx.Done()
 		return nil
 	}
 	if a.kube == nil {
-		return a.kargoControllers(ctx)
+		return a.kargoControllers().Run(ctx, ready)
 	}
 	cfg := a.leaseConfig("kargo controllers")
 	cfg.Name = kargoLease
-	return lease.Run(ctx, cfg, a.kargoControllers)
+	ready()
+	return lease.Run(ctx, cfg, func(ctx context.Context) error {
+		return a.kargoControllers().Run(ctx, func() {})
+	})
 }
 
-// kargoControllers runs both controllers until ctx ends or one fails.
-func (a *App) kargoControllers(ctx context.Context) error {
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		return stages.NewController(a.stages, a.promos, a.freight, 4, a.component("stage-controller")).Run(ctx)
-	})
-	g.Go(func() error {
-		return warehouses.NewController(a.warehouses, a.freight, a.component("warehouse-controller")).Run(ctx)
-	})
-	g.Go(func() error {
-		return orchestrator.New(orchestrator.Config{
-			Promotions: a.promos, Stages: a.stages.Cache(), Freight: a.freight,
-			Actions: a.mgr, Runnable: a.exec.runs, OutputRoot: a.outputRoot(), WorkDirs: a.kargoWork(), Workers: 8,
-			Log: a.component("promotions"), Finished: a.promotionFinished,
-		}).Run(ctx)
-	})
-	return g.Wait()
+// kargoControllers is the group of Kargo's controllers: they start and
+// stop together, and one that fails stops the others.
+func (a *App) kargoControllers() *lifecycle.Group {
+	g := lifecycle.NewGroup()
+	g.Add("stage controller", stages.NewController(a.stages, a.promos, a.freight, 4, a.component("stage-controller")))
+	g.Add("warehouse controller", warehouses.NewController(a.warehouses, a.freight, a.component("warehouse-controller")))
+	g.Add("promotion orchestrator", orchestrator.New(orchestrator.Config{
+		Promotions: a.promos, Stages: a.stages.Cache(), Freight: a.freight,
+		Actions: a.mgr, Runnable: a.exec.runs, OutputRoot: a.outputRoot(), WorkDirs: a.kargoWork(), Workers: 8,
+		Log: a.component("promotions"), Finished: a.promotionFinished,
+	}))
+	return g
 }
 
 // promotionFinished counts a Promotion's terminal phase.

@@ -141,6 +141,22 @@ func (g *Group) ended(p *part) {
 // the owner stops the server then.
 func (g *Group) Err() <-chan error { return g.errc }
 
+// Run makes the Group a Runnable, so that parts started together (the
+// Kargo controllers) are one part of a larger group: it is ready once
+// every part is, and returns when ctx ends or a part fails, having
+// stopped them all.
+func (g *Group) Run(ctx context.Context, ready func()) error {
+	if err := g.Start(ctx); err != nil {
+		return err
+	}
+	ready()
+	select {
+	case <-ctx.Done():
+	case <-g.Err():
+	}
+	return g.Stop()
+}
+
 // Stop stops every started part in reverse order and returns the errors
 // they returned (a part's failure reported on Err included).
 func (g *Group) Stop() error { return g.stop(g.parts, false) }

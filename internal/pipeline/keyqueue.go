@@ -43,8 +43,10 @@ func (k *KeyQueue) Add(obj any) {
 	}
 }
 
-// Run registers handler on inf and reconciles until ctx ends.
-func (k *KeyQueue) Run(ctx context.Context, inf cache.SharedIndexInformer, handler cache.ResourceEventHandler, reconcile func(context.Context, string) error) error {
+// Run registers handler on inf, calls ready once the workers run, and
+// reconciles until ctx ends. It is the body of a lifecycle.Runnable: a
+// controller that cannot register its handler fails its start.
+func (k *KeyQueue) Run(ctx context.Context, ready func(), inf cache.SharedIndexInformer, handler cache.ResourceEventHandler, reconcile func(context.Context, string) error) error {
 	reg, err := inf.AddEventHandler(handler)
 	if err != nil {
 		return err
@@ -56,6 +58,7 @@ func (k *KeyQueue) Run(ctx context.Context, inf cache.SharedIndexInformer, handl
 			}
 		})
 	}
+	ready()
 	<-ctx.Done()
 	_ = inf.RemoveEventHandler(reg)
 	k.q.ShutDown()

@@ -18,7 +18,7 @@ func runAborter(t testing.TB, m *Manager) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = aborter.New(m, 4, testenv.Logger()).Run(ctx) }()
+	go func() { defer close(done); _ = aborter.New(m, 4, testenv.Logger()).Run(ctx, func() {}) }()
 	t.Cleanup(func() { cancel(); <-done })
 }
 

@@ -110,7 +110,7 @@ func New(cfg Config) *Orchestrator {
 
 // Run reconciles Promotions until ctx ends: on their own events, on their
 // Stage's (the queue moves), and on their actions'.
-func (o *Orchestrator) Run(ctx context.Context) error {
+func (o *Orchestrator) Run(ctx context.Context, ready func()) error {
 	k := pipeline.NewKeyQueue("promotions", o.cfg.Workers, o.cfg.Log)
 	stages := o.cfg.Stages.Informer()
 	sreg, err := stages.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -138,7 +138,7 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 		return err
 	}
 	defer func() { _ = o.cfg.Actions.Informer().RemoveEventHandler(areg) }()
-	return k.Run(ctx, o.cfg.Promotions.PromotionInformer(), cache.ResourceEventHandlerFuncs{
+	return k.Run(ctx, ready, o.cfg.Promotions.PromotionInformer(), cache.ResourceEventHandlerFuncs{
 		AddFunc:    k.Add,
 		UpdateFunc: func(_, obj any) { k.Add(obj) },
 		// A Promotion deleted before it ended leaves no working directory.

@@ -55,7 +55,7 @@ func NewController(m *Manager, promotions Promotions, freight Freight, workers i
 
 // Run reconciles every Stage that is added or changes until ctx ends.
 // The manager must be started.
-func (c *Controller) Run(ctx context.Context) error {
+func (c *Controller) Run(ctx context.Context, ready func()) error {
 	inf := c.m.stages.Informer()
 	if inf == nil {
 		return fmt.Errorf("stage controller: %w", errNotStarted)
@@ -79,7 +79,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		}
 		defer func() { _ = pinf.RemoveEventHandler(reg) }()
 	}
-	return k.Run(ctx, inf, cache.ResourceEventHandlerFuncs{
+	return k.Run(ctx, ready, inf, cache.ResourceEventHandlerFuncs{
 		AddFunc:    k.Add,
 		UpdateFunc: func(_, obj any) { k.Add(obj) },
 	}, c.reconcile)

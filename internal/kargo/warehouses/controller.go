@@ -43,13 +43,13 @@ func NewController(m *Manager, freight FreightStore, log zerolog.Logger) *Contro
 }
 
 // Run reconciles Warehouses until ctx ends. The manager must be started.
-func (c *Controller) Run(ctx context.Context) error {
+func (c *Controller) Run(ctx context.Context, ready func()) error {
 	inf := c.m.warehouses.Informer()
 	if inf == nil {
 		return errors.New("warehouse controller: the Warehouse cache is not started")
 	}
 	k := pipeline.NewKeyQueue("warehouse-controller", 2, c.log)
-	return k.Run(ctx, inf, cache.ResourceEventHandlerFuncs{
+	return k.Run(ctx, ready, inf, cache.ResourceEventHandlerFuncs{
 		AddFunc: k.Add,
 		UpdateFunc: func(old, obj any) {
 			// Only a change of spec or a refresh is a reason to discover

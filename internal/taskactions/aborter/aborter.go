@@ -52,10 +52,10 @@ func New(actions Actions, workers int, log zerolog.Logger) *Aborter {
 const maxAncestors = 1000
 
 // Run aborts until ctx ends. The manager must be watching.
-func (a *Aborter) Run(ctx context.Context) error {
+func (a *Aborter) Run(ctx context.Context, ready func()) error {
 	k := pipeline.NewKeyQueue("aborter", a.workers, a.log)
 	inf := a.actions.Informer()
-	return k.Run(ctx, inf, cache.ResourceEventHandlerDetailedFuncs{
+	return k.Run(ctx, ready, inf, cache.ResourceEventHandlerDetailedFuncs{
 		// At start only aborted actions have work; later, a new action
 		// may be the child of one.
 		AddFunc: func(obj any, initial bool) {

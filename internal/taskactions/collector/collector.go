@@ -46,11 +46,11 @@ func New(actions Actions, workers int, log zerolog.Logger) *Collector {
 }
 
 // Run collects until ctx ends. The manager must be watching.
-func (c *Collector) Run(ctx context.Context) error {
+func (c *Collector) Run(ctx context.Context, ready func()) error {
 	k := pipeline.NewKeyQueue("collector", c.workers, c.log)
 	inf := c.actions.Informer()
 	idx := inf.GetIndexer()
-	return k.Run(ctx, inf, cache.ResourceEventHandlerFuncs{
+	return k.Run(ctx, ready, inf, cache.ResourceEventHandlerFuncs{
 		// A new or restored child: is its owner there?
 		AddFunc: func(obj any) {
 			if len(obj.(*v1.TaskAction).OwnerReferences) > 0 {

@@ -208,3 +208,46 @@ func TestGroupStartNamesAFailureOnce(t *testing.T) {
 		t.Fatalf("Start: %v, want the failure named once", err)
 	}
 }
+
+// A group inside a group is one part: ready once all its parts are, and
+// a failure of one of them is the outer group's, named by both.
+func TestGroupRunsAsAPartOfAnotherGroup(t *testing.T) {
+	var r recorder
+	die := make(chan struct{})
+	inner := NewGroup()
+	inner.Add("stage controller", service(&r, "stages", nil))
+	inner.Add("orchestrator", Func(func(ctx context.Context, ready func()) error {
+		r.note("start orchestrator")
+		ready()
+		select {
+		case <-die:
+			return errors.New("cannot watch Promotions")
+		case <-ctx.Done():
+			return nil
+		}
+	}))
+	outer := NewGroup()
+	outer.Add("kargo", inner)
+	outer.Add("executor", service(&r, "executor", nil))
+	if err := outer.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.list(), []string{"start stages", "start orchestrator", "start executor"}; !slices.Equal(got, want) {
+		t.Fatalf("started %v, want %v", got, want)
+	}
+	close(die)
+	select {
+	case err := <-outer.Err():
+		if want := "kargo: orchestrator: cannot watch Promotions"; !strings.Contains(err.Error(), want) {
+			t.Fatalf("Err: %q, want it to hold %q", err, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the inner part's failure was not reported")
+	}
+	if err := outer.Stop(); err == nil {
+		t.Fatal("Stop returned no error for a failed part")
+	}
+	if got := r.list(); !slices.Contains(got, "stop stages") || !slices.Contains(got, "stop executor") {
+		t.Fatalf("not everything stopped: %v", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"taskactions/test/testserver"
 )
@@ -32,8 +33,14 @@ func TestDefaultLogHoldsWhatMatters(t *testing.T) {
 		t.Fatalf("GET of a missing run: %d, want 404", code)
 	}
 
+	// The request line is written as the handler returns, which may be
+	// just after the client has its answer: wait for the last one.
+	logged := p.log()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logged, `/runs/nosuch"`) && time.Now().Before(deadline); logged = p.log() {
+		time.Sleep(20 * time.Millisecond)
+	}
 	var requests []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(p.log()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(logged), "\n") {
 		var entry map[string]any
 		if err := json.Unmarshal([]byte(line), &entry); err != nil {
 			t.Fatalf("a log line that is not JSON: %q", line)

@@ -76,7 +76,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 	tc := c.taskContext(key, ta, tmpl)
 	if deadline, ok := c.attemptDeadline(ta, tmpl); ok {
 		if left := time.Until(deadline); left <= 0 {
-			_ = plugin.Abort(ctx, tc)
+			c.abortAttempt(ctx, plugin, tc, key)
 			c.endAttempt(ctx, plugin, tc, ta)
 			return 0, c.fail(ctx, key, ta, v1.ReasonTimedOut, v1.ErrorKindUser, "TimedOut",
 				fmt.Sprintf("attempt %d ran longer than its timeout of %s", ta.Status.Attempts, tmpl.Metadata.Timeout))
@@ -159,6 +159,8 @@ func (c *Controller) round(ctx context.Context, key string, ta *v1.TaskAction, t
 	switch tr.Phase {
 	case plugins.PhaseSystemRetryableFailure:
 		return c.systemFailure(ctx, key, ta, tc, plugin, first, errorCode(tr, "SystemFailure"), errorMessage(tr))
+	case plugins.PhaseLost:
+		return c.lostAttempt(ctx, key, ta, tc, plugin, first, errorCode(tr, "Lost"), errorMessage(tr))
 	case plugins.PhaseRetryableFailure, plugins.PhasePermanentFailure:
 		return 0, c.userFailure(ctx, key, ta, tc, plugin, first, tr)
 	case plugins.PhaseSuccess:
@@ -214,11 +216,24 @@ func (c *Controller) userFailure(ctx context.Context, key string, ta *v1.TaskAct
 	})
 }
 
-// systemFailure counts a failure of the system (a plugin error, a lost
-// process): the attempt is cleaned up and another starts, until there were
-// more than MaxSystemFailures.
+// systemFailure counts a failure of the system (a plugin error): the
+// attempt is cleaned up and another starts, until there were more than
+// MaxSystemFailures.
 func (c *Controller) systemFailure(ctx context.Context, key string, ta *v1.TaskAction, tc *plugins.TaskContext, plugin plugins.Plugin, first *firstRound, code, msg string) (time.Duration, error) {
-	_ = plugin.Abort(ctx, tc)
+	return c.countSystemFailure(ctx, key, ta, tc, plugin, first, code, msg, true)
+}
+
+// lostAttempt counts an attempt lost with the server process that ran it
+// as a system failure (so it spends none of the task's retries), but it
+// never ends the action: each crash costs the attempts it interrupted one
+// system failure, and the limit is for failures of the system the action
+// itself may cause again.
+func (c *Controller) lostAttempt(ctx context.Context, key string, ta *v1.TaskAction, tc *plugins.TaskContext, plugin plugins.Plugin, first *firstRound, code, msg string) (time.Duration, error) {
+	return c.countSystemFailure(ctx, key, ta, tc, plugin, first, code, msg, false)
+}
+
+func (c *Controller) countSystemFailure(ctx context.Context, key string, ta *v1.TaskAction, tc *plugins.TaskContext, plugin plugins.Plugin, first *firstRound, code, msg string, limited bool) (time.Duration, error) {
+	c.abortAttempt(ctx, plugin, tc, key)
 	c.endAttempt(ctx, plugin, tc, ta)
 	failures := ta.Status.SystemFailures + 1
 	c.cfg.Log.Warn().Str("action", key).Uint32("systemFailures", failures).Str("code", code).Msg(msg)
@@ -227,7 +242,7 @@ func (c *Controller) systemFailure(ctx context.Context, key string, ta *v1.TaskA
 		first.apply(c, t)
 		t.Status.SystemFailures = failures
 		t.Status.ErrorState = e
-		if int(failures) > c.cfg.MaxSystemFailures {
+		if limited && int(failures) > c.cfg.MaxSystemFailures {
 			t.Status.PluginState, t.Status.PluginStateVersion = nil, 0
 			setPhase(t, v1.PhaseFailed, v1.ReasonPermanentFailure,
 				fmt.Sprintf("%d system failures, more than the %d allowed; last: %s", failures, c.cfg.MaxSystemFailures, msg), false)
@@ -235,8 +250,19 @@ func (c *Controller) systemFailure(ctx context.Context, key string, ta *v1.TaskA
 		}
 		c.retry(t, fmt.Sprintf("system failure in attempt %d (%s); retrying", t.Status.Attempts, msg))
 	})
+	if !limited {
+		return 0, err // the server that lost it is gone: nothing to back off from
+	}
 	// Back off a little more with each system failure.
 	return min(100*time.Millisecond<<min(failures, 7), 10*time.Second), err
+}
+
+// abortAttempt kills what the attempt may still run before its outcome is
+// recorded; a failure to is logged, and finish tries again at the end.
+func (c *Controller) abortAttempt(ctx context.Context, plugin plugins.Plugin, tc *plugins.TaskContext, key string) {
+	if err := plugin.Abort(ctx, tc); err != nil {
+		c.cfg.Log.Warn().Err(err).Str("action", key).Msg("plugin abort failed")
+	}
 }
 
 // endAttempt lets the plugin release the attempt; a failure to is only

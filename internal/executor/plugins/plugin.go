@@ -50,10 +50,16 @@ const (
 	PhaseSuccess                             // done
 	PhaseRetryableFailure                    // the task failed; a new attempt may succeed (user error)
 	PhasePermanentFailure                    // the task failed for good
-	PhaseSystemRetryableFailure              // the system failed it (the process was lost); retry
+	PhaseSystemRetryableFailure              // the system failed it; retry
+	// PhaseLost: the attempt was lost with the server process that ran
+	// it (killed, crashed). It is retried and counted as a system failure,
+	// but never ends the action by itself: the limit on system failures is
+	// for what the system may fail at again, and a server's death is not
+	// the task's (docs/executor.md, Attempts).
+	PhaseLost
 )
 
-var phaseNames = [...]string{"Initializing", "Running", "Success", "RetryableFailure", "PermanentFailure", "SystemRetryableFailure"}
+var phaseNames = [...]string{"Initializing", "Running", "Success", "RetryableFailure", "PermanentFailure", "SystemRetryableFailure", "Lost"}
 
 func (p Phase) String() string {
 	if int(p) < len(phaseNames) {

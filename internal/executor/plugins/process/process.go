@@ -124,13 +124,16 @@ func (p *Plugin) Handle(_ context.Context, tc *plugins.TaskContext) (plugins.Tra
 		return p.start(tc, st)
 	}
 	// Recorded by an earlier server process: the attempt may have run, and
-	// must not run again.
+	// must not run again. If it ended, the shim recorded how.
 	p.killOrphan(st)
+	if code, ok := readExitRecord(tc.OutputDir, st.Marker); ok {
+		return exited(code, "exit code "+strconv.Itoa(code)+", recorded before the server that ran it was gone"), nil
+	}
 	what := fmt.Sprintf("pid %d was started by a server process that is gone", st.PID)
 	if st.PID == 0 {
 		what = "a server process that is gone was starting it"
 	}
-	return plugins.Transition{Phase: plugins.PhaseSystemRetryableFailure, Info: "process lost",
+	return plugins.Transition{Phase: plugins.PhaseLost, Info: "process lost",
 		Error: &plugins.ExecutionError{Code: "ProcessLost", Message: what}}, nil
 }
 
@@ -259,20 +262,25 @@ func (p *Plugin) status(pr *proc) plugins.Transition {
 	default:
 		return plugins.Transition{Phase: plugins.PhaseRunning, Version: 1, Info: "pid " + strconv.Itoa(pr.cmd.Process.Pid)}
 	}
-	switch pr.exit {
-	case 0:
-		return plugins.Transition{Phase: plugins.PhaseSuccess, Info: "exit code 0"}
-	case -1:
+	if pr.exit == -1 {
+		// The shim itself was killed: nothing recorded the command's end.
 		return plugins.Transition{Phase: plugins.PhaseRetryableFailure, Info: "killed by a signal",
 			Error: &plugins.ExecutionError{Code: "Signaled", Message: pr.cmd.ProcessState.String()}}
 	}
-	code := strconv.Itoa(pr.exit)
-	msg := "the process exited with code " + code
-	if pr.exit > 128 {
-		msg += fmt.Sprintf(" (as a shell reports death by signal %d)", pr.exit-128)
+	return exited(pr.exit, "exit code "+strconv.Itoa(pr.exit))
+}
+
+// exited is the transition of a command that exited with code.
+func exited(code int, info string) plugins.Transition {
+	if code == 0 {
+		return plugins.Transition{Phase: plugins.PhaseSuccess, Info: info}
 	}
-	return plugins.Transition{Phase: plugins.PhaseRetryableFailure, Info: "exit code " + code,
-		Error: &plugins.ExecutionError{Code: code, Message: msg}}
+	msg := "the process exited with code " + strconv.Itoa(code)
+	if code > 128 {
+		msg += fmt.Sprintf(" (as a shell reports death by signal %d)", code-128)
+	}
+	return plugins.Transition{Phase: plugins.PhaseRetryableFailure, Info: info,
+		Error: &plugins.ExecutionError{Code: strconv.Itoa(code), Message: msg}}
 }
 
 // env is the server's basics, then the run's env, then the container's,

@@ -51,8 +51,12 @@ type Config struct {
 	// ProcessSandboxRead are more dirs a confined task may read and
 	// execute (its scripts).
 	ProcessSandboxRead []string
-	ExecutorWorkers    int
-	MaxSystemFailures  int
+	// ProcessCgroups runs each process task in a cgroup of its own where
+	// the server may create one; false (or none to be had) falls back on
+	// a subreaper and sweeps (see the process plugin's reaper.go).
+	ProcessCgroups    bool
+	ExecutorWorkers   int
+	MaxSystemFailures int
 	// PromotionHTTPAllow are the hosts the http step may call (host,
 	// host:port, IP or CIDR; "*" any); empty: none, loopback included.
 	PromotionHTTPAllow []string
@@ -125,6 +129,7 @@ func Defaults() Config {
 		ExecutorTaskTypes:       "auto",
 		ExecutorProcess:         "auto",
 		ProcessSandbox:          "auto",
+		ProcessCgroups:          true,
 		KargoControllers:        "auto",
 		ExecutorWorkers:         8,
 		MaxSystemFailures:       5,

@@ -59,15 +59,26 @@ func (a *App) processConfinement() *process.Confinement {
 // processCgroups runs each process task in a cgroup of its own where the
 // server may create one, so that what it starts dies with it, setsid or
 // not. The dir is named after the data dir: its lock admits one server.
+// Without cgroups the server becomes a subreaper that sweeps what tasks
+// leave, which reaches all but what leaves its session and clears its
+// environment while the server is killed.
 func (a *App) processCgroups(pp *process.Plugin) {
-	dir, _ := filepath.Abs(a.cfg.DataDir)
-	sum := sha256.Sum256([]byte(dir))
-	root, err := pp.Cgroups(hex.EncodeToString(sum[:6]))
-	if err != nil {
-		a.log.Warn().Err(err).Msg("process tasks run without cgroups: a process that leaves its group (setsid) can outlive its attempt")
+	if a.cfg.ProcessCgroups {
+		dir, _ := filepath.Abs(a.cfg.DataDir)
+		sum := sha256.Sum256([]byte(dir))
+		root, err := pp.Cgroups(hex.EncodeToString(sum[:6]))
+		if err == nil {
+			a.log.Info().Str("cgroup", root).Msg("process tasks run in cgroups")
+			return
+		}
+		a.log.Warn().Err(err).Msg("process tasks run without cgroups: the server sweeps what they leave as a subreaper")
+	}
+	root, _ := filepath.Abs(a.outputRoot())
+	if err := pp.Subreap(root); err != nil {
+		a.log.Warn().Err(err).Msg("process tasks run without cgroups or a subreaper: a process that leaves its group (setsid) and its parent can outlive its attempt")
 		return
 	}
-	a.log.Info().Str("cgroup", root).Msg("process tasks run in cgroups")
+	a.log.Info().Bool("cgroups", false).Msg("process tasks are swept by a subreaper")
 }
 
 // effectiveCaps reads this process's effective capabilities.

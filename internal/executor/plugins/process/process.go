@@ -48,6 +48,7 @@ type Plugin struct {
 	confine  *Confinement // nil: commands run as the server does
 	slots    slots
 	cgroups  cgroups // root "": none
+	reaper   reaper  // the fallback without cgroups
 
 	mu      sync.Mutex
 	running map[string]*proc // by action UID and attempt
@@ -225,6 +226,7 @@ func (p *Plugin) launch(tc *plugins.TaskContext, st State, path string, args []s
 		_ = cmd.Wait()
 		// What it left running (setsid included) dies with it.
 		p.cgroups.kill(pr.marker)
+		p.sweep(pr.marker)
 		release()
 		p.slots.give()
 		pr.exit = cmd.ProcessState.ExitCode()
@@ -343,6 +345,7 @@ func (p *Plugin) kill(ctx context.Context, pr *proc) error {
 	// The leader may be gone while others of its group live on.
 	err := syscall.Kill(-pgid, syscall.SIGKILL)
 	p.cgroups.kill(pr.marker)
+	p.sweep(pr.marker)
 	if err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("kill process group %d: %w", pgid, err)
 	}
@@ -392,7 +395,28 @@ func (p *Plugin) Shutdown(ctx context.Context) []plugins.Interrupted {
 	}
 	wg.Wait()
 	p.cgroups.remove()
+	p.reaper.sweepRoot()
 	return cut
+}
+
+// sweep kills, without cgroups, what the attempt with marker left and
+// what ended attempts left (reaper.go).
+func (p *Plugin) sweep(marker string) {
+	if !p.reaper.on {
+		return
+	}
+	p.mu.Lock()
+	shims, markers := map[int]bool{}, map[string]bool{}
+	for _, pr := range p.running {
+		shims[pr.cmd.Process.Pid] = true
+		if pr.marker != marker {
+			markers[pr.marker] = true
+		}
+	}
+	p.mu.Unlock()
+	p.reaper.sweep(marker, func(pi procInfo) bool {
+		return shims[pi.pid] || markers[pi.env[markerEnv]]
+	})
 }
 
 // killOrphan kills what an earlier server process started for an attempt:

@@ -20,7 +20,8 @@ func crashRun(o options, dir string) error {
 		return err
 	}
 	rng := rand.New(rand.NewPCG(o.seed, 34))
-	tasks := layout(o.n, max(1, o.runSize), func() int { return rng.IntN(9) + 1 })
+	tenths := max(2, int(o.maxSleep/(100*time.Millisecond)))
+	tasks := layout(o.n, max(1, o.runSize), func() int { return rng.IntN(tenths-1) + 1 })
 	s, ready, err := start(o.bin, addr, dataDir, o.serverFlags()...)
 	if err != nil {
 		return err

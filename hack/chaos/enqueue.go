@@ -38,7 +38,7 @@ func layout(n, size int, sleep func() int) []task {
 // spec is the task's enqueue: a process whose command, once it has slept,
 // appends "run/action attempt" to the ledger.
 func (t task) spec(ledger string) client.EnqueueRequest {
-	script := fmt.Sprintf(`sleep 0.%d; echo "$TASKACTIONS_RUN/$TASKACTIONS_ACTION $TASKACTIONS_ATTEMPT" >> %s`, t.sleep, ledger)
+	script := fmt.Sprintf(`sleep %d.%d; echo "$TASKACTIONS_RUN/$TASKACTIONS_ACTION $TASKACTIONS_ATTEMPT" >> %s`, t.sleep/10, t.sleep%10, ledger)
 	a := client.ActionSpec{
 		ActionId: client.ActionIdentifier{Run: client.RunIdentifier{Project: project, Domain: domain, Name: t.run}, Name: t.name},
 		Task: client.TaskSpec{TaskTemplate: client.TaskTemplate{Type: "process",

@@ -5,19 +5,19 @@
 //     plane, on loopback and a fresh data dir, is sent -n `process` tasks
 //     in runs of -run-size (a root and its children) through the
 //     generated client, spread over the kills (or at -rate a second).
-//     Each command sleeps under a second, then appends "run/action
-//     attempt" to a ledger outside the data dir. Meanwhile the server is
-//     killed with SIGKILL -kills times, at random intervals (exponential,
-//     mean -interval, from ready to kill), and restarted each time on the
-//     same data dir. After the last restart every action is waited for
-//     until terminal, the server is stopped, and it prints: acknowledged
-//     enqueues lost (answered 2xx, absent at the end), commands that ran
-//     to completion more than once (a ledger line twice for one action),
-//     attempts that ran twice, the actions that failed for good and their
-//     error codes, the distribution of system failures, and the attempt
-//     processes alive a second after each kill and after the final stop
-//     (those carrying TASKACTIONS_ATTEMPT_MARKER, read from
-//     /proc/*/environ).
+//     Each command sleeps under -max-sleep (a second), then appends
+//     "run/action attempt" to a ledger outside the data dir. Meanwhile
+//     the server is killed with SIGKILL -kills times, at random intervals
+//     (exponential, mean -interval, from ready to kill), and restarted
+//     each time on the same data dir. After the last restart every action
+//     is waited for until terminal, the server is stopped, and it prints:
+//     acknowledged enqueues lost (answered 2xx, absent at the end),
+//     commands that ran to completion more than once (a ledger line twice
+//     for one action), attempts that ran twice, the actions that failed
+//     for good and their error codes, the distribution of system
+//     failures, and the attempt processes alive a second after each kill
+//     and after the final stop (those carrying TASKACTIONS_ATTEMPT_MARKER,
+//     read from /proc/*/environ).
 //  2. The descriptor budget (issue 34, item 3): a fresh server's open
 //     descriptors (/proc/PID/fd) at idle, with each of -fd-tasks `sleep`
 //     tasks running, and with a log stream open on each of the first
@@ -49,6 +49,7 @@ type options struct {
 	kills      int
 	interval   time.Duration
 	rate       float64
+	maxSleep   time.Duration
 	seed       uint64
 	sandbox    string
 	serverArgs string
@@ -68,6 +69,7 @@ func main() {
 	flag.IntVar(&o.kills, "kills", 12, "kill -9s of the server")
 	flag.DurationVar(&o.interval, "interval", 7*time.Second, "mean time from a server's ready to its kill")
 	flag.Float64Var(&o.rate, "rate", 0, "enqueues per second (0: spread over the kills, n/(kills*interval); unpaced without kills)")
+	flag.DurationVar(&o.maxSleep, "max-sleep", time.Second, "each command sleeps a random time under this (tenths of a second) before it writes the ledger; longer ones are in flight through several kills")
 	flag.Uint64Var(&o.seed, "seed", 0, "random seed of the intervals and the commands' sleeps (0: from the clock)")
 	flag.StringVar(&o.sandbox, "sandbox", "off", "--process-sandbox of the server (the ledger is outside the output dirs: off lets the tasks write it)")
 	flag.StringVar(&o.serverArgs, "server-args", "", "more server flags, space separated (e.g. --max-system-failures 10)")

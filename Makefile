@@ -13,7 +13,7 @@ TESTFLAGS ?= -timeout 30m
 FUZZTIME  ?= 10000x
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-deps test-go test-cluster cluster-bins chart-generated fuzz generate check-generate bench soak lint lint-web lint-openapi screenshot clean kubectl
+.PHONY: all build run test test-deps test-go test-cluster cluster-bins chart-generated fuzz generate check-generate bench soak chaos lint lint-web lint-openapi screenshot clean kubectl
 
 all: build
 
@@ -113,6 +113,12 @@ check-generate: generate
 SOAK_ARGS ?=
 soak: build
 	$(GO) run ./hack/soak -bin $(BIN) $(SOAK_ARGS)
+
+# kill -9s during a run of process tasks, and the descriptor budget
+# (docs/performance.md); a few minutes. CHAOS_ARGS='-n 100 -kills 4' for a quick one.
+CHAOS_ARGS ?=
+chaos: build
+	$(GO) run ./hack/chaos -bin $(BIN) $(CHAOS_ARGS)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 60m $(PKGS)

@@ -111,7 +111,7 @@ type Controller struct {
 	queue   atomic.Pointer[workqueue.TypedRateLimitingInterface[string]]
 	run     atomic.Pointer[running] // the Run going on, for Drained
 	types   TaskTypes
-	latency prometheus.Histogram
+	metrics *metrics
 
 	mu      sync.Mutex
 	written map[string]uint64 // key -> resource version of our last write
@@ -137,14 +137,7 @@ func New(cfg Config) *Controller {
 		types.all = false
 	}
 	c := &Controller{
-		cfg: cfg, mgr: cfg.Manager, types: types, written: map[string]uint64{},
-		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "taskactions_executor_reconcile_seconds", Help: "Time of one executor round of one action.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18),
-		}),
-	}
-	if cfg.Metrics != nil {
-		cfg.Metrics.MustRegister(c.latency)
+		cfg: cfg, mgr: cfg.Manager, types: types, written: map[string]uint64{}, metrics: newMetrics(cfg.Metrics),
 	}
 	return c
 }
@@ -207,7 +200,8 @@ func (c *Controller) owns(ta *v1.TaskAction) bool {
 func (c *Controller) Run(ctx context.Context) error {
 	// The queue holds each action key once: it is bounded by the actions.
 	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "executor"})
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "executor", MetricsProvider: queueMetrics{c.metrics}})
+	c.metrics.depth.Set(0) // a queue of an earlier Run, shut down, counts no more
 	c.queue.Store(&q)
 	inf := c.mgr.Informer()
 	reg, err := inf.AddEventHandlerWithResyncPeriod(cache.FilteringResourceEventHandler{
@@ -297,7 +291,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	defer queue.Done(key)
 	start := time.Now()
 	after, err := c.reconcile(ctx, key)
-	c.latency.Observe(time.Since(start).Seconds())
+	c.metrics.latency.Observe(time.Since(start).Seconds())
 	switch {
 	case errors.Is(err, taskactions.ErrTooLarge):
 		// Not even a failure fits: retrying would only fail again.

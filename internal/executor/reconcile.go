@@ -128,7 +128,11 @@ func (c *Controller) cacheHit(ctx context.Context, key string, ta, hit *v1.TaskA
 		c.cfg.Log.Warn().Err(err).Str("action", key).Msg("cache hit, but copying its outputs failed")
 		status = v1.CacheLookupFailure
 	}
-	return c.write(ctx, key, ta, func(t *v1.TaskAction) {
+	outcome := ""
+	if status == v1.CacheHit {
+		outcome = outcomeCacheHit
+	}
+	return c.write(ctx, key, ta, outcome, func(t *v1.TaskAction) {
 		(&firstRound{cache: status}).apply(c, t)
 		if status == v1.CacheHit {
 			setPhase(t, v1.PhaseSucceeded, v1.ReasonCompleted,
@@ -169,7 +173,11 @@ func (c *Controller) round(ctx context.Context, key string, ta *v1.TaskAction, t
 		}
 		c.endAttempt(ctx, plugin, tc, ta)
 	}
-	err = c.write(ctx, key, ta, func(t *v1.TaskAction) {
+	outcome := ""
+	if tr.Phase == plugins.PhaseSuccess {
+		outcome = outcomeSucceeded
+	}
+	err = c.write(ctx, key, ta, outcome, func(t *v1.TaskAction) {
 		first.apply(c, t)
 		if starting {
 			setPhase(t, v1.PhaseInitializing, v1.ReasonInitializing, "", false)
@@ -197,7 +205,7 @@ func (c *Controller) userFailure(ctx context.Context, key string, ta *v1.TaskAct
 	e := &v1.ErrorState{Code: errorCode(tr, "Failed"), Kind: v1.ErrorKindUser, Message: errorMessage(tr)}
 	userAttempts := int(tc.Attempt) - int(ta.Status.SystemFailures)
 	if tr.Phase == plugins.PhaseRetryableFailure && userAttempts < tc.Template.Metadata.Retries+1 {
-		return c.write(ctx, key, ta, func(t *v1.TaskAction) {
+		return c.write(ctx, key, ta, outcomeFailed, func(t *v1.TaskAction) {
 			first.apply(c, t)
 			setPluginPhase(t, tr, nil)
 			t.Status.ErrorState = e
@@ -208,7 +216,7 @@ func (c *Controller) userFailure(ctx context.Context, key string, ta *v1.TaskAct
 	if e.Code == "InvalidSpec" {
 		reason = v1.ReasonInvalidSpec
 	}
-	return c.write(ctx, key, ta, func(t *v1.TaskAction) {
+	return c.write(ctx, key, ta, outcomeFailed, func(t *v1.TaskAction) {
 		first.apply(c, t)
 		setPluginPhase(t, tr, nil)
 		t.Status.ErrorState = e
@@ -238,7 +246,11 @@ func (c *Controller) countSystemFailure(ctx context.Context, key string, ta *v1.
 	failures := ta.Status.SystemFailures + 1
 	c.cfg.Log.Warn().Str("action", key).Uint32("systemFailures", failures).Str("code", code).Msg(msg)
 	e := &v1.ErrorState{Code: code, Kind: v1.ErrorKindSystem, Message: msg}
-	err := c.write(ctx, key, ta, func(t *v1.TaskAction) {
+	outcome := outcomeSystemFailure
+	if !limited {
+		outcome = outcomeLost
+	}
+	err := c.write(ctx, key, ta, outcome, func(t *v1.TaskAction) {
 		first.apply(c, t)
 		t.Status.SystemFailures = failures
 		t.Status.ErrorState = e
@@ -285,7 +297,11 @@ func (c *Controller) retry(t *v1.TaskAction, msg string) {
 
 // fail ends the action (invalid spec, no plugin, timeout).
 func (c *Controller) fail(ctx context.Context, key string, ta *v1.TaskAction, reason, kind, code, msg string) error {
-	return c.write(ctx, key, ta, func(t *v1.TaskAction) {
+	outcome := outcomeRefused
+	if reason == v1.ReasonTimedOut {
+		outcome = outcomeTimedOut
+	}
+	return c.write(ctx, key, ta, outcome, func(t *v1.TaskAction) {
 		if t.Status.Attempts == 0 {
 			t.Status.Attempts = 1
 		}
@@ -335,10 +351,11 @@ func (c *Controller) finish(ctx context.Context, key string, ta *v1.TaskAction) 
 	return err
 }
 
-// write records a round. mutate runs on the freshest object; if the status
-// moved since the round read it (an abort came in), nothing is written and
-// the next round starts from there.
-func (c *Controller) write(ctx context.Context, key string, read *v1.TaskAction, mutate func(*v1.TaskAction)) error {
+// write records a round, and counts the attempt's outcome when it ends
+// one (outcome not ""). mutate runs on the freshest object; if the status
+// moved since the round read it (an abort came in), nothing is written
+// and the next round starts from there.
+func (c *Controller) write(ctx context.Context, key string, read *v1.TaskAction, outcome string, mutate func(*v1.TaskAction)) error {
 	attempts, phase := read.Status.Attempts, v1.PhaseOf(read.Status.Conditions)
 	out, err := c.mgr.UpdateStatus(ctx, taskactions.IDOf(read), func(t *v1.TaskAction) error {
 		if t.Status.Attempts != attempts || v1.PhaseOf(t.Status.Conditions) != phase {
@@ -355,6 +372,9 @@ func (c *Controller) write(ctx context.Context, key string, read *v1.TaskAction,
 		return err
 	}
 	c.expect(key, out)
+	if outcome != "" {
+		c.metrics.outcomes.WithLabelValues(outcome).Inc()
+	}
 	return nil
 }
 

@@ -171,8 +171,12 @@ func TestGroupStartEndsWithItsContext(t *testing.T) {
 func TestGroupStartFailsWhenAnEarlierPartDiesDuringALaterStart(t *testing.T) {
 	var r recorder
 	g := NewGroup()
-	g.Add("controller", Background(func(context.Context) error { return errors.New("cannot list Stages") }))
+	starting := make(chan struct{})
+	// The controller dies while the slow part starts (dying before, it
+	// would spare the group from starting that part at all).
+	g.Add("controller", Background(func(context.Context) error { <-starting; return errors.New("cannot list Stages") }))
 	g.Add("slow", Func(func(ctx context.Context, ready func()) error {
+		close(starting)
 		<-ctx.Done() // never ready on its own
 		r.note("stop slow")
 		return nil

@@ -15,7 +15,7 @@ var layoutWidths = []int64{360, 768, 1024, 1100, 1280, 1920}
 
 // TestLayoutAtEveryWidth: at each width, no page is wider than the screen,
 // no column of the run tree or the runs table is cut off, and long action
-// names that differ only at their end are shown whole (a truncated name
+// names that differ only at their end are shown whole, across and down (a truncated name
 // made siblings look identical on phones).
 func TestLayoutAtEveryWidth(t *testing.T) {
 	run := newRun()
@@ -64,6 +64,9 @@ const cutOff = `(() => {
     }
     const name = row.querySelector('.c-name .v');
     if (name && name.scrollWidth > name.clientWidth + 1) out.push('row ' + row.dataset.action + ': its name is truncated');
+    // Rows have one fixed height (the tree is virtualized): a name has the
+    // lines that fit, and these names must fit in them.
+    if (name && name.scrollHeight > name.clientHeight + 1) out.push('row ' + row.dataset.action + ': its name is cut off at the row\'s height');
   }
   return out;
 })()`

@@ -9,6 +9,7 @@ import { live } from './stream.js';
 import { badge, fullTime, isTerminal, phaseChips, shortTime, spanDuration, updateBadge } from './format.js';
 import { confirmAbort, toast } from './dialog.js';
 import { ActionTree } from './tree.js';
+import { RunFind } from './find.js';
 import { DetailPanel } from './detail.js';
 import * as store from './store.js';
 
@@ -53,6 +54,8 @@ export function runPage(main, { project, domain, run }, ui, scope) {
   const missing = h('div', { class: 'empty', id: 'run-missing', role: 'status', hidden: true },
     h('p', { text: `There is no run ${run} in ${project} / ${domain}.` }),
     h('p', null, h('a', { href: pages.runs(project, domain), text: `The runs of ${project} / ${domain}` })));
+  // Filled once the tree is made (find works on its model).
+  const findBar = h('div', { class: 'find-bar' });
   const detail = h('aside', { class: 'panel detail', id: 'detail', 'aria-labelledby': 'detail-title' });
   main.append(h('div', { class: 'layout' },
     h('section', { class: 'panel tree-panel', 'aria-labelledby': 'tree-title' },
@@ -61,6 +64,7 @@ export function runPage(main, { project, domain, run }, ui, scope) {
         h('div', { class: 'tools' },
           h('button', { type: 'button', class: 'btn small', text: 'Expand all', onclick: () => tree.expandAll(true) }),
           h('button', { type: 'button', class: 'btn small', text: 'Collapse all', onclick: () => tree.expandAll(false) }))),
+      findBar,
       h('div', { class: 'tree-cols', 'aria-hidden': 'true' },
         h('span', { text: 'Action' }), h('span', { class: 'c-type', text: 'Type' }), h('span', { text: 'Phase' }),
         h('span', { class: 'num' }, h('span', { class: 'long', text: 'Attempts' }), h('span', { class: 'short', text: '#' })),
@@ -98,8 +102,13 @@ export function runPage(main, { project, domain, run }, ui, scope) {
       const hash = a ? `#action=${encodeURIComponent(a.actionId.name)}` : '';
       if (location.hash !== hash) history.replaceState(null, '', location.pathname + location.search + hash);
     },
-    onChange: () => updateHead(),
+    onChange: () => {
+      updateHead();
+      find.changed();
+    },
   });
+  const find = new RunFind(tree);
+  findBar.append(find.el);
 
   function updateHead() {
     const root = tree.rootName ? tree.nodes.get(tree.rootName) : null;

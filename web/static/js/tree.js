@@ -1,24 +1,41 @@
 // @ts-check
-// The run page's action tree: one row per action under its parent, kept in
-// step with the run stream's changes, with the keyboard of a tree view.
+// The run page's action tree: a model of the run's actions (each under its
+// parent), kept in step with the run stream's changes, shown through a
+// VirtualList so that a run of 50,000 actions puts no more rows in the DOM
+// than one of 50, with the keyboard of a tree view.
 import { h, setAttr, setText } from './dom.js';
 import { actionSpan, badge, cacheName, compareNames, isTerminal, ms, phaseName, spanDuration, updateBadge } from './format.js';
+import { VirtualList } from './vlist.js';
 
 /** @typedef {import('./types.js').ActionEvent} ActionEvent */
 
-// A row's template, cloned for each action: cloning is much cheaper than
-// building 2,000 rows element by element.
-// The row's accessible name is set apart (see label), without the ticking
-// duration.
-const rowTemplate = h('div', { class: 'node', role: 'none' },
-  h('div', { class: 'row', role: 'treeitem', tabindex: '-1', 'aria-selected': 'false' },
-    h('span', { class: 'c-name' }, h('span', { class: 'twisty', 'aria-hidden': 'true' }), h('span', { class: 'v mono' })),
-    h('span', { class: 'c-type' }),
-    h('span', { class: 'c-phase' }, badge('UNSPECIFIED')),
-    h('span', { class: 'c-att num' }),
-    h('span', { class: 'c-cache' }),
-    h('span', { class: 'c-dur num' })),
-  h('div', { class: 'kids', role: 'none' }));
+/**
+ * @typedef {object} TreeNode
+ * @property {string} name
+ * @property {ActionEvent} a
+ * @property {ReturnType<typeof actionSpan>} span
+ * @property {number} order creation time, the first sort key among siblings
+ * @property {TreeNode | null} parent
+ * @property {boolean} placed whether it is in a list of kids (or the top level)
+ * @property {TreeNode[]} kids in display order
+ * @property {boolean} expanded
+ * @property {number} depth set when flattened, as are i, pos and size
+ * @property {number} i its index among the rows shown
+ * @property {number} fv the flattening that set i (older: not shown)
+ * @property {number} pos its place among its siblings, from 1
+ * @property {number} size how many siblings it has, itself included
+ */
+
+// A row's template, cloned for each row element the window needs (a few
+// dozen, whatever the run's size). The row's accessible name is set apart
+// (see label), without the ticking duration.
+const rowTemplate = h('div', { class: 'row', role: 'treeitem', tabindex: '-1', 'aria-selected': 'false' },
+  h('span', { class: 'c-name' }, h('span', { class: 'twisty', 'aria-hidden': 'true' }), h('span', { class: 'v mono' })),
+  h('span', { class: 'c-type' }),
+  h('span', { class: 'c-phase' }, badge('UNSPECIFIED')),
+  h('span', { class: 'c-att num' }),
+  h('span', { class: 'c-cache' }),
+  h('span', { class: 'c-dur num' }));
 
 /** label is what assistive technology says for a row. */
 function label(a) {
@@ -27,10 +44,11 @@ function label(a) {
 }
 
 /**
- * ActionTree shows the actions as a tree (parent -> children). It keeps a map
- * from name to row and changes only the rows whose action changed. The DOM
- * nests children under their parent (so collapsing hides one element); the
- * accessibility tree is flat, with aria-level on each treeitem.
+ * ActionTree shows the actions as a tree (parent -> children). The model
+ * is the nodes; what is shown is the flat list of the expanded tree in
+ * order (rows), of which the VirtualList renders the window. A change from
+ * the stream changes the model and asks for a render at the next frame,
+ * which fills only the rows in the window.
  */
 export class ActionTree {
   /**
@@ -41,30 +59,29 @@ export class ActionTree {
     this.root = root;
     this.onSelect = onSelect;
     this.onChange = onChange;
-    this.nodes = new Map(); // name -> node
-    this.byWrap = new WeakMap(); // .node element -> node
+    /** @type {Map<string, TreeNode>} */
+    this.nodes = new Map();
+    /** @type {TreeNode[]} the top level, in display order */
+    this.tops = [];
     this.waiting = new Map(); // parent name -> names shown at the top until the parent arrives
     this.counts = new Map(); // phase -> number of actions
     this.active = new Set(); // names of unfinished actions, whose duration ticks
     this.rootName = null;
-    // Rows on screen (or nearly): only their durations tick, so 2,000
-    // running actions cost no more per second than the few one can see.
-    this.visible = new Set();
-    this.io = typeof IntersectionObserver === 'function' ? new IntersectionObserver((entries) => {
-      const now = Date.now();
-      for (const e of entries) {
-        const node = this.byWrap.get(e.target.parentElement);
-        if (!node) continue;
-        if (e.isIntersecting) {
-          this.visible.add(node.name);
-          setText(node.cells.dur, spanDuration(node.span, now));
-        } else {
-          this.visible.delete(node.name);
-        }
-      }
-    }, { rootMargin: '200px 0px' }) : null;
-    this.focused = null; // the row in the tab order (roving tabindex)
+    /** @type {TreeNode[] | null} the rows shown, null when the structure changed since */
+    this.flat = null;
+    this.fv = 0;
+    /** @type {TreeNode | null} the row in the tab order (roving tabindex) */
+    this.focused = null;
     this.selected = null;
+    /** @type {(node: TreeNode) => boolean} rows marked as matching the find box */
+    this.marked = () => false;
+    this.list = new VirtualList(root, {
+      count: () => this.rows().length,
+      keyAt: (i) => this.rows()[i].name,
+      indexOf: (key) => this.indexOf(this.nodes.get(key)),
+      make: () => /** @type {HTMLElement} */ (rowTemplate.cloneNode(true)),
+      fill: (el, key) => this.fill(el, /** @type {TreeNode} */ (this.nodes.get(key))),
+    });
     root.addEventListener('click', (ev) => this.onClick(ev));
     root.addEventListener('keydown', (ev) => this.onKey(ev));
     root.addEventListener('focusin', (ev) => {
@@ -73,9 +90,9 @@ export class ActionTree {
     });
   }
 
-  /** close stops watching the rows (the page goes). */
+  /** close stops following the page's scrolling (the page goes). */
   close() {
-    if (this.io) this.io.disconnect();
+    this.list.close();
   }
 
   /** apply takes a batch of changes: name -> action, or null when it went away. */
@@ -103,27 +120,21 @@ export class ActionTree {
     // names in byte order (c10 before c2), the page shows c2 first.
     const order = [...added.values()].sort((x, y) => ((ms(x.createdAt) || 0) - (ms(y.createdAt) || 0)) || compareNames(x.actionId.name, y.actionId.name));
     for (const a of order) add(a.actionId.name);
+    this.list.update();
     this.onChange();
   }
 
   add(a) {
     const name = a.actionId.name;
-    const wrap = /** @type {HTMLElement} */ (rowTemplate.cloneNode(true));
-    const row = /** @type {HTMLElement} */ (wrap.firstElementChild);
-    const [nameCell, typeCell, phaseCell, attCell, cacheCell, durCell] = row.children;
+    /** @type {TreeNode} */
     const node = {
-      name, a, wrap, row, kids: wrap.lastElementChild, depth: 0, expanded: true, span: actionSpan(a),
-      order: ms(a.createdAt) || 0,
-      cells: { badge: phaseCell.firstElementChild, type: typeCell, att: attCell, cache: cacheCell, dur: durCell },
+      name, a, span: actionSpan(a), order: ms(a.createdAt) || 0, parent: null, placed: false, kids: [], expanded: true,
+      depth: 0, i: -1, fv: -1, pos: 1, size: 1,
     };
-    nameCell.lastElementChild.textContent = name;
-    row.dataset.action = name;
-    this.byWrap.set(wrap, node);
     this.nodes.set(name, node);
-    this.fill(node, null);
-    if (this.io) this.io.observe(row);
-
-    const parent = a.parentActionName ? this.nodes.get(a.parentActionName) : null;
+    this.count(a.phase, 1);
+    if (!isTerminal(a.phase)) this.active.add(name);
+    const parent = a.parentActionName ? this.nodes.get(a.parentActionName) || null : null;
     if (a.parentActionName && !parent) this.wait(a.parentActionName, name);
     this.insert(parent, node);
     if (!a.parentActionName && (!this.rootName || !this.nodes.has(this.rootName))) this.rootName = name;
@@ -149,59 +160,36 @@ export class ActionTree {
   // by creation time then name. New actions are usually the newest, so the
   // search starts from the end.
   insert(parent, node) {
-    const container = parent ? parent.kids : this.root;
-    const oldParent = this.parentOf(node);
-    let ref = null;
-    for (let sib = container.lastElementChild; sib; sib = sib.previousElementSibling) {
-      const other = this.byWrap.get(sib);
-      if (other === node) continue;
-      if (compareNodes(node, other) >= 0) break;
-      ref = sib;
-    }
-    container.insertBefore(node.wrap, ref);
-    this.setDepth(node, parent ? parent.depth + 1 : 0);
-    if (oldParent && oldParent !== parent) this.kidsChanged(oldParent);
-    if (parent) this.kidsChanged(parent);
+    if (node.placed) this.detach(node);
+    const kids = parent ? parent.kids : this.tops;
+    let at = kids.length;
+    while (at > 0 && compareNodes(node, kids[at - 1]) < 0) at--;
+    kids.splice(at, 0, node);
+    node.parent = parent;
+    node.placed = true;
+    this.flat = null;
   }
 
-  setDepth(node, depth) {
-    if (node.depth === depth && node.row.hasAttribute('aria-level')) return;
-    node.depth = depth;
-    node.row.style.setProperty('--depth', String(depth));
-    node.row.setAttribute('aria-level', String(depth + 1));
-    for (const w of node.kids.children) this.setDepth(this.byWrap.get(w), depth + 1);
-  }
-
-  kidsChanged(node) {
-    const has = node.kids.firstElementChild !== null;
-    node.wrap.classList.toggle('has-kids', has);
-    setAttr(node.row, 'aria-expanded', has ? String(node.expanded) : null);
+  detach(node) {
+    const kids = node.parent ? node.parent.kids : this.tops;
+    const at = kids.indexOf(node);
+    if (at >= 0) kids.splice(at, 1);
+    node.parent = null;
+    node.placed = false;
+    this.flat = null;
   }
 
   update(node, a) {
     const prev = node.a;
     node.a = a;
     node.span = actionSpan(a);
-    this.fill(node, prev);
-    if (this.selected === node.name) this.onSelect(a);
-  }
-
-  // fill writes the action into its row, touching only what changed.
-  fill(node, prev) {
-    const a = node.a;
-    if (!prev || prev.phase !== a.phase) {
-      if (prev) this.count(prev.phase, -1);
+    if (prev.phase !== a.phase) {
+      this.count(prev.phase, -1);
       this.count(a.phase, 1);
-      node.row.dataset.phase = a.phase;
-      updateBadge(node.cells.badge, a.phase);
       if (isTerminal(a.phase)) this.active.delete(node.name);
       else this.active.add(node.name);
     }
-    setText(node.cells.type, a.taskType || '–');
-    setText(node.cells.att, String(a.attempts ?? 0));
-    setText(node.cells.cache, cacheName(a.cacheStatus));
-    setText(node.cells.dur, spanDuration(node.span));
-    setAttr(node.row, 'aria-label', label(a));
+    if (this.selected === node.name) this.onSelect(a);
   }
 
   count(phase, d) {
@@ -211,19 +199,16 @@ export class ActionTree {
   }
 
   remove(node) {
-    const parent = this.parentOf(node);
     // Its children stay, at the top, until it comes back.
-    for (const w of [...node.kids.children]) {
-      const child = this.byWrap.get(w);
+    for (const child of [...node.kids]) {
       this.wait(node.name, child.name);
       this.insert(null, child);
     }
     if (node.a.parentActionName) this.waiting.get(node.a.parentActionName)?.delete(node.name);
-    const next = this.focused === node ? (this.next(node) || this.prev(node)) : null;
-    node.wrap.remove();
-    if (this.io) this.io.unobserve(node.row);
-    this.visible.delete(node.name);
-    if (parent) this.kidsChanged(parent);
+    const rows = this.rows();
+    const at = this.indexOf(node);
+    const next = this.focused === node ? (rows[at + 1] || rows[at - 1] || null) : null;
+    this.detach(node);
     this.nodes.delete(node.name);
     this.count(node.a.phase, -1);
     this.active.delete(node.name);
@@ -232,7 +217,8 @@ export class ActionTree {
     }
     if (this.focused === node) {
       this.focused = null;
-      const target = next || this.firstNode();
+      this.list.pinned.delete(node.name);
+      const target = next || this.rows()[0];
       if (target) this.setFocusable(target);
     }
     if (this.selected === node.name) {
@@ -241,101 +227,193 @@ export class ActionTree {
     }
   }
 
-  /** tick moves the durations of unfinished actions on. */
+  /** rows is the flat list of what is shown: the tree in order, without
+   * the subtrees of collapsed nodes. Worked out again only after the
+   * structure changed (an add, a remove, an expand or collapse). */
+  rows() {
+    if (this.flat) return this.flat;
+    const out = [];
+    const fv = ++this.fv;
+    const walk = (kids, depth) => {
+      for (let j = 0; j < kids.length; j++) {
+        const n = kids[j];
+        n.depth = depth;
+        n.pos = j + 1;
+        n.size = kids.length;
+        n.i = out.length;
+        n.fv = fv;
+        out.push(n);
+        if (n.expanded && n.kids.length) walk(n.kids, depth + 1);
+      }
+    };
+    walk(this.tops, 0);
+    this.flat = out;
+    return out;
+  }
+
+  /** indexOf is node's row index, -1 when it is not shown (under a collapsed node). */
+  indexOf(node) {
+    if (!node) return -1;
+    this.rows();
+    return node.fv === this.fv ? node.i : -1;
+  }
+
+  /** inOrder is every action in the tree's order, collapsed or not (for find). */
+  inOrder() {
+    const out = [];
+    const walk = (kids) => {
+      for (const n of kids) {
+        out.push(n);
+        walk(n.kids);
+      }
+    };
+    walk(this.tops);
+    return out;
+  }
+
+  // fill writes node into a row element, touching only what changed: the
+  // element may have shown another action before (it is reused).
+  fill(el, node) {
+    const a = node.a;
+    const [nameCell, typeCell, phaseCell, attCell, cacheCell, durCell] = el.children;
+    if (el.dataset.action !== node.name) {
+      el.dataset.action = node.name;
+      setText(/** @type {Element} */ (nameCell.lastElementChild), node.name);
+    }
+    setAttr(el, 'title', node.name);
+    setAttr(el, 'data-phase', a.phase);
+    updateBadge(/** @type {HTMLElement} */ (phaseCell.firstElementChild), a.phase);
+    setText(typeCell, a.taskType || '–');
+    setText(attCell, String(a.attempts ?? 0));
+    setText(cacheCell, cacheName(a.cacheStatus));
+    setText(durCell, spanDuration(node.span));
+    setAttr(el, 'aria-label', label(a));
+    setAttr(el, 'aria-level', String(node.depth + 1));
+    setAttr(el, 'aria-posinset', String(node.pos));
+    setAttr(el, 'aria-setsize', String(node.size));
+    setAttr(el, 'aria-expanded', node.kids.length ? String(node.expanded) : null);
+    setAttr(el, 'aria-selected', String(this.selected === node.name));
+    setAttr(el, 'tabindex', this.focused === node ? '0' : '-1');
+    el.classList.toggle('match', this.marked(node));
+    const depth = String(node.depth);
+    if (el.style.getPropertyValue('--depth') !== depth) el.style.setProperty('--depth', depth);
+  }
+
+  /** tick moves the durations of the unfinished actions in the window on. */
   tick() {
     const now = Date.now();
-    for (const name of this.io ? this.visible : this.active) {
+    for (const [name, r] of this.list.rendered) {
       const node = this.nodes.get(name);
-      if (node && this.active.has(name)) setText(node.cells.dur, spanDuration(node.span, now));
+      if (node && this.active.has(name)) setText(/** @type {Element} */ (r.el.lastElementChild), spanDuration(node.span, now));
     }
   }
 
-  parentOf(node) {
-    const up = node.wrap.parentElement && node.wrap.parentElement.parentElement;
-    return (up && this.byWrap.get(up)) || null;
+  /** refresh renders the window again (the marks of the find box changed). */
+  refresh() {
+    this.list.update();
   }
 
   nodeOfRow(el) {
     const row = el instanceof Element ? el.closest('.row') : null;
-    return row ? this.byWrap.get(row.parentElement) || null : null;
+    return row instanceof HTMLElement ? this.nodes.get(row.dataset.action || '') || null : null;
   }
 
-  firstNode() {
-    return this.root.firstElementChild ? this.byWrap.get(this.root.firstElementChild) : null;
-  }
-
-  // next and prev walk the visible rows, as the arrow keys do.
-  next(node) {
-    if (node.expanded && node.kids.firstElementChild) return this.byWrap.get(node.kids.firstElementChild);
-    for (let n = node; n; n = this.parentOf(n)) {
-      if (n.wrap.nextElementSibling) return this.byWrap.get(n.wrap.nextElementSibling);
-    }
-    return null;
-  }
-
-  prev(node) {
-    const sib = node.wrap.previousElementSibling;
-    if (!sib) return this.parentOf(node);
-    return this.lastVisible(this.byWrap.get(sib));
-  }
-
-  lastVisible(node) {
-    let n = node;
-    while (n.expanded && n.kids.lastElementChild) n = this.byWrap.get(n.kids.lastElementChild);
-    return n;
+  /** row is the element of node's row, when it is rendered. */
+  row(node) {
+    return this.list.element(node.name);
   }
 
   setFocusable(node) {
     if (this.focused === node) return;
-    if (this.focused) this.focused.row.tabIndex = -1;
+    const old = this.focused;
+    if (old) this.list.pinned.delete(old.name);
     this.focused = node;
-    node.row.tabIndex = 0;
+    // The focused row stays in the DOM when it scrolls out of the window:
+    // the keyboard's place in the tree is kept, and Tab comes back to it.
+    this.list.pinned.add(node.name);
+    const oldRow = old && this.row(old);
+    if (oldRow) oldRow.tabIndex = -1;
+    const row = this.row(node);
+    if (row) row.tabIndex = 0;
+    this.list.update();
   }
 
-  focus(node) {
+  /** focus moves the keyboard to node's row, scrolling it into view. */
+  focus(node, block = /** @type {'nearest' | 'center'} */ ('nearest')) {
     if (!node) return;
     this.setFocusable(node);
-    node.row.focus();
+    const i = this.indexOf(node);
+    if (i >= 0) this.list.scrollTo(i, block);
+    const row = this.row(node);
+    if (row) row.focus({ preventScroll: true });
   }
 
   setExpanded(node, open) {
-    if (!node.kids.firstElementChild || node.expanded === open) return;
+    if (!node.kids.length || node.expanded === open) return;
     // Focus inside a subtree that closes goes to its parent row.
-    const refocus = !open && node.kids.contains(document.activeElement);
-    if (!open && this.focused && node.kids.contains(this.focused.wrap)) this.setFocusable(node);
+    let moved = false;
+    if (!open && this.focused && this.isUnder(this.focused, node)) {
+      const row = this.row(this.focused);
+      moved = row !== null && row === document.activeElement;
+      this.setFocusable(node);
+    }
     node.expanded = open;
-    node.wrap.classList.toggle('collapsed', !open);
-    node.row.setAttribute('aria-expanded', String(open));
-    if (refocus) this.focus(node);
+    this.flat = null;
+    this.list.update();
+    if (moved) this.focus(node);
+  }
+
+  isUnder(node, ancestor) {
+    for (let p = node.parent; p; p = p.parent) if (p === ancestor) return true;
+    return false;
   }
 
   expandAll(open) {
-    for (const node of this.nodes.values()) this.setExpanded(node, open);
+    for (const node of this.nodes.values()) if (node.kids.length) node.expanded = open;
+    if (!open && this.focused) {
+      let top = this.focused;
+      while (top.parent) top = top.parent;
+      this.setFocusable(top);
+    }
+    this.flat = null;
+    this.list.update();
+  }
+
+  /** reveal expands node's ancestors, so that its row is shown. */
+  reveal(node) {
+    for (let p = node.parent; p; p = p.parent) {
+      if (!p.expanded) {
+        p.expanded = true;
+        this.flat = null;
+      }
+    }
   }
 
   /** select shows an action in the detail panel. */
-  select(name, { focus = false, reveal = false } = {}) {
+  select(name, { focus = false, reveal = false, block = /** @type {'nearest' | 'center'} */ ('nearest') } = {}) {
     const node = this.nodes.get(name);
     if (!node) return;
-    if (reveal) {
-      for (let p = this.parentOf(node); p; p = this.parentOf(p)) this.setExpanded(p, true);
-      node.row.scrollIntoView({ block: 'nearest' });
-    }
+    if (reveal) this.reveal(node);
     if (this.selected !== name) {
       const old = this.selected && this.nodes.get(this.selected);
-      if (old) old.row.setAttribute('aria-selected', 'false');
-      node.row.setAttribute('aria-selected', 'true');
+      const oldRow = old && this.row(old);
+      if (oldRow) oldRow.setAttribute('aria-selected', 'false');
       this.selected = name;
     }
-    if (focus) this.focus(node);
-    else this.setFocusable(node);
+    if (focus) this.focus(node, block);
+    else {
+      this.setFocusable(node);
+      if (reveal) this.list.scrollTo(this.indexOf(node), block);
+    }
+    const row = this.row(node);
+    if (row) row.setAttribute('aria-selected', 'true');
     this.onSelect(node.a);
   }
 
   onClick(ev) {
     const node = this.nodeOfRow(ev.target);
     if (!node) return;
-    if (ev.target.closest('.twisty') && node.kids.firstElementChild) {
+    if (ev.target.closest('.twisty') && node.kids.length) {
       this.setExpanded(node, !node.expanded);
       this.focus(node);
       return;
@@ -346,25 +424,23 @@ export class ActionTree {
   onKey(ev) {
     const node = this.nodeOfRow(ev.target);
     if (!node || ev.altKey || ev.ctrlKey || ev.metaKey) return;
-    const hasKids = node.kids.firstElementChild !== null;
+    const hasKids = node.kids.length > 0;
+    const rows = this.rows();
+    const i = this.indexOf(node);
     let handled = true;
     switch (ev.key) {
-      case 'ArrowDown': this.focus(this.next(node)); break;
-      case 'ArrowUp': this.focus(this.prev(node)); break;
+      case 'ArrowDown': this.focus(rows[i + 1]); break;
+      case 'ArrowUp': this.focus(rows[i - 1]); break;
       case 'ArrowRight':
         if (hasKids && !node.expanded) this.setExpanded(node, true);
-        else if (hasKids) this.focus(this.byWrap.get(node.kids.firstElementChild));
+        else if (hasKids) this.focus(node.kids[0]);
         break;
       case 'ArrowLeft':
         if (hasKids && node.expanded) this.setExpanded(node, false);
-        else this.focus(this.parentOf(node));
+        else this.focus(node.parent);
         break;
-      case 'Home': this.focus(this.firstNode()); break;
-      case 'End': {
-        const last = this.root.lastElementChild;
-        if (last) this.focus(this.lastVisible(this.byWrap.get(last)));
-        break;
-      }
+      case 'Home': this.focus(rows[0]); break;
+      case 'End': this.focus(rows[rows.length - 1]); break;
       case 'Enter':
       case ' ':
         this.select(node.name, { focus: true });

@@ -154,7 +154,7 @@ func (a *App) startActions(ctx context.Context) error {
 	a.mgr = taskactions.New(taskactions.Config{
 		Client: a.client, Kube: a.kube, NamespaceTemplate: a.cfg.NamespaceTemplate, Workers: a.cfg.Workers,
 		Notifier: a.runs, History: a.history, Log: a.component("manager"),
-		Finalizers: executorFinalizers(a.exec.claims, a.exec.plugins),
+		Finalizers: executorFinalizers(a.exec.claims),
 		BuiltIn:    a.exec.runs,
 		Pending:    a.exec.pending,
 		Journal:    a.journalConfig(),

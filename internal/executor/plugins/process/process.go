@@ -9,10 +9,11 @@
 // Each attempt runs at most once. Its first round only records, in the
 // plugin state, that it is about to start (with a marker the process will
 // carry in its environment); the process starts in the next round, once
-// that record is stored. A server that finds such a record from another
-// server process cannot know whether the process started or how it ended:
-// it kills whatever carries the marker and reports the attempt lost (a
-// system failure, so a new attempt follows).
+// that record is stored. When the command ends, its exit is recorded in a
+// file before the server can learn of it (exitrecord.go). A server that
+// finds the attempt recorded by another server process kills whatever
+// carries the marker; it reports the recorded exit if there is one, and
+// else the attempt lost (a new attempt follows).
 //
 // Running commands that arrive over HTTP is remote execution by design:
 // the server enables this plugin by default only for its embedded control
@@ -428,6 +429,6 @@ func (p *Plugin) killOrphan(st State) {
 		_ = syscall.Kill(-st.PID, syscall.SIGKILL)
 	}
 	if st.Marker != "" {
-		killMarked(markerEnv + "=" + st.Marker)
+		killMarked(st.Marker)
 	}
 }

@@ -1,10 +1,8 @@
 package process
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -52,13 +50,6 @@ func (p *Plugin) Subreap(outputRoot string) error {
 	return nil
 }
 
-// procInfo is what a sweep reads of a process.
-type procInfo struct {
-	pid, ppid, pgid, sid int
-	zombie               bool
-	env                  map[string]string // nil: unreadable (not ours)
-}
-
 // sweep kills the processes of the attempt with marker (if not ""), and
 // the orphans tasks left, except those keep holds: the running attempts'
 // shims and what carries their markers.
@@ -66,7 +57,7 @@ func (r reaper) sweep(marker string, keep func(procInfo) bool) {
 	if !r.on {
 		return
 	}
-	r.each(func(pi procInfo) {
+	eachProc(func(pi procInfo) {
 		switch {
 		case marker != "" && pi.env[markerEnv] == marker:
 		case pi.ppid == r.self && r.leftByTask(pi) && !keep(pi):
@@ -83,7 +74,7 @@ func (r reaper) sweepRoot() {
 	if !r.on {
 		return
 	}
-	r.each(func(pi procInfo) {
+	eachProc(func(pi procInfo) {
 		dir := pi.env["TASKACTIONS_OUTPUT_DIR"]
 		if pi.env[markerEnv] != "" && strings.HasPrefix(filepath.Clean(dir), r.root+string(filepath.Separator)) {
 			r.killAndReap(pi)
@@ -109,53 +100,4 @@ func (r reaper) killAndReap(pi procInfo) {
 	// here, or it stays a zombie.
 	var ws syscall.WaitStatus
 	_, _ = syscall.Wait4(pi.pid, &ws, 0, nil)
-}
-
-// each calls fn for every process this server may read.
-func (r reaper) each(fn func(procInfo)) {
-	dirs, err := os.ReadDir("/proc")
-	if err != nil {
-		return
-	}
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil || pid == r.self {
-			continue
-		}
-		if pi, ok := readProc(pid); ok {
-			fn(pi)
-		}
-	}
-}
-
-// readProc reads a process's parent, group, session and environment.
-func readProc(pid int) (procInfo, bool) {
-	dir := "/proc/" + strconv.Itoa(pid)
-	stat, err := os.ReadFile(dir + "/stat")
-	if err != nil {
-		return procInfo{}, false
-	}
-	s := string(stat)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return procInfo{}, false
-	}
-	// Fields after the command: state ppid pgrp session ...
-	f := strings.Fields(s[i+1:])
-	if len(f) < 4 {
-		return procInfo{}, false
-	}
-	pi := procInfo{pid: pid, zombie: f[0] == "Z"}
-	pi.ppid, _ = strconv.Atoi(f[1])
-	pi.pgid, _ = strconv.Atoi(f[2])
-	pi.sid, _ = strconv.Atoi(f[3])
-	if env, err := os.ReadFile(dir + "/environ"); err == nil {
-		pi.env = map[string]string{}
-		for kv := range bytes.SplitSeq(env, []byte{0}) {
-			if k, v, ok := bytes.Cut(kv, []byte{'='}); ok && bytes.HasPrefix(k, []byte("TASKACTIONS_")) {
-				pi.env[string(k)] = string(v)
-			}
-		}
-	}
-	return pi, true
 }

@@ -25,13 +25,13 @@ const deathSignal = syscall.SIGUSR1
 // shimScript runs "$@" in the background of the shim's process group and
 // waits for it, surviving SIGTERM/INT/HUP (the command gets them too, as a
 // member of the group). When the command ends, the shim records its exit
-// code in the attempt's exit record (see exitRecord) before it exits
+// code in the attempt's exit record (exitrecord.go) before it exits
 // itself: the server learns of an exit only after it is recorded, so a
 // server killed in between finds the record and does not run the command
 // again. On SIGUSR1 (the server died) it kills the group, itself
 // included, but records first an exit that already happened. Its exit
 // status is the command's.
-const shimScript = `gone=
+var shimScript = `gone=
 trap 'gone=1' USR1
 trap ':' TERM INT HUP
 "$@" &
@@ -40,7 +40,7 @@ while :; do
 	wait "$child"
 	code=$?
 	if ! kill -0 "$child" 2>/dev/null; then
-		rec=".taskactions-exit-$TASKACTIONS_ATTEMPT_MARKER"
+		rec="` + exitRecordName("$"+markerEnv) + `"
 		echo "$code" > "$rec.tmp" && mv -f "$rec.tmp" "$rec"
 		[ -z "$gone" ] || kill -KILL 0
 		exit "$code"

@@ -38,12 +38,17 @@ function readStream<T>(t: Target, r: Suite, op: string, path: string, ev: Events
   });
   return new Promise<T[]>((resolve, reject) => {
     const items: T[] = [];
+    // Events of the chunk that held synced are still dispatched after
+    // close: once done, they are not the snapshot's.
+    let ended = false;
     const done = (err?: Error) => {
+      ended = true;
       es.close();
       if (err) reject(err);
       else resolve(items);
     };
     es.addEventListener(ev.item, (m) => {
+      if (ended) return;
       const item = JSON.parse(m.data) as T;
       items.push(item);
       if (until?.(item)) done();
@@ -54,7 +59,7 @@ function readStream<T>(t: Target, r: Suite, op: string, path: string, ev: Events
       else if (!until) done();
     });
     es.addEventListener('reset', () => {
-      items.length = 0;
+      if (!ended) items.length = 0;
     });
     es.onerror = (e) => done(new Error(`EventSource: ${e.message ?? 'error'} (HTTP ${e.code ?? '?'})`));
   });
@@ -321,7 +326,7 @@ async function kargo(t: Target, r: Suite, c: Client, project: string): Promise<v
   });
   await r.step('streamStagePromotions', async () => {
     const items = await readStream(t, r, 'streamStagePromotions', `/projects/${project}/stages/test/promotions/events`, { item: 'promotion' } as Events<S['PromotionEvent']>);
-    check(items.length === 1, `snapshot ${items.length}`);
+    check(items.length === 1, `snapshot ${JSON.stringify(items.map((p) => [p.metadata?.name, p.spec?.stage, p.metadata?.resourceVersion]))}`);
   });
   await r.step('abortPromotion', async () => {
     const { error, response } = await c.POST('/projects/{project}/promotions/{promotion}/abort', { params: { path: { ...p, promotion: downstream } } });
@@ -372,7 +377,7 @@ async function warehouses(t: Target, r: Suite, c: Client, project: string): Prom
   });
   await r.step('streamProjectWarehouses', async () => {
     const items = await readStream(t, r, 'streamProjectWarehouses', `/projects/${project}/warehouse-events`, { item: 'warehouse' } as Events<S['WarehouseEvent']>);
-    check(items.length === 1 && items[0].metadata?.name === 'w', `snapshot ${items.length}`);
+    check(items.length === 1 && items[0].metadata?.name === 'w', `snapshot ${JSON.stringify(items.map((p) => [p.metadata?.name, p.metadata?.resourceVersion]))}`);
   });
   await r.step('deleteWarehouse', async () => {
     const { response } = await c.DELETE('/projects/{project}/warehouses/{warehouse}', w);

@@ -51,6 +51,14 @@ func (k *KeyQueue) Run(ctx context.Context, ready func(), inf cache.SharedIndexI
 	if err != nil {
 		return err
 	}
+	defer func() { _ = inf.RemoveEventHandler(reg) }()
+	return k.Work(ctx, ready, reconcile)
+}
+
+// Work reconciles what is queued, by whatever adds keys, until ctx ends;
+// then the queue is shut down (later adds are dropped) and Work returns
+// once the workers have finished. Keys added before Work are kept for it.
+func (k *KeyQueue) Work(ctx context.Context, ready func(), reconcile func(context.Context, string) error) error {
 	var wg sync.WaitGroup
 	for range k.workers {
 		wg.Go(func() {
@@ -60,11 +68,16 @@ func (k *KeyQueue) Run(ctx context.Context, ready func(), inf cache.SharedIndexI
 	}
 	ready()
 	<-ctx.Done()
-	_ = inf.RemoveEventHandler(reg)
 	k.q.ShutDown()
 	wg.Wait()
 	return nil
 }
+
+// Len is the number of keys waiting for a worker.
+func (k *KeyQueue) Len() int { return k.q.Len() }
+
+// ShuttingDown reports whether Work has ended (adds are dropped).
+func (k *KeyQueue) ShuttingDown() bool { return k.q.ShuttingDown() }
 
 func (k *KeyQueue) next(ctx context.Context, reconcile func(context.Context, string) error) bool {
 	key, shutdown := k.q.Get()

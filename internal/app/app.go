@@ -32,6 +32,7 @@ import (
 	"taskactions/internal/runs"
 	"taskactions/internal/sse"
 	"taskactions/internal/taskactions"
+	"taskactions/internal/taskactions/notifier"
 	"taskactions/web"
 )
 
@@ -63,6 +64,7 @@ type App struct {
 	client     versioned.Interface
 	exec       executorSetup
 	mgr        *taskactions.Manager
+	notifier   *notifier.Notifier
 	stages     *stages.Manager
 	freight    *freight.Manager
 	promos     *promotions.Manager
@@ -258,7 +260,7 @@ func (a *App) synced() bool {
 // "starting" answers.
 func (a *App) serveAPI(restCfg *rest.Config) error {
 	a.metrics = handlers.NewMetrics(handlers.Gauges{
-		QueueDepth: a.mgr.QueueDepth, EventsHandled: a.mgr.EventsHandled,
+		QueueDepth: a.notifier.QueueDepth, EventsHandled: a.notifier.EventsHandled,
 		Caches: a.caches(),
 	})
 	a.registerStorageMetrics(a.metrics.Registry())

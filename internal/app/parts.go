@@ -29,6 +29,8 @@ import (
 	"taskactions/internal/taskactions"
 	"taskactions/internal/taskactions/aborter"
 	"taskactions/internal/taskactions/collector"
+	"taskactions/internal/taskactions/notifier"
+	"taskactions/internal/taskactions/retention"
 )
 
 // newParts lists everything of the server that runs, in the order it
@@ -42,6 +44,7 @@ func (a *App) newParts() *lifecycle.Group {
 	g.Add("control plane", lifecycle.Func(a.runControlPlane))
 	g.Add("history", lifecycle.Service(a.openHistory, a.closeHistory))
 	g.Add("actions", lifecycle.Service(a.startActions, func() error { a.mgr.StopWatching(); return nil }))
+	g.Add("run notifications", lifecycle.Func(func(ctx context.Context, ready func()) error { return a.notifier.Run(ctx, ready) }))
 	g.Add("stages", lifecycle.Service(a.startStages, func() error { a.stages.Stop(); return nil }))
 	g.Add("freight", lifecycle.Service(a.startFreight, func() error { a.freight.Stop(); return nil }))
 	g.Add("promotions", lifecycle.Service(a.startPromotions, func() error { a.promos.Stop(); return nil }))
@@ -148,22 +151,27 @@ func (a *App) journalConfig() journal.Config {
 }
 
 // startActions starts the action manager and the run service, and
-// restores the run service's view of the live actions.
+// restores the run service's view of the live actions. The notifier is
+// made here, as the manager's first list is given to it; it runs as the
+// next part.
 func (a *App) startActions(ctx context.Context) error {
 	a.runs = runs.New(a.history, a.journalConfig(), a.component("runs"))
+	a.notifier = notifier.New(notifier.Config{
+		Runs: a.runs, Client: a.client.FlyteV1(), Warm: handlers.WarmAction, Workers: a.cfg.Workers,
+		Log: a.component("notifier"),
+	})
 	a.mgr = taskactions.New(taskactions.Config{
-		Client: a.client, Kube: a.kube, NamespaceTemplate: a.cfg.NamespaceTemplate, Workers: a.cfg.Workers,
-		Notifier: a.runs, History: a.history, Log: a.component("manager"),
+		Client: a.client, Kube: a.kube, NamespaceTemplate: a.cfg.NamespaceTemplate,
+		Runs: a.runs, OnEvent: a.notifier.Observe, History: a.history, Log: a.component("manager"),
 		Finalizers: executorFinalizers(a.exec.claims),
 		BuiltIn:    a.exec.runs,
 		Pending:    a.exec.pending,
 		Journal:    a.journalConfig(),
-		Warm:       handlers.WarmAction,
 	})
 	if err := a.mgr.StartWatching(ctx); err != nil {
 		return err
 	}
-	if err := a.runs.Restore(ctx, a.mgr.RunsActions); err != nil {
+	if err := a.runs.Restore(ctx, func() []runs.Action { return notifier.Records(a.mgr.Cache()) }); err != nil {
 		a.mgr.StopWatching()
 		return err
 	}
@@ -247,9 +255,10 @@ func (a *App) runRetention(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
-	r := taskactions.NewRetirer(a.mgr, a.cfg.Retention, a.component("retention"))
-	r.Retired = a.retired.Inc
-	return r.Run(ctx)
+	return retention.New(retention.Config{
+		Actions: a.mgr, History: a.history, Client: a.client.FlyteV1(), After: a.cfg.Retention,
+		Retired: a.retired.Inc, Log: a.component("retention"),
+	}).Run(ctx)
 }
 
 // kargoLease is the Lease Kargo's controllers run under on a cluster.

@@ -42,5 +42,5 @@ func releaseStartMemory(ctx context.Context, drained func() bool) {
 // startDrained reports whether the work a start hands to the run service's
 // workers and to the executor is done.
 func (a *App) startDrained() bool {
-	return a.mgr.QueueDepth() == 0 && (a.executor == nil || a.executor.Drained())
+	return a.notifier.QueueDepth() == 0 && (a.executor == nil || a.executor.Drained())
 }

@@ -211,7 +211,7 @@ func (s *Server) actionStream(ctx context.Context, scope taskactions.Scope, last
 			return s.mgr.Subscribe(ctx, scope, after)
 		},
 		Encode:  encodeActionEvent,
-		Cursors: s.mgr.Journal(),
+		Cursors: s.mgr.Cache().Journal(),
 	}
 	return &stream[*taskactions.ActionUpdate]{ctx: ctx, lastID: lastID, src: src, s: s}
 }

@@ -3,13 +3,10 @@ package taskactions
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 
 	v1 "taskactions/api/v1"
 )
@@ -41,7 +38,7 @@ func (m *Manager) AbortAction(ctx context.Context, id ActionID, reason string) e
 		reason = DefaultAbortReason
 	}
 	m.actions.CatchUp(ctx)
-	cur, err := m.current(ctx, id, true)
+	cur, err := m.objects.current(ctx, id, true)
 	if err != nil {
 		return err
 	}
@@ -53,7 +50,7 @@ func (m *Manager) AbortAction(ctx context.Context, id ActionID, reason string) e
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
 			"uid": cur.UID, "annotations": map[string]string{v1.AnnotationAbortReason: reason},
 		}})
-		out, err := m.client.FlyteV1().TaskActions(cur.Namespace).Patch(ctx, cur.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+		out, err := m.cfg.Client.FlyteV1().TaskActions(cur.Namespace).Patch(ctx, cur.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 		switch {
 		case isTooLarge(err):
 			return fmt.Errorf("action %s is too large to record an abort in (delete it): %w", id, ErrTooLarge)
@@ -75,47 +72,21 @@ func (m *Manager) AbortOne(ctx context.Context, ta *v1.TaskAction, reason string
 		reason = DefaultAbortReason
 	}
 	if v1.EnqueuedByFlyte(ta) {
-		return m.abortFlytes(ctx, ta)
+		// As Flyte aborts (actions/k8s AbortAction): by deleting its
+		// object, whose descendants follow it (the garbage collector, or
+		// package collector here).
+		if err := m.objects.deleteUnfinished(ctx, ta); err != nil {
+			return fmt.Errorf("abort %s (delete its object, as Flyte aborts): %w", IDOf(ta), err)
+		}
+		return nil
 	}
 	_, err := m.UpdateStatus(ctx, IDOf(ta), func(ta *v1.TaskAction) error {
 		if v1.PhaseOf(ta.Status.Conditions).Terminal() {
 			return ErrNoChange
 		}
 		ta.Status.ErrorState = &v1.ErrorState{Code: v1.ReasonAborted, Kind: v1.ErrorKindUser, Message: reason}
-		m.setPhase(ta, v1.PhaseChange{Phase: v1.PhaseAborted, Reason: v1.ReasonAborted, Message: reason})
+		m.cfg.setPhase(ta, v1.PhaseChange{Phase: v1.PhaseAborted, Reason: v1.ReasonAborted, Message: reason})
 		return nil
 	})
 	return err
-}
-
-// abortFlytes aborts an unfinished action of Flyte's as Flyte does
-// (actions/k8s AbortAction): by deleting its object, whose descendants
-// follow it (the garbage collector, or package collector here). The delete is
-// conditional on the version read: if the action changed meanwhile it is
-// read again, and left as it is once finished.
-func (m *Manager) abortFlytes(ctx context.Context, ta *v1.TaskAction) error {
-	id := IDOf(ta)
-	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		if ta.DeletionTimestamp != nil || v1.PhaseOfAction(ta).Terminal() {
-			return nil
-		}
-		err := m.client.FlyteV1().TaskActions(ta.Namespace).Delete(ctx, ta.Name, metav1.DeleteOptions{
-			Preconditions: &metav1.Preconditions{UID: &ta.UID, ResourceVersion: &ta.ResourceVersion},
-		})
-		if apierrors.IsConflict(err) {
-			if cur, rerr := m.live(ctx, id); rerr == nil && cur.UID == ta.UID {
-				ta = cur
-			} else if errors.Is(rerr, ErrNotFound) {
-				return nil
-			}
-		}
-		return err
-	})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("abort %s (delete its object, as Flyte aborts): %w", id, err)
-	}
-	return nil
 }

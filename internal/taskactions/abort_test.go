@@ -149,7 +149,7 @@ func TestAbortRacingSuccess(t *testing.T) {
 		if abortErr != nil {
 			t.Fatalf("abort: %v", abortErr)
 		}
-		ta, err := m.live(ctx, id)
+		ta, err := m.objects.live(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	v1 "taskactions/api/v1"
 	"taskactions/internal/runs"
 )
@@ -20,32 +17,28 @@ import (
 // is stopped as it goes.
 func (m *Manager) DeleteAction(ctx context.Context, id ActionID, abort bool) error {
 	m.actions.CatchUp(ctx)
-	target, err := m.current(ctx, id, true)
-	if errors.Is(err, ErrNotFound) && m.cfg.History != nil {
-		return m.deleteRetiredAction(ctx, id)
+	target, err := m.objects.current(ctx, id, true)
+	if errors.Is(err, ErrNotFound) && m.cfg.History != nil && m.cfg.Runs != nil {
+		// Only history holds it, and so its descendants: children retire
+		// before their parents.
+		if _, err := m.history.action(ctx, id); err != nil {
+			return err
+		}
+		return m.cfg.Runs.DeleteActions(ctx, id.RunID(), id.Name, nil)
 	}
 	if err != nil {
 		return err
 	}
-	tree := append([]*v1.TaskAction{target}, m.descendants(id)...)
+	tree := append([]*v1.TaskAction{target}, m.cached.descendants(id)...)
 	if err := m.finishedOrAbort(ctx, tree, abort, []ActionID{id}); err != nil {
 		return err
 	}
-	if m.cfg.Notifier != nil {
-		if err := m.cfg.Notifier.DeleteActions(ctx, id.RunID(), id.Name, tombstones(tree)); err != nil {
+	if m.cfg.Runs != nil {
+		if err := m.cfg.Runs.DeleteActions(ctx, id.RunID(), id.Name, tombstones(tree)); err != nil {
 			return err
 		}
 	}
 	return m.DeleteObject(ctx, target)
-}
-
-// deleteRetiredAction deletes an action that only history holds (and so
-// do its descendants: children retire before their parents).
-func (m *Manager) deleteRetiredAction(ctx context.Context, id ActionID) error {
-	if _, err := m.retired(ctx, id); err != nil {
-		return err
-	}
-	return m.cfg.Notifier.DeleteActions(ctx, id.RunID(), id.Name, nil)
 }
 
 // DeleteRun deletes every action of a run: from history, at once, and
@@ -67,8 +60,8 @@ func (m *Manager) DeleteRun(ctx context.Context, run v1.RunID, abort bool) error
 		return err
 	}
 	existed := len(tas) > 0
-	if m.cfg.Notifier != nil {
-		inHistory, err := m.cfg.Notifier.DeleteRun(ctx, run, tombstones(tas))
+	if m.cfg.Runs != nil {
+		inHistory, err := m.cfg.Runs.DeleteRun(ctx, run, tombstones(tas))
 		if err != nil {
 			return err
 		}
@@ -119,35 +112,8 @@ func (m *Manager) finishedOrAbort(ctx context.Context, tas []*v1.TaskAction, abo
 	return nil
 }
 
-// descendants are the action's children, theirs, and so on, from the
-// cache.
-func (m *Manager) descendants(id ActionID) []*v1.TaskAction {
-	var out []*v1.TaskAction
-	queue := []ActionID{id}
-	for len(queue) > 0 && len(out) < maxDescendants {
-		p := queue[0]
-		queue = queue[1:]
-		kids, _ := m.actions.ByIndex(indexParent, idKey(p.Project, p.Domain, p.Run, p.Name)) // unsorted: no list cached per descendant
-		for _, k := range kids {
-			out = append(out, k)
-			queue = append(queue, IDOf(k))
-		}
-	}
-	return out
-}
-
-// maxDescendants bounds a walk down a tree that hand-edited specs may
-// have made cyclic.
-const maxDescendants = 1 << 20
-
 // DeleteObject deletes an action's object, that incarnation only (its uid
 // is a precondition); one gone already is no error.
 func (m *Manager) DeleteObject(ctx context.Context, ta *v1.TaskAction) error {
-	err := m.client.FlyteV1().TaskActions(ta.Namespace).Delete(ctx, ta.Name, metav1.DeleteOptions{
-		Preconditions: &metav1.Preconditions{UID: &ta.UID},
-	})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete %s/%s: %w", ta.Namespace, ta.Name, err)
-	}
-	return nil
+	return m.objects.delete(ctx, ta)
 }

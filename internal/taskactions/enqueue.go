@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -113,8 +112,8 @@ func sameAsRetired(req EnqueueRequest, u *ActionUpdate) error {
 
 // retiredOrNot is nil when history has no retired record of id, and
 // else the error that carries its view (or says history did not answer).
-func (m *Manager) retiredOrNot(ctx context.Context, id ActionID) error {
-	u, err := m.retiredAction(ctx, id)
+func (h archive) retiredOrNot(ctx context.Context, id ActionID) error {
+	u, err := h.retired(ctx, id)
 	switch {
 	case err != nil:
 		return err
@@ -129,7 +128,7 @@ func (m *Manager) enqueueLive(ctx context.Context, req EnqueueRequest) (ta *v1.T
 	if req.Parent != "" {
 		if parent, err = m.parentOf(ctx, req); err != nil {
 			if errors.Is(err, ErrRetired) { // the request may repeat a retired child's
-				if rerr := m.retiredOrNot(ctx, req.ID); rerr != nil {
+				if rerr := m.history.retiredOrNot(ctx, req.ID); rerr != nil {
 					return nil, false, rerr
 				}
 			}
@@ -145,32 +144,32 @@ func (m *Manager) enqueueLive(ctx context.Context, req EnqueueRequest) (ta *v1.T
 	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
 		return nil, false, fmt.Errorf("namespace %q from the template: %s: %w", ns, strings.Join(errs, "; "), ErrInvalid)
 	}
-	want, err := m.build(ns, req, parent)
+	want, err := m.cfg.build(ns, req, parent)
 	if err != nil {
 		return nil, false, err
 	}
 	if err := CheckSize(want); err != nil {
 		return nil, false, err
 	}
-	if have, _ := m.cached(req.ID); have != nil {
-		return m.existing(req.ID, have, want)
+	if have, _ := m.cached.get(req.ID); have != nil {
+		return existing(req.ID, have, want)
 	}
 	// Checked last before the create: an object retired a moment ago has
 	// its record marked before it goes.
-	if err := m.retiredOrNot(ctx, req.ID); err != nil {
+	if err := m.history.retiredOrNot(ctx, req.ID); err != nil {
 		return nil, false, err
 	}
 	release := func() {}
-	if parent == nil && m.perPairNamespaces() {
-		if release, err = m.owners.claim(ns, req.ID.Project, req.ID.Domain); err != nil {
+	if parent == nil && m.ns.perPair() {
+		if release, err = m.ns.owners.claim(ns, req.ID.Project, req.ID.Domain); err != nil {
 			return nil, false, err
 		}
 	}
-	if err := m.ensureNamespace(ctx, ns); err != nil {
+	if err := m.ns.ensure(ctx, ns); err != nil {
 		release()
 		return nil, false, err
 	}
-	out, created, err := m.create(ctx, req.ID, want)
+	out, created, err := m.objects.create(ctx, req.ID, want)
 	switch {
 	case err != nil:
 		release()
@@ -178,7 +177,7 @@ func (m *Manager) enqueueLive(ctx context.Context, req EnqueueRequest) (ta *v1.T
 		m.actions.Wrote(out)
 		return out, true, nil
 	default:
-		return m.existing(req.ID, out, want)
+		return existing(req.ID, out, want)
 	}
 	switch {
 	case apierrors.IsInvalid(err):
@@ -194,35 +193,28 @@ func (m *Manager) enqueueLive(ctx context.Context, req EnqueueRequest) (ta *v1.T
 // existing is the answer to an enqueue of an action that exists: itself
 // when the spec is the same (the request was repeated), ErrConflict when
 // not.
-func (m *Manager) existing(id ActionID, have, want *v1.TaskAction) (*v1.TaskAction, bool, error) {
+func existing(id ActionID, have, want *v1.TaskAction) (*v1.TaskAction, bool, error) {
 	if !sameSpec(&have.Spec, &want.Spec) {
 		return nil, false, fmt.Errorf("action %s exists with another spec: %w", id, ErrConflict)
 	}
 	return have, false, nil
 }
 
-// perPairNamespaces: the template gives each project and domain a
-// namespace of its own, which two pairs must then not share.
-func (m *Manager) perPairNamespaces() bool {
-	t := m.cfg.NamespaceTemplate
-	return strings.Contains(t, "{project}") && strings.Contains(t, "{domain}")
-}
-
 // parentOf returns the parent of a new child. The cache may not have a
 // parent created a moment ago, so a miss is checked against the API server.
 func (m *Manager) parentOf(ctx context.Context, req EnqueueRequest) (*v1.TaskAction, error) {
 	pid := ActionID{req.ID.Project, req.ID.Domain, req.ID.Run, req.Parent}
-	p, err := m.cached(pid)
+	p, err := m.cached.get(pid)
 	if err == nil && p == nil {
 		// Created by this server a moment ago? Wait for the cache, then
 		// ask the API server.
 		m.actions.CatchUp(ctx)
-		if p, err = m.cached(pid); err == nil && p == nil {
-			p, err = m.live(ctx, pid)
+		if p, err = m.cached.get(pid); err == nil && p == nil {
+			p, err = m.objects.live(ctx, pid)
 		}
 	}
 	if errors.Is(err, ErrNotFound) {
-		switch err := m.gone(ctx, pid); {
+		switch err := m.history.gone(ctx, pid); {
 		case errors.Is(err, ErrRetired):
 			return nil, fmt.Errorf("parent: %w (a finished parent takes no new children)", err)
 		case errors.Is(err, ErrHistory):
@@ -241,7 +233,7 @@ func (m *Manager) parentOf(ctx context.Context, req EnqueueRequest) (*v1.TaskAct
 // build makes the object. Labels: the run's labels, then the parent's (for
 // a child), then ours, which always win. Annotations and env vars inherit
 // the same way; the request's run spec overrides what the parent gave.
-func (m *Manager) build(ns string, req EnqueueRequest, parent *v1.TaskAction) (*v1.TaskAction, error) {
+func (cfg *Config) build(ns string, req EnqueueRequest, parent *v1.TaskAction) (*v1.TaskAction, error) {
 	tmpl, err := canonicalJSON(req.TaskTemplate)
 	if err != nil {
 		return nil, fmt.Errorf("task template: %v: %w", err, ErrInvalid)
@@ -270,8 +262,8 @@ func (m *Manager) build(ns string, req EnqueueRequest, parent *v1.TaskAction) (*
 	if req.MayExecute {
 		annotations[v1.AnnotationMayExecute] = "true"
 	}
-	if m.cfg.Pending != nil {
-		if why := m.cfg.Pending(req.TaskType); why != "" {
+	if cfg.Pending != nil {
+		if why := cfg.Pending(req.TaskType); why != "" {
 			annotations[v1.AnnotationPendingReason] = why
 		}
 	}
@@ -291,8 +283,8 @@ func (m *Manager) build(ns string, req EnqueueRequest, parent *v1.TaskAction) (*
 			EnvVars: nilIfEmpty(envs), Interruptible: interruptible, Group: req.Group,
 		},
 	}
-	if m.cfg.Finalizers != nil {
-		ta.Finalizers = m.cfg.Finalizers(req.TaskType)
+	if cfg.Finalizers != nil {
+		ta.Finalizers = cfg.Finalizers(req.TaskType)
 	}
 	if parent != nil {
 		ta.Spec.ParentActionName = &req.Parent
@@ -302,32 +294,6 @@ func (m *Manager) build(ns string, req EnqueueRequest, parent *v1.TaskAction) (*
 		}}
 	}
 	return ta, nil
-}
-
-// ensureNamespace creates the namespace on an external cluster, once per
-// process. The embedded control plane has no namespace objects.
-func (m *Manager) ensureNamespace(ctx context.Context, ns string) error {
-	if m.cfg.Kube == nil || m.noNamespaces.Load() {
-		return nil
-	}
-	if _, ok := m.nsKnown.Load(ns); ok {
-		return nil
-	}
-	_, err := m.cfg.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		// Creating a namespace cannot miss it: the API has no namespaces at
-		// all, as when this replica uses another server's embedded control
-		// plane through its kubeconfig. Nothing to make, then or later.
-		if !m.noNamespaces.Swap(true) {
-			m.cfg.Log.Info().Msg("the API serves no namespaces: none to create")
-		}
-		return nil
-	case err != nil && !apierrors.IsAlreadyExists(err):
-		return fmt.Errorf("create namespace %s: %w", ns, err)
-	}
-	m.nsKnown.Store(ns, struct{}{})
-	return nil
 }
 
 // canonicalJSON re-encodes JSON with sorted keys and no spaces, so the same

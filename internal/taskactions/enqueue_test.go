@@ -129,7 +129,7 @@ func TestReadsServeFromCacheRightAfterWrites(t *testing.T) {
 	if err != nil || len(all) != 5 {
 		t.Fatalf("ListRunActions: %d actions, err %v; want 5", len(all), err)
 	}
-	children, err := m.ListChildActions(ctx, actionOf(run, "a0"))
+	children, err := listChildren(ctx, m, actionOf(run, "a0"))
 	if err != nil || len(children) != 3 {
 		t.Fatalf("ListChildActions: %d, err %v; want the 3 direct children", len(children), err)
 	}

@@ -2,13 +2,10 @@ package taskactions
 
 import (
 	"context"
-	"errors"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -81,40 +78,4 @@ func createFlytes(t *testing.T, fixture *v1.TaskAction, run v1.RunID, name strin
 		t.Fatal(err)
 	}
 	return out
-}
-
-// An abort through this server of an action Flyte enqueued is Flyte's
-// abort: the object is deleted (so Flyte's executor stops the task, and
-// Flyte's Actions service reads ABORTED), and history keeps the action
-// ABORTED with the reason given. A terminal condition instead would read
-// FAILED in Flyte and leave its task running.
-func TestAbortOfFlytesActionDeletesIt(t *testing.T) {
-	n := newCountingNotifier(t)
-	m := newManager(t, n, func(c *Config) { c.History = n.Store() })
-	ctx := context.Background()
-	run := newRun()
-	ta := createFlytes(t, fixtureNamed(t, "running"), run, "n0")
-	id := actionOf(run, "n0")
-	eventually(t, 10*time.Second, "the cache to have it RUNNING", func() bool {
-		got, _ := m.GetTaskAction(ctx, id)
-		return got != nil && v1.PhaseOfAction(got) == v1.PhaseRunning
-	})
-	if err := m.AbortAction(ctx, id, "stop the Flyte task"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := kubeClient(t).FlyteV1().TaskActions("flyte").Get(ctx, ta.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Fatalf("the object after the abort: %v, want it deleted", err)
-	}
-	var rec *ActionUpdate
-	eventually(t, 10*time.Second, "history to have it ABORTED", func() bool {
-		rec, _ = m.retired(ctx, id)
-		return rec != nil && rec.Phase == v1.PhaseAborted
-	})
-	if rec.AbortReason != "stop the Flyte task" {
-		t.Errorf("the abort reason in history: %q", rec.AbortReason)
-	}
-	// Gone from the control plane: the API answers from history.
-	if err := m.AbortAction(ctx, id, "again"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("a second abort: %v, want ErrNotFound", err)
-	}
 }

@@ -16,6 +16,12 @@ import (
 // gets the same JSON either way. A live object wins over its history row
 // (the row may say retired a moment before the object goes).
 
+// archive is the history store as the manager reads it: the actions
+// retired from the control plane. Without a store it is empty.
+type archive struct {
+	store *history.Store // nil: there is none
+}
+
 // Page asks for one page of a list.
 type Page struct {
 	Limit    int    // 0 or more than MaxPage: MaxPage (history.PageSize)
@@ -38,15 +44,18 @@ func (m *Manager) Action(ctx context.Context, id ActionID) (*ActionUpdate, error
 	if err == nil {
 		return m.actions.View(ta), nil
 	}
-	if !errors.Is(err, ErrNotFound) || m.cfg.History == nil {
+	if !errors.Is(err, ErrNotFound) || m.history.store == nil {
 		return nil, err
 	}
-	return m.retired(ctx, id)
+	return m.history.action(ctx, id)
 }
 
-// retired reads an action from history (ErrNotFound when it has none).
-func (m *Manager) retired(ctx context.Context, id ActionID) (*ActionUpdate, error) {
-	rec, err := m.cfg.History.Action(ctx, id.RunID(), id.Name)
+// action reads an action from history (ErrNotFound when it has none).
+func (h archive) action(ctx context.Context, id ActionID) (*ActionUpdate, error) {
+	if h.store == nil {
+		return nil, fmt.Errorf("action %s: %w", id, ErrNotFound)
+	}
+	rec, err := h.store.Action(ctx, id.RunID(), id.Name)
 	if errors.Is(err, history.ErrNotFound) {
 		return nil, fmt.Errorf("action %s: %w", id, ErrNotFound)
 	}
@@ -56,14 +65,14 @@ func (m *Manager) retired(ctx context.Context, id ActionID) (*ActionUpdate, erro
 	return updateOfRecord(rec)
 }
 
-// retiredAction is the view of an action that finished and left the
-// control plane, from history; nil when history has no retired record of
-// it (a live action's record, or none).
-func (m *Manager) retiredAction(ctx context.Context, id ActionID) (*ActionUpdate, error) {
-	if m.cfg.History == nil {
+// retired is the view of an action that finished and left the control
+// plane, from history; nil when history has no retired record of it (a
+// live action's record, or none).
+func (h archive) retired(ctx context.Context, id ActionID) (*ActionUpdate, error) {
+	if h.store == nil {
 		return nil, nil
 	}
-	rec, err := m.cfg.History.Action(ctx, id.RunID(), id.Name)
+	rec, err := h.store.Action(ctx, id.RunID(), id.Name)
 	switch {
 	case errors.Is(err, history.ErrNotFound):
 		return nil, nil
@@ -77,8 +86,8 @@ func (m *Manager) retiredAction(ctx context.Context, id ActionID) (*ActionUpdate
 
 // gone is the error of a write to an action that is not live: ErrRetired
 // when it finished and was retired (its state is final), else not found.
-func (m *Manager) gone(ctx context.Context, id ActionID) error {
-	u, err := m.retiredAction(ctx, id)
+func (h archive) gone(ctx context.Context, id ActionID) error {
+	u, err := h.retired(ctx, id)
 	switch {
 	case err != nil:
 		return err
@@ -90,11 +99,12 @@ func (m *Manager) gone(ctx context.Context, id ActionID) error {
 
 // RunActions returns a page of a run's actions, live and retired.
 func (m *Manager) RunActions(ctx context.Context, run v1.RunID, p Page) (ActionPage, error) {
-	live, err := m.runActionViews(ctx, run)
+	m.actions.CatchUp(ctx)
+	live, err := m.cached.runViews(run)
 	if err != nil {
 		return ActionPage{}, err
 	}
-	return m.page(ctx, live, history.ActionQuery{Run: run, Retired: true}, p)
+	return m.history.page(ctx, live, history.ActionQuery{Run: run, Retired: true}, p)
 }
 
 // ChildActions returns a page of an action's direct children, live and
@@ -103,17 +113,18 @@ func (m *Manager) ChildActions(ctx context.Context, parent ActionID, p Page) (Ac
 	if _, err := m.Action(ctx, parent); err != nil {
 		return ActionPage{}, err
 	}
-	live, err := m.childActionViews(ctx, parent)
+	m.actions.CatchUp(ctx)
+	live, err := m.cached.childViews(parent)
 	if err != nil {
 		return ActionPage{}, err
 	}
 	name := parent.Name
-	return m.page(ctx, live, history.ActionQuery{Run: parent.RunID(), Retired: true, Parent: &name}, p)
+	return m.history.page(ctx, live, history.ActionQuery{Run: parent.RunID(), Retired: true, Parent: &name}, p)
 }
 
 // page merges the live actions (sorted oldest first) with the retired
 // ones q selects, and cuts one page after p.Continue.
-func (m *Manager) page(ctx context.Context, views []*ActionUpdate, q history.ActionQuery, p Page) (ActionPage, error) {
+func (h archive) page(ctx context.Context, views []*ActionUpdate, q history.ActionQuery, p Page) (ActionPage, error) {
 	limit := history.PageSize(p.Limit)
 	var after *history.ActionKey
 	if p.Continue != "" {
@@ -126,7 +137,7 @@ func (m *Manager) page(ctx context.Context, views []*ActionUpdate, q history.Act
 	if after != nil {
 		start = sort.Search(len(views), func(i int) bool { return after.Less(listKey(views[i])) })
 	}
-	retired, err := m.retiredAfter(ctx, q, after, views, limit+1)
+	retired, err := h.after(ctx, q, after, views, limit+1)
 	if err != nil {
 		return ActionPage{}, err
 	}
@@ -139,17 +150,17 @@ func (m *Manager) page(ctx context.Context, views []*ActionUpdate, q history.Act
 	return out, nil
 }
 
-// retiredAfter reads up to n retired actions after the key that are not
-// live (a row marked retired whose object has not gone yet is live).
-func (m *Manager) retiredAfter(ctx context.Context, q history.ActionQuery, after *history.ActionKey, live []*ActionUpdate, n int) ([]*ActionUpdate, error) {
-	if m.cfg.History == nil {
+// after reads up to n retired actions after the key that are not live (a
+// row marked retired whose object has not gone yet is live).
+func (h archive) after(ctx context.Context, q history.ActionQuery, after *history.ActionKey, live []*ActionUpdate, n int) ([]*ActionUpdate, error) {
+	if h.store == nil {
 		return nil, nil
 	}
 	var isLive map[string]bool // built on the first row: most runs have none retired
 	var out []*ActionUpdate
 	q.After, q.Limit = after, n
 	for len(out) < n {
-		recs, err := m.cfg.History.Actions(ctx, q)
+		recs, err := h.store.Actions(ctx, q)
 		if err != nil {
 			return nil, err
 		}
@@ -195,18 +206,18 @@ func listKey(u *ActionUpdate) history.ActionKey {
 	return history.ActionKey{CreatedAt: u.CreatedAt, Name: u.ID.Name}
 }
 
-// retiredSnapshot adds to a stream's snapshot the retired actions of its
-// scope: a stream of a retired run sends its final state, then synced.
-// It fails when history does not answer: a snapshot without them would
-// pass for the whole.
-func (m *Manager) retiredSnapshot(ctx context.Context, s Scope, snap []*ActionUpdate) ([]*ActionUpdate, error) {
-	if m.cfg.History == nil {
+// snapshot adds to a stream's snapshot the retired actions of its scope:
+// a stream of a retired run sends its final state, then synced. It fails
+// when history does not answer: a snapshot without them would pass for
+// the whole.
+func (h archive) snapshot(ctx context.Context, s Scope, snap []*ActionUpdate) ([]*ActionUpdate, error) {
+	if h.store == nil {
 		return snap, nil
 	}
 	q := history.ActionQuery{Run: s.Run, Retired: true}
 	if s.Action != "" {
 		q.Parent = &s.Action
-		self, err := m.cfg.History.Action(ctx, q.Run, s.Action)
+		self, err := h.store.Action(ctx, q.Run, s.Action)
 		switch {
 		case err == nil && self.Retired && !hasName(snap, s.Action):
 			if u, err := updateOfRecord(self); err == nil {
@@ -216,7 +227,7 @@ func (m *Manager) retiredSnapshot(ctx context.Context, s Scope, snap []*ActionUp
 			return nil, err
 		}
 	}
-	more, err := m.retiredAfter(ctx, q, nil, snap, MaxPage)
+	more, err := h.after(ctx, q, nil, snap, MaxPage)
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,7 @@ func TestFlyteNamedObjectsAreFoundByID(t *testing.T) {
 	if child.Namespace != "flyte" || child.OwnerReferences[0].Name != root.Name {
 		t.Errorf("child in %s owned by %v, want namespace flyte and owner %s", child.Namespace, child.OwnerReferences, root.Name)
 	}
-	kids, err := m.ListChildActions(ctx, rootID)
+	kids, err := listChildren(ctx, m, rootID)
 	if err != nil || len(kids) != 1 || kids[0].Spec.ActionName != "n0" {
 		t.Errorf("children of the Flyte root: %v %v", kids, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	v1 "taskactions/api/v1"
+	"taskactions/internal/journal"
+	"taskactions/internal/kube/clientset/versioned"
 	"taskactions/internal/pipeline"
 )
 
@@ -70,14 +72,15 @@ var indexers = cache.Indexers{
 	},
 }
 
-// kind describes TaskActions to the pipeline: the indexes above, the
-// lists of a run and of a parent's children (oldest first), the view
-// clients see, the stream topics of an event (its run, its parent, itself),
-// and the workers that every event is handed to.
-func (m *Manager) kind() pipeline.Kind[*v1.TaskAction, *ActionUpdate] {
+// actionKind describes TaskActions to the pipeline: the indexes above,
+// the lists of a run and of a parent's children (oldest first), the view
+// clients see, the stream topics of an event (its run, its parent,
+// itself), and what each event is handed to once published: the
+// namespaces' owners, then onEvent.
+func actionKind(client versioned.Interface, j journal.Config, owners *namespaceOwners, onEvent func(Event)) pipeline.Kind[*v1.TaskAction, *ActionUpdate] {
 	var lw cache.ListerWatcher
-	if m.client != nil { // nil only in benchmarks that feed events by hand
-		lw = cache.NewListWatchFromClient(m.client.FlyteV1().RESTClient(), "taskactions", metav1.NamespaceAll, fields.Everything())
+	if client != nil { // nil only in benchmarks that feed events by hand
+		lw = cache.NewListWatchFromClient(client.FlyteV1().RESTClient(), "taskactions", metav1.NamespaceAll, fields.Everything())
 	}
 	return pipeline.Kind[*v1.TaskAction, *ActionUpdate]{
 		Name:      "TaskAction",
@@ -91,8 +94,17 @@ func (m *Manager) kind() pipeline.Kind[*v1.TaskAction, *ActionUpdate] {
 		View:      updateOf,
 		Same:      (*ActionUpdate).sameView,
 		Topics:    actionTopics,
-		Handle:    m.handleEvent,
-		Journal:   m.cfg.Journal,
+		// Called on the informer's one goroutine, which feeds every
+		// stream: neither may block.
+		Handle: func(ev Event) {
+			if ev.Type != watch.Deleted {
+				owners.saw(ev.Object.Namespace, ev.Object.Spec.Project, ev.Object.Spec.Domain)
+			}
+			if onEvent != nil {
+				onEvent(ev)
+			}
+		},
+		Journal: j,
 	}
 }
 
@@ -105,20 +117,6 @@ func actionTopics(_ *v1.TaskAction, u *ActionUpdate) []string {
 		topics = append(topics, nodeTopic(id.Project, id.Domain, id.Run, u.Parent))
 	}
 	return topics
-}
-
-// handleEvent hands an event, once published, to the workers. It never
-// blocks: the informer's one goroutine feeds every stream.
-func (m *Manager) handleEvent(ev pipeline.Event[*v1.TaskAction, *ActionUpdate]) {
-	ta := ev.Object
-	if ev.Type != watch.Deleted {
-		m.owners.saw(ta.Namespace, ta.Spec.Project, ta.Spec.Domain)
-	}
-	w := m.running.Load()
-	if w == nil {
-		return
-	}
-	w.add(workItem{eventType: ev.Type, ta: ta, update: ev.View})
 }
 
 // listKeys are the cached lists an event about an action with spec s

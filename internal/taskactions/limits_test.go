@@ -73,7 +73,7 @@ func TestEnqueueRefusesOversizedActions(t *testing.T) {
 		}
 		prev = g.ID.Name
 	}
-	if _, err := m.live(ctx, actionOf(run, "c")); !errors.Is(err, ErrNotFound) {
+	if _, err := m.objects.live(ctx, actionOf(run, "c")); !errors.Is(err, ErrNotFound) {
 		t.Errorf("the refused child was stored: %v", err)
 	}
 
@@ -148,7 +148,7 @@ func TestExistingOversizedActionSaysSo(t *testing.T) {
 		t.Fatal("etcd stored no object of 1000 KiB")
 	}
 	id := actionOf(run, stored.Spec.ActionName)
-	eventually(t, 10*time.Second, "the cache to have it", func() bool { got, _ := m.cached(id); return got != nil })
+	eventually(t, 10*time.Second, "the cache to have it", func() bool { got, _ := m.cached.get(id); return got != nil })
 	if err := m.AbortAction(ctx, id, ""); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("abort: %v, want ErrTooLarge", err)
 	}
@@ -199,7 +199,7 @@ func TestSizeCheckedIsSizeStored(t *testing.T) {
 		return c
 	}
 	fits := func(n int) bool {
-		want, err := m.build(p.Namespace, child(n), p)
+		want, err := m.cfg.build(p.Namespace, child(n), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,7 +217,7 @@ func TestSizeCheckedIsSizeStored(t *testing.T) {
 		t.Fatalf("a child one byte past the bound: %v, want ErrTooLarge", err)
 	}
 	mustEnqueue(t, m, child(lo))
-	stored, err := m.live(ctx, actionOf(run, "c"))
+	stored, err := m.objects.live(ctx, actionOf(run, "c"))
 	if err != nil {
 		t.Fatal(err)
 	}

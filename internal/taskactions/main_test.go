@@ -12,10 +12,8 @@ import (
 	"github.com/rs/zerolog"
 
 	v1 "taskactions/api/v1"
-	"taskactions/internal/history"
 	"taskactions/internal/journal"
 	"taskactions/internal/kube/clientset/versioned"
-	"taskactions/internal/runs"
 	"taskactions/internal/testenv"
 )
 
@@ -34,66 +32,13 @@ func kubeClient(t testing.TB) versioned.Interface {
 	return c
 }
 
-// countingNotifier is the real run service, counting the calls it gets.
-type countingNotifier struct {
-	*runs.Service
-	mu       sync.Mutex
-	records  map[string]int
-	updates  map[string]int
-	terminal map[string]int // terminal phases reported, by action
-}
-
-func newCountingNotifier(t testing.TB) *countingNotifier {
-	return &countingNotifier{
-		Service: newRunService(t),
-		records: map[string]int{}, updates: map[string]int{}, terminal: map[string]int{},
-	}
-}
-
-func (n *countingNotifier) count(a runs.Action, m map[string]int) {
-	key := fmt.Sprintf("%s/%s/%s/%s", a.Project, a.Domain, a.Run, a.Name)
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	m[key]++
-	if a.Phase.Terminal() {
-		n.terminal[key]++
-	}
-}
-
-func (n *countingNotifier) RecordAction(ctx context.Context, a runs.Action) error {
-	n.count(a, n.records)
-	return n.Service.RecordAction(ctx, a)
-}
-
-func (n *countingNotifier) UpdateActionStatus(ctx context.Context, a runs.Action) error {
-	n.count(a, n.updates)
-	return n.Service.UpdateActionStatus(ctx, a)
-}
-
-func (n *countingNotifier) terminalCount(id ActionID) int {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.terminal[id.String()]
-}
-
-// newRunService is the run service over a SQLite history of the test's own.
-func newRunService(t testing.TB) *runs.Service {
-	t.Helper()
-	store, err := history.Open(context.Background(), "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	return runs.New(store, journal.Config{}, testenv.Logger())
-}
-
 // newManager starts a manager on the shared control plane; it stops with
 // the test.
-func newManager(t testing.TB, notifier RunNotifier, mutate ...func(*Config)) *Manager {
+func newManager(t testing.TB, rs RunDeleter, mutate ...func(*Config)) *Manager {
 	t.Helper()
 	cfg := Config{Client: kubeClient(t), Log: testenv.Logger()}
-	if notifier != nil {
-		cfg.Notifier = notifier
+	if rs != nil {
+		cfg.Runs = rs
 	}
 	for _, f := range mutate {
 		f(&cfg)
@@ -205,3 +150,10 @@ func (c *collector) updates() []*ActionUpdate {
 }
 
 func testenvLogger() zerolog.Logger { return testenv.Logger() }
+
+// listChildren is what ListRunActions is for a run: an action's direct
+// children, oldest first, once the cache has this server's writes.
+func listChildren(ctx context.Context, m *Manager, parent ActionID) ([]*v1.TaskAction, error) {
+	m.actions.CatchUp(ctx)
+	return m.cached.children(parent)
+}

@@ -1,14 +1,8 @@
 package taskactions
 
 import (
-	"context"
 	"fmt"
 	"hash/fnv"
-	"slices"
-	"strings"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "taskactions/api/v1"
 )
@@ -46,52 +40,4 @@ func altName(id ActionID) string {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(id.String()))
 	return fmt.Sprintf("%s-%s-%08x", id.Run, id.Name, h.Sum64()&0xffffffff)
-}
-
-// cached returns the cached object of an action; nil, nil when there is
-// none. Should two objects claim one identity (written by others), the
-// oldest is the action.
-func (m *Manager) cached(id ActionID) (*v1.TaskAction, error) {
-	inf := m.Informer()
-	if inf == nil {
-		return nil, fmt.Errorf("manager is not watching")
-	}
-	objs, err := inf.GetIndexer().ByIndex(indexID, idKey(id.Project, id.Domain, id.Run, id.Name))
-	if err != nil || len(objs) == 0 {
-		return nil, err
-	}
-	tas := make([]*v1.TaskAction, len(objs))
-	for i, o := range objs {
-		tas[i] = o.(*v1.TaskAction)
-	}
-	slices.SortFunc(tas, func(a, b *v1.TaskAction) int {
-		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
-	})
-	return tas[0], nil
-}
-
-// create stores want, under its natural name or, when another action
-// holds that, under altName. An object of the same identity already under
-// either name is returned with created false.
-func (m *Manager) create(ctx context.Context, id ActionID, want *v1.TaskAction) (out *v1.TaskAction, created bool, err error) {
-	tas := m.client.FlyteV1().TaskActions(want.Namespace)
-	for _, name := range []string{want.Name, altName(id)} {
-		w := want.DeepCopy()
-		w.Name = name
-		out, err := tas.Create(ctx, w, metav1.CreateOptions{})
-		if !apierrors.IsAlreadyExists(err) {
-			return out, err == nil, err
-		}
-		have, err := tas.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return nil, false, fmt.Errorf("read %s/%s: %w", want.Namespace, name, err)
-		}
-		if id.matches(&have.Spec) {
-			return have, false, nil
-		}
-	}
-	return nil, false, fmt.Errorf("action %s: both %s and %s are held by other actions: %w", id, want.Name, altName(id), ErrConflict)
 }

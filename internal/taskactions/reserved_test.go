@@ -72,7 +72,7 @@ func TestEnqueueRefusesReservedLabel(t *testing.T) {
 	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "flyte.org/terminal-status-recorded") {
 		t.Fatalf("got %v, want ErrInvalid naming the label", err)
 	}
-	if _, err := m.live(context.Background(), actionOf(run, "a0")); !errors.Is(err, ErrNotFound) {
+	if _, err := m.objects.live(context.Background(), actionOf(run, "a0")); !errors.Is(err, ErrNotFound) {
 		t.Errorf("the refused action exists: %v", err)
 	}
 }

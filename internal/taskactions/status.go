@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 
 	v1 "taskactions/api/v1"
 	"taskactions/internal/failpoint"
@@ -25,11 +22,11 @@ var ErrNoChange = errors.New("no change")
 // read from the API server. mutate may return ErrNoChange, or an error
 // that ends the update (ErrConflict for a domain rule).
 func (m *Manager) UpdateStatus(ctx context.Context, id ActionID, mutate func(*v1.TaskAction) error) (*v1.TaskAction, error) {
-	return m.update(ctx, id, mutate, func(ta *v1.TaskAction) (*v1.TaskAction, error) {
+	return m.objects.update(ctx, id, mutate, func(ta *v1.TaskAction) (*v1.TaskAction, error) {
 		boundStatus(&ta.Status)
 		ta.Status.Phase = v1.PhaseOfAction(ta)
 		ta.Status.StateJSON = stateJSON(ta)
-		out, err := m.client.FlyteV1().TaskActions(ta.Namespace).UpdateStatus(ctx, ta, metav1.UpdateOptions{})
+		out, err := m.cfg.Client.FlyteV1().TaskActions(ta.Namespace).UpdateStatus(ctx, ta, metav1.UpdateOptions{})
 		if err == nil && ta.Status.Phase.Terminal() {
 			failpoint.Hit(failpoint.TerminalWritten)
 		}
@@ -39,65 +36,9 @@ func (m *Manager) UpdateStatus(ctx context.Context, id ActionID, mutate func(*v1
 
 // UpdateMeta is UpdateStatus for the object itself (finalizers, labels).
 func (m *Manager) UpdateMeta(ctx context.Context, id ActionID, mutate func(*v1.TaskAction) error) (*v1.TaskAction, error) {
-	return m.update(ctx, id, mutate, func(ta *v1.TaskAction) (*v1.TaskAction, error) {
-		return m.client.FlyteV1().TaskActions(ta.Namespace).Update(ctx, ta, metav1.UpdateOptions{})
+	return m.objects.update(ctx, id, mutate, func(ta *v1.TaskAction) (*v1.TaskAction, error) {
+		return m.cfg.Client.FlyteV1().TaskActions(ta.Namespace).Update(ctx, ta, metav1.UpdateOptions{})
 	})
-}
-
-func (m *Manager) update(ctx context.Context, id ActionID, mutate func(*v1.TaskAction) error, write func(*v1.TaskAction) (*v1.TaskAction, error)) (*v1.TaskAction, error) {
-	var out *v1.TaskAction
-	first := true
-	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		cur, err := m.current(ctx, id, first)
-		first = false
-		if err != nil {
-			return err
-		}
-		ta := cur.DeepCopy()
-		if err := mutate(ta); err != nil {
-			if errors.Is(err, ErrNoChange) {
-				out = cur
-				return nil
-			}
-			return err
-		}
-		out, err = write(ta)
-		return err
-	})
-	if err != nil {
-		switch {
-		case apierrors.IsNotFound(err), errors.Is(err, ErrNotFound):
-			return nil, m.gone(ctx, id)
-		case isTooLarge(err):
-			return nil, fmt.Errorf("action %s is too large to record a change in (delete it): %w", id, ErrTooLarge)
-		}
-		return nil, err
-	}
-	m.actions.Wrote(out)
-	return out, nil
-}
-
-// current is the action to update: the cached copy on a first attempt,
-// else the API server's. The cached copy is read once it holds this
-// server's own writes of the action: a client that reports twice in a row
-// would otherwise have its second write refused and retried, and one that
-// reports right after creating the action would make a read.
-func (m *Manager) current(ctx context.Context, id ActionID, fromCache bool) (*v1.TaskAction, error) {
-	if fromCache {
-		ta, err := m.cached(id)
-		switch {
-		case err != nil:
-		case ta == nil: // perhaps created here a moment ago
-			m.actions.CatchUp(ctx)
-			ta, err = m.cached(id)
-		case m.actions.CatchUpWith(ctx, ta):
-			ta, err = m.cached(id)
-		}
-		if err == nil && ta != nil {
-			return ta, nil
-		}
-	}
-	return m.live(ctx, id)
 }
 
 // stateJSON is the status as the run service is told it (phase, attempt,
@@ -144,7 +85,7 @@ func (m *Manager) PutStatus(ctx context.Context, id ActionID, attempt uint32, st
 		case cur.Terminal():
 			return fmt.Errorf("action is %s, a terminal phase: %w", cur, ErrConflict)
 		}
-		if err := m.attemptReported(ta, attempt); err != nil {
+		if err := m.cfg.attemptReported(ta, attempt); err != nil {
 			return err
 		}
 		newAttempt := attempt != ta.Status.Attempts
@@ -155,17 +96,17 @@ func (m *Manager) PutStatus(ctx context.Context, id ActionID, attempt uint32, st
 		if st.Error != nil {
 			ta.Status.ErrorState = st.Error.DeepCopy()
 		}
-		m.setPhase(ta, v1.PhaseChange{Phase: st.Phase, Reason: v1.ReasonOf(st.Phase), Message: st.Message, NewAttempt: newAttempt})
+		m.cfg.setPhase(ta, v1.PhaseChange{Phase: st.Phase, Reason: v1.ReasonOf(st.Phase), Message: st.Message, NewAttempt: newAttempt})
 		return nil
 	})
 }
 
 // attemptReported checks the attempt of a report from outside against
 // the recorded one.
-func (m *Manager) attemptReported(ta *v1.TaskAction, attempt uint32) error {
+func (cfg *Config) attemptReported(ta *v1.TaskAction, attempt uint32) error {
 	rec := ta.Status.Attempts
 	switch {
-	case m.RunsBuiltIn(ta.Spec.TaskType) && attempt != rec:
+	case cfg.runsBuiltIn(ta.Spec.TaskType) && attempt != rec:
 		if rec == 0 {
 			return fmt.Errorf("actions of task type %q are run by this server's executor, whose attempts are its own: it has not started attempt 1 yet, so attempt %d cannot be reported: %w", ta.Spec.TaskType, attempt, ErrConflict)
 		}
@@ -180,15 +121,14 @@ func (m *Manager) attemptReported(ta *v1.TaskAction, attempt uint32) error {
 
 // RunsBuiltIn reports whether this server's executor runs actions of the
 // task type (Config.BuiltIn).
-func (m *Manager) RunsBuiltIn(taskType string) bool {
-	return m.cfg.BuiltIn != nil && m.cfg.BuiltIn(taskType)
+func (m *Manager) RunsBuiltIn(taskType string) bool { return m.cfg.runsBuiltIn(taskType) }
+
+func (cfg *Config) runsBuiltIn(taskType string) bool {
+	return cfg.BuiltIn != nil && cfg.BuiltIn(taskType)
 }
 
 // setPhase is v1.SetPhase with the manager's clock and history limit.
-func (m *Manager) setPhase(ta *v1.TaskAction, c v1.PhaseChange) {
-	c.At, c.HistoryLimit = m.cfg.Now(), m.cfg.HistoryLimit
+func (cfg *Config) setPhase(ta *v1.TaskAction, c v1.PhaseChange) {
+	c.At, c.HistoryLimit = cfg.Now(), cfg.HistoryLimit
 	v1.SetPhase(ta, c)
 }
-
-// Now is the manager's clock.
-func (m *Manager) Now() time.Time { return m.cfg.Now() }

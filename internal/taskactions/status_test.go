@@ -15,6 +15,9 @@ import (
 	"taskactions/internal/kube/clientset/versioned"
 )
 
+// The rules of a status report: each case a sequence of reports on an
+// action of its own. It reads better whole: a table and the one loop that
+// plays it.
 func TestPutStatus(t *testing.T) {
 	// "builtin" is run by the server's own executor, whose attempts are
 	// its own; "echo" here by one outside.
@@ -127,7 +130,7 @@ func TestPutStatus(t *testing.T) {
 			if tc.started { // as the executor records a start
 				if _, err := m.UpdateStatus(ctx, id, func(ta *v1.TaskAction) error {
 					ta.Status.Attempts = 1
-					m.setPhase(ta, v1.PhaseChange{Phase: v1.PhaseRunning, Reason: v1.ReasonExecuting})
+					m.cfg.setPhase(ta, v1.PhaseChange{Phase: v1.PhaseRunning, Reason: v1.ReasonExecuting})
 					return nil
 				}); err != nil {
 					t.Fatal(err)
@@ -139,7 +142,7 @@ func TestPutStatus(t *testing.T) {
 					t.Fatalf("step %d (attempt %d %s): got %v, want %v", i, s.attempt, s.update.Phase, err, s.want)
 				}
 			}
-			ta, err := m.live(ctx, id)
+			ta, err := m.objects.live(ctx, id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,7 +179,7 @@ func TestPhaseHistoryIsBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ta, err := m.live(ctx, id)
+	ta, err := m.objects.live(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}

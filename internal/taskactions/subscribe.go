@@ -40,10 +40,10 @@ type Start = journal.Start[*ActionUpdate]
 // after the live ones: they no longer change, so this cannot miss an
 // update). When history does not answer, sub is nil (see sse.Source).
 func (m *Manager) Subscribe(ctx context.Context, scope Scope, after *uint64) (sub *Subscription, start Start, snapshot []*ActionUpdate) {
-	sub, start, snapshot = m.actions.Subscribe(ctx, scope.topic(), after, func() []*v1.TaskAction { return m.scopeActions(scope) })
+	sub, start, snapshot = m.actions.Subscribe(ctx, scope.topic(), after, func() []*v1.TaskAction { return m.cached.scope(scope) })
 	if !start.Resumed {
 		var err error
-		if snapshot, err = m.retiredSnapshot(ctx, scope, snapshot); err != nil {
+		if snapshot, err = m.history.snapshot(ctx, scope, snapshot); err != nil {
 			// No snapshot rather than one without the retired actions.
 			m.cfg.Log.Warn().Err(err).Str("run", scope.Run.Run).Msg("stream snapshot: history read failed; the stream ends for its client to come back")
 			sub.Close()
@@ -51,17 +51,4 @@ func (m *Manager) Subscribe(ctx context.Context, scope Scope, after *uint64) (su
 		}
 	}
 	return sub, start, snapshot
-}
-
-func (m *Manager) scopeActions(s Scope) []*v1.TaskAction {
-	r := s.Run
-	if s.Action == "" {
-		tas, _ := m.byIndex(indexRun, runIndexKey(r.Project, r.Domain, r.Run))
-		return tas
-	}
-	children, _ := m.byIndex(indexParent, idKey(r.Project, r.Domain, r.Run, s.Action))
-	if self, _ := m.cached(ActionID{r.Project, r.Domain, r.Run, s.Action}); self != nil {
-		return append([]*v1.TaskAction{self}, children...)
-	}
-	return children
 }

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,10 +12,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/yaml"
 
 	v1 "taskactions/api/v1"
 	"taskactions/internal/kube/clientset/versioned"
+	"taskactions/internal/taskactions/actionstest"
 	"taskactions/pkg/client"
 )
 
@@ -41,25 +40,6 @@ func kubeOf(t *testing.T, s *server) versioned.Interface {
 	return c
 }
 
-// flyteStatuses are the fixtures, each as Flyte writes it and with Flyte's
-// readings (annotations fixture.flytecheck/*).
-func flyteStatuses(t *testing.T) []*v1.TaskAction {
-	t.Helper()
-	b, err := os.ReadFile("testdata/flyte-statuses.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []*v1.TaskAction
-	for _, doc := range strings.Split(string(b), "\n---\n") {
-		ta := &v1.TaskAction{}
-		if err := yaml.UnmarshalStrict([]byte(doc), ta); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, ta)
-	}
-	return out
-}
-
 func flyteReading(ta *v1.TaskAction, key string) client.Phase {
 	return client.Phase(strings.TrimPrefix(ta.Annotations["fixture.flytecheck/"+key], "ACTION_PHASE_"))
 }
@@ -71,7 +51,7 @@ func flyteReading(ta *v1.TaskAction, key string) client.Phase {
 func TestFlyteStatusesReadAsInFlyte(t *testing.T) {
 	ctx := context.Background()
 	kc := kubeOf(t, srv).FlyteV1().TaskActions("flyte")
-	fixtures := flyteStatuses(t)
+	fixtures := actionstest.FlyteFixtures(t)
 	var rootUID string
 	for _, f := range fixtures {
 		ta := f.DeepCopy()
@@ -138,7 +118,7 @@ func TestAbortOfFlytesActionThroughTheAPI(t *testing.T) {
 	ctx := context.Background()
 	kc := kubeOf(t, srv).FlyteV1().TaskActions("flyte")
 	var running *v1.TaskAction
-	for _, f := range flyteStatuses(t) {
+	for _, f := range actionstest.FlyteFixtures(t) {
 		if f.Spec.ActionName == "running" {
 			running = f.DeepCopy()
 		}

@@ -79,7 +79,7 @@ func (s *server) get(t testing.TB, path string) (int, []byte) {
 // liveObjects counts a run's TaskAction objects in the server's cache.
 func liveObjects(s *server, run client.RunIdentifier) int {
 	n := 0
-	for _, ta := range s.app.Manager().AllTaskActions() {
+	for _, ta := range s.app.Manager().Cache().All() {
 		if ta.Spec.Project == run.Project && ta.Spec.Domain == run.Domain && ta.Spec.RunName == run.Name {
 			n++
 		}

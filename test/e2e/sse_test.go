@@ -280,7 +280,7 @@ func TestStreamConnectDisconnectLeavesNothing(t *testing.T) {
 		runtime.ReadMemStats(&ms)
 		return runtime.NumGoroutine(), ms.HeapAlloc
 	}
-	subsBefore := mgr.Journal().Subscribers()
+	subsBefore := mgr.Cache().Journal().Subscribers()
 	goBefore, heapBefore := settle()
 	c := &http.Client{Transport: testserver.Authorized(srv.token, &http.Transport{MaxIdleConnsPerHost: 1})}
 	for range 1000 {
@@ -300,7 +300,7 @@ func TestStreamConnectDisconnectLeavesNothing(t *testing.T) {
 		resp.Body.Close()
 	}
 	c.CloseIdleConnections()
-	eventually(t, 10*time.Second, "streams to close", func() bool { return mgr.Journal().Subscribers() == subsBefore })
+	eventually(t, 10*time.Second, "streams to close", func() bool { return mgr.Cache().Journal().Subscribers() == subsBefore })
 	var goAfter int
 	var heapAfter uint64
 	eventually(t, 10*time.Second, "goroutines to end", func() bool {

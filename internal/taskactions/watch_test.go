@@ -7,47 +7,9 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	v1 "taskactions/api/v1"
 	"taskactions/internal/testenv"
 )
-
-func TestTerminalStatusRecordedOnceAcrossRestart(t *testing.T) {
-	n := newCountingNotifier(t)
-	m := newManager(t, n)
-	run := newRun()
-	id := actionOf(run, "a0")
-	ta := mustEnqueue(t, m, echoRequest(id, ""))
-	mustPut(t, m, id, 1, v1.PhaseRunning)
-	mustPut(t, m, id, 1, v1.PhaseSucceeded)
-
-	eventually(t, 10*time.Second, "the terminal label", func() bool {
-		got, err := kubeClient(t).FlyteV1().TaskActions(ta.Namespace).Get(context.Background(), ta.Name, metav1.GetOptions{})
-		return err == nil && got.Labels[v1.LabelTerminalState] == "true"
-	})
-	if got := n.terminalCount(id); got != 1 {
-		t.Fatalf("terminal status reported %d times before the restart, want 1", got)
-	}
-	sum, err := n.Get(context.Background(), v1.RunID{Project: run.Project, Domain: run.Domain, Run: run.Run})
-	if err != nil || sum.Phase != v1.PhaseSucceeded || sum.EndedAt == nil {
-		t.Fatalf("run summary %+v", sum)
-	}
-
-	m.StopWatching()
-	m2 := newManager(t, n)
-	// Touch the object so its worker handles one more event after the
-	// initial list; once it has, the initial one was handled too.
-	before := m2.EventsHandled()
-	patch := []byte(`{"metadata":{"annotations":{"touched":"yes"}}}`)
-	if _, err := kubeClient(t).FlyteV1().TaskActions(ta.Namespace).Patch(context.Background(), ta.Name, "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Second, "the worker to handle the touch", func() bool { return m2.EventsHandled() > before && m2.QueueDepth() == 0 })
-	if got := n.terminalCount(id); got != 1 {
-		t.Fatalf("terminal status reported %d times across a restart, want exactly 1", got)
-	}
-}
 
 // The embedded control plane runs in this process too, with goroutines
 // of its own that come and go; what must not stay behind are those running
@@ -58,7 +20,7 @@ func TestStopWatchingLeavesNoGoroutine(t *testing.T) {
 		before[g] = true
 	}
 	for range 3 {
-		m := New(Config{Client: kubeClient(t), Notifier: newCountingNotifier(t), Log: testenv.Logger()})
+		m := New(Config{Client: kubeClient(t), Log: testenv.Logger()})
 		if err := m.StartWatching(context.Background()); err != nil {
 			t.Fatal(err)
 		}

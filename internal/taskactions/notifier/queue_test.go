@@ -1,4 +1,4 @@
-package taskactions
+package notifier_test
 
 import (
 	"context"
@@ -14,6 +14,10 @@ import (
 
 	v1 "taskactions/api/v1"
 	"taskactions/internal/runs"
+	"taskactions/internal/taskactions"
+	"taskactions/internal/taskactions/actionstest"
+	"taskactions/internal/taskactions/notifier"
+	"taskactions/internal/testenv"
 )
 
 // gatedNotifier holds every call until the gate opens, failing the first
@@ -47,12 +51,6 @@ func (g *gatedNotifier) RecordAction(ctx context.Context, a runs.Action) error {
 func (g *gatedNotifier) UpdateActionStatus(ctx context.Context, a runs.Action) error {
 	return g.note(ctx, a)
 }
-func (g *gatedNotifier) DeleteRun(context.Context, v1.RunID, []runs.Action) (bool, error) {
-	return false, nil
-}
-func (g *gatedNotifier) DeleteActions(context.Context, v1.RunID, string, []runs.Action) error {
-	return nil
-}
 
 func (g *gatedNotifier) lastPhases() map[string]v1.Phase {
 	g.mu.Lock()
@@ -67,7 +65,7 @@ func (g *gatedNotifier) lastPhases() map[string]v1.Phase {
 // phaseEvents are objects' events by hand, as the informer would hand them
 // over: each object goes QUEUED, then RUNNING over and over, then
 // SUCCEEDED.
-func phaseEvents(m *Manager, objects, each int) {
+func phaseEvents(m *taskactions.Manager, objects, each int) {
 	for i := range each {
 		phase := v1.PhaseRunning
 		switch i {
@@ -87,7 +85,7 @@ func phaseEvents(m *Manager, objects, each int) {
 			if i == 0 {
 				typ = watch.Added
 			}
-			m.actions.Deliver(typ, nil, ta)
+			m.Cache().Deliver(typ, nil, ta)
 		}
 	}
 }
@@ -109,9 +107,7 @@ func phaseConditions(p v1.Phase) []metav1.Condition {
 // object's latest phase.
 func TestInformerNeverWaitsForTheRunService(t *testing.T) {
 	g := &gatedNotifier{gate: make(chan struct{}), last: map[string]runs.Action{}}
-	m := New(Config{Client: kubeClient(t), Notifier: g, Workers: 2, Log: testenvLogger()})
-	w := m.startWorkers()
-	defer m.stopWorkers(w)
+	m, n := feed(t, notifier.Config{Runs: g})
 
 	const objects, each = 10, 2000
 	delivered := make(chan struct{})
@@ -124,12 +120,12 @@ func TestInformerNeverWaitsForTheRunService(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the informer's handler is blocked on the run service")
 	}
-	if depth := m.QueueDepth(); depth > objects {
+	if depth := n.QueueDepth(); depth > objects {
 		t.Fatalf("queue depth %d with every notification held: want at most one entry per object (%d)", depth, objects)
 	}
 
 	close(g.gate)
-	eventually(t, 10*time.Second, "every object's final phase", func() bool {
+	testenv.Eventually(t, 10*time.Second, "every object's final phase", func() bool {
 		got := g.lastPhases()
 		for o := range objects {
 			if got[fmt.Sprintf("c%d", o)] != v1.PhaseSucceeded {
@@ -148,12 +144,10 @@ func TestInformerNeverWaitsForTheRunService(t *testing.T) {
 func TestFailedNotificationIsRetried(t *testing.T) {
 	g := &gatedNotifier{gate: make(chan struct{}), last: map[string]runs.Action{}, failures: 3}
 	close(g.gate)
-	m := New(Config{Client: kubeClient(t), Notifier: g, Workers: 2, Log: testenvLogger()})
-	w := m.startWorkers()
-	defer m.stopWorkers(w)
+	m, _ := feed(t, notifier.Config{Runs: g})
 
 	phaseEvents(m, 1, 2) // QUEUED, then SUCCEEDED: one notification, failing three times
-	eventually(t, 10*time.Second, "the retried notification", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the retried notification", func() bool {
 		return g.lastPhases()["c0"] == v1.PhaseSucceeded
 	})
 }
@@ -163,14 +157,12 @@ func TestFailedNotificationIsRetried(t *testing.T) {
 func TestWorkersWarmChangedActionsOnly(t *testing.T) {
 	var mu sync.Mutex
 	warmed := map[string]v1.Phase{}
-	warm := func(u *ActionUpdate) {
+	warm := func(u *taskactions.ActionUpdate) {
 		mu.Lock()
 		defer mu.Unlock()
 		warmed[u.ID.Name] = u.Phase
 	}
-	m := New(Config{Client: kubeClient(t), Workers: 2, Log: testenvLogger(), Warm: warm})
-	w := m.startWorkers()
-	defer m.stopWorkers(w)
+	m, _ := feed(t, notifier.Config{Warm: warm})
 
 	done := &v1.TaskAction{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "w-dev", Name: "r-old", UID: "old", ResourceVersion: "1",
@@ -178,9 +170,9 @@ func TestWorkersWarmChangedActionsOnly(t *testing.T) {
 		Spec:   v1.TaskActionSpec{Project: "w", Domain: "dev", RunName: "r", ActionName: "old", TaskType: "echo"},
 		Status: v1.TaskActionStatus{Attempts: 1, Conditions: phaseConditions(v1.PhaseSucceeded)},
 	}
-	m.actions.Deliver(watch.Added, nil, done)
+	m.Cache().Deliver(watch.Added, nil, done)
 	phaseEvents(m, 3, 3)
-	eventually(t, 10*time.Second, "each changed action warmed at its last phase", func() bool {
+	testenv.Eventually(t, 10*time.Second, "each changed action warmed at its last phase", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return warmed["c0"] == v1.PhaseSucceeded && warmed["c1"] == v1.PhaseSucceeded && warmed["c2"] == v1.PhaseSucceeded
@@ -190,4 +182,23 @@ func TestWorkersWarmChangedActionsOnly(t *testing.T) {
 	if _, ok := warmed["old"]; ok {
 		t.Error("an action found finished was warmed")
 	}
+}
+
+// feed returns a manager that is not watching, whose events (given by
+// hand with Deliver) go to a running notifier of cfg, stopped with the
+// test.
+func feed(t *testing.T, cfg notifier.Config) (*taskactions.Manager, *notifier.Notifier) {
+	cfg.Client, cfg.Workers, cfg.Log = actionstest.Client(t, cp).FlyteV1(), 2, testenv.Logger()
+	n := notifier.New(cfg)
+	m := taskactions.New(taskactions.Config{Client: actionstest.Client(t, cp), OnEvent: n.Observe, Log: testenv.Logger()})
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- n.Run(ctx, func() {}) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Error(err)
+		}
+	})
+	return m, n
 }

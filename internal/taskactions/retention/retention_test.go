@@ -1,8 +1,9 @@
-package taskactions
+package retention
 
 import (
 	"context"
 	"errors"
+	"os"
 	"testing"
 	"time"
 
@@ -11,22 +12,48 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "taskactions/api/v1"
+	"taskactions/internal/kube/clientset/versioned"
+	"taskactions/internal/taskactions"
+	"taskactions/internal/taskactions/actionstest"
+	"taskactions/internal/taskactions/notifier"
+	"taskactions/internal/testenv"
 )
+
+var cp *testenv.ControlPlane
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &cp)) }
 
 // newRetiringManager is a manager recording into a history of its own,
 // with a retirer whose retention has already passed for anything finished.
 // The control plane is shared with the package's other tests, whose
 // finished objects it may retire too: the tests check their own objects,
 // not counts.
-func newRetiringManager(t *testing.T, record bool) (*Manager, *Retirer) {
+func newRetiringManager(t *testing.T, record bool) (*taskactions.Manager, *Retirer) {
 	t.Helper()
-	n := newCountingNotifier(t)
-	var notifier RunNotifier
+	rs := actionstest.RunService(t)
+	var runs notifier.RunService
 	if record {
-		notifier = n
+		runs = rs
 	}
-	m := newManager(t, notifier, func(c *Config) { c.History = n.Store() })
-	return m, NewRetirer(m, time.Millisecond, testenvLogger())
+	m := actionstest.Start(t, cp, runs, func(c *taskactions.Config) { c.History = rs.Store() }).Manager
+	return m, New(Config{Actions: m, History: rs.Store(), Client: kubeClient(t).FlyteV1(), After: time.Millisecond, Log: testenv.Logger()})
+}
+
+func kubeClient(t *testing.T) versioned.Interface { return actionstest.Client(t, cp) }
+
+// cached is the manager's cached object of an action, nil when it has
+// none.
+func cached(m *taskactions.Manager, id taskactions.ActionID) *v1.TaskAction {
+	ta, _ := m.GetTaskAction(context.Background(), id)
+	return ta
+}
+
+// retired: the action is gone from the cache, and read from history.
+func retired(t *testing.T, m *taskactions.Manager, id taskactions.ActionID) bool {
+	t.Helper()
+	_, err := m.GetTaskAction(context.Background(), id)
+	u, aerr := m.Action(context.Background(), id)
+	return errors.Is(err, taskactions.ErrNotFound) && aerr == nil && u != nil
 }
 
 func object(t *testing.T, ta *v1.TaskAction) (*v1.TaskAction, bool) {
@@ -59,13 +86,13 @@ func patch(t *testing.T, ta *v1.TaskAction, body string) {
 // or not.
 func TestRetirerKeepsWhatHistoryLacks(t *testing.T) {
 	m, r := newRetiringManager(t, false)
-	run := newRun()
-	id := actionOf(run, "a0")
-	ta := mustEnqueue(t, m, echoRequest(id, ""))
-	mustPut(t, m, id, 1, v1.PhaseSucceeded)
+	run := actionstest.NewRun()
+	id := actionstest.ActionOf(run, "a0")
+	ta := actionstest.MustEnqueue(t, m, actionstest.Echo(id, ""))
+	actionstest.MustPut(t, m, id, 1, v1.PhaseSucceeded)
 	patch(t, ta, `{"metadata":{"labels":{"`+v1.LabelTerminalState+`":"true"}}}`) // as a restored object would be
-	eventually(t, 10*time.Second, "the cache to see the label", func() bool {
-		got, _ := m.cached(id)
+	testenv.Eventually(t, 10*time.Second, "the cache to see the label", func() bool {
+		got := cached(m, id)
 		return got != nil && got.Labels[v1.LabelTerminalState] == "true"
 	})
 	r.Sweep(context.Background())
@@ -78,16 +105,16 @@ func TestRetirerKeepsWhatHistoryLacks(t *testing.T) {
 // history.
 func TestRetirerChildrenFirst(t *testing.T) {
 	m, r := newRetiringManager(t, true)
-	run := newRun()
-	root, child := actionOf(run, "root"), actionOf(run, "child")
-	rootObj := mustEnqueue(t, m, echoRequest(root, ""))
-	childObj := mustEnqueue(t, m, echoRequest(child, "root"))
-	mustPut(t, m, child, 1, v1.PhaseSucceeded)
-	mustPut(t, m, root, 1, v1.PhaseSucceeded)
-	eventually(t, 10*time.Second, "both to be recorded", func() bool { return labelled(t, rootObj)() && labelled(t, childObj)() })
-	eventually(t, 10*time.Second, "the cache to see the labels", func() bool {
-		a, _ := m.cached(root)
-		b, _ := m.cached(child)
+	run := actionstest.NewRun()
+	root, child := actionstest.ActionOf(run, "root"), actionstest.ActionOf(run, "child")
+	rootObj := actionstest.MustEnqueue(t, m, actionstest.Echo(root, ""))
+	childObj := actionstest.MustEnqueue(t, m, actionstest.Echo(child, "root"))
+	actionstest.MustPut(t, m, child, 1, v1.PhaseSucceeded)
+	actionstest.MustPut(t, m, root, 1, v1.PhaseSucceeded)
+	testenv.Eventually(t, 10*time.Second, "both to be recorded", func() bool { return labelled(t, rootObj)() && labelled(t, childObj)() })
+	testenv.Eventually(t, 10*time.Second, "the cache to see the labels", func() bool {
+		a := cached(m, root)
+		b := cached(m, child)
 		return a != nil && b != nil && a.Labels[v1.LabelTerminalState] == "true" && b.Labels[v1.LabelTerminalState] == "true"
 	})
 	live, err := m.Action(context.Background(), child)
@@ -95,14 +122,14 @@ func TestRetirerChildrenFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	cutoff := time.Now()
-	rootNow, _ := m.cached(root)
-	childNow, _ := m.cached(child)
+	rootNow := cached(m, root)
+	childNow := cached(m, child)
 	if r.due(rootNow, cutoff) || !r.due(childNow, cutoff) {
 		t.Fatalf("due: parent %v (it has a child object), child %v", r.due(rootNow, cutoff), r.due(childNow, cutoff))
 	}
 	// The parent goes in the same sweep only if the cache has lost the
 	// child by then; else in the next.
-	eventually(t, 10*time.Second, "both objects to go", func() bool {
+	testenv.Eventually(t, 10*time.Second, "both objects to go", func() bool {
 		r.Sweep(context.Background())
 		_, rootThere := object(t, rootObj)
 		_, childThere := object(t, childObj)
@@ -116,7 +143,7 @@ func TestRetirerChildrenFirst(t *testing.T) {
 	if retired.Phase != v1.PhaseSucceeded || !retired.UpdatedAt.Equal(live.UpdatedAt) || len(retired.PhaseHistory) != len(live.PhaseHistory) {
 		t.Errorf("retired child %+v, live it was %+v", retired.Action, live.Action)
 	}
-	page, err := m.RunActions(context.Background(), run, Page{})
+	page, err := m.RunActions(context.Background(), run, taskactions.Page{})
 	if err != nil || len(page.Items) != 2 {
 		t.Fatalf("the retired run's actions: %v %d", err, len(page.Items))
 	}
@@ -126,14 +153,14 @@ func TestRetirerChildrenFirst(t *testing.T) {
 // finalizer decides when it goes.
 func TestRetirerRespectsFinalizers(t *testing.T) {
 	m, r := newRetiringManager(t, true)
-	run := newRun()
-	id := actionOf(run, "a0")
-	ta := mustEnqueue(t, m, echoRequest(id, ""))
+	run := actionstest.NewRun()
+	id := actionstest.ActionOf(run, "a0")
+	ta := actionstest.MustEnqueue(t, m, actionstest.Echo(id, ""))
 	patch(t, ta, `{"metadata":{"finalizers":["example.com/keep"]}}`)
-	mustPut(t, m, id, 1, v1.PhaseSucceeded)
-	eventually(t, 10*time.Second, "the record", labelled(t, ta))
-	eventually(t, 10*time.Second, "the cache to see the label", func() bool {
-		got, _ := m.cached(id)
+	actionstest.MustPut(t, m, id, 1, v1.PhaseSucceeded)
+	testenv.Eventually(t, 10*time.Second, "the record", labelled(t, ta))
+	testenv.Eventually(t, 10*time.Second, "the cache to see the label", func() bool {
+		got := cached(m, id)
 		return got != nil && got.Labels[v1.LabelTerminalState] == "true"
 	})
 	r.Sweep(context.Background())
@@ -141,8 +168,8 @@ func TestRetirerRespectsFinalizers(t *testing.T) {
 	if !ok || got.DeletionTimestamp == nil {
 		t.Fatalf("the object: present %v, %+v", ok, got)
 	}
-	eventually(t, 10*time.Second, "the cache to see the deletion mark", func() bool {
-		got, _ := m.cached(id)
+	testenv.Eventually(t, 10*time.Second, "the cache to see the deletion mark", func() bool {
+		got := cached(m, id)
 		return got != nil && got.DeletionTimestamp != nil
 	})
 	if r.due(got, time.Now()) {
@@ -153,7 +180,7 @@ func TestRetirerRespectsFinalizers(t *testing.T) {
 		t.Fatal("the object went with its finalizer on")
 	}
 	patch(t, ta, `{"metadata":{"finalizers":null}}`)
-	eventually(t, 10*time.Second, "the object to go once its finalizer is removed", func() bool { _, ok := object(t, ta); return !ok })
+	testenv.Eventually(t, 10*time.Second, "the object to go once its finalizer is removed", func() bool { _, ok := object(t, ta); return !ok })
 	if u, err := m.Action(context.Background(), id); err != nil || u.Phase != v1.PhaseSucceeded {
 		t.Fatalf("the retired action: %v %v", u, err)
 	}
@@ -166,45 +193,41 @@ func TestRetirerRespectsFinalizers(t *testing.T) {
 func TestRetiredActionsAreFinal(t *testing.T) {
 	ctx := context.Background()
 	m, r := newRetiringManager(t, true)
-	run := newRun()
-	root, child := actionOf(run, "root"), actionOf(run, "child")
-	rootObj := mustEnqueue(t, m, echoRequest(root, ""))
-	childObj := mustEnqueue(t, m, echoRequest(child, "root"))
-	mustPut(t, m, child, 1, v1.PhaseSucceeded)
-	mustPut(t, m, root, 1, v1.PhaseSucceeded)
-	eventually(t, 20*time.Second, "both to be retired, and gone from the cache", func() bool {
+	run := actionstest.NewRun()
+	root, child := actionstest.ActionOf(run, "root"), actionstest.ActionOf(run, "child")
+	rootObj := actionstest.MustEnqueue(t, m, actionstest.Echo(root, ""))
+	childObj := actionstest.MustEnqueue(t, m, actionstest.Echo(child, "root"))
+	actionstest.MustPut(t, m, child, 1, v1.PhaseSucceeded)
+	actionstest.MustPut(t, m, root, 1, v1.PhaseSucceeded)
+	testenv.Eventually(t, 20*time.Second, "both to be retired, and gone from the cache", func() bool {
 		r.Sweep(ctx)
-		a, _ := m.retiredAction(ctx, root)
-		b, _ := m.retiredAction(ctx, child)
-		ca, _ := m.cached(root)
-		cb, _ := m.cached(child)
-		return a != nil && b != nil && ca == nil && cb == nil
+		return retired(t, m, root) && retired(t, m, child)
 	})
 
-	again, created, err := m.EnqueueView(ctx, echoRequest(root, ""))
+	again, created, err := m.EnqueueView(ctx, actionstest.Echo(root, ""))
 	if err != nil || created || again.Phase != v1.PhaseSucceeded || again.UID != string(rootObj.UID) {
 		t.Fatalf("the same enqueue again: %v, created %v, phase %s, uid %s (was %s)", err, created, again.Phase, again.UID, rootObj.UID)
 	}
 	if _, ok := object(t, rootObj); ok {
 		t.Fatal("the enqueue made the retired action again")
 	}
-	other := echoRequest(root, "")
+	other := actionstest.Echo(root, "")
 	other.TaskType = "sleep"
-	if err := errOf(m.EnqueueView(ctx, other)); !errors.Is(err, ErrConflict) {
+	if err := errOf(m.EnqueueView(ctx, other)); !errors.Is(err, taskactions.ErrConflict) {
 		t.Errorf("another spec: %v, want a conflict", err)
 	}
 	for name, err := range map[string]error{
-		"Enqueue (objects)": errOf3(m.Enqueue(ctx, echoRequest(child, "root"))),
-		"a new child":       errOf3(m.Enqueue(ctx, echoRequest(actionOf(run, "late"), "root"))),
-		"a status report":   errOf2(m.PutStatus(ctx, child, 2, StatusUpdate{Phase: v1.PhaseRunning})),
+		"Enqueue (objects)": errOf3(m.Enqueue(ctx, actionstest.Echo(child, "root"))),
+		"a new child":       errOf3(m.Enqueue(ctx, actionstest.Echo(actionstest.ActionOf(run, "late"), "root"))),
+		"a status report":   errOf2(m.PutStatus(ctx, child, 2, taskactions.StatusUpdate{Phase: v1.PhaseRunning})),
 	} {
-		if !errors.Is(err, ErrRetired) || !errors.Is(err, ErrNotFound) {
+		if !errors.Is(err, taskactions.ErrRetired) || !errors.Is(err, taskactions.ErrNotFound) {
 			t.Errorf("%s: %v, want ErrRetired (which is ErrNotFound too)", name, err)
 		}
 	}
 	// The same enqueue of the retired child again: its parent is retired
 	// too, and the answer is still the child.
-	if again, created, err := m.EnqueueView(ctx, echoRequest(child, "root")); err != nil || created || again.UID != string(childObj.UID) {
+	if again, created, err := m.EnqueueView(ctx, actionstest.Echo(child, "root")); err != nil || created || again.UID != string(childObj.UID) {
 		t.Errorf("the retired child again: %v, created %v, uid %s", err, created, again.UID)
 	}
 	if _, ok := object(t, childObj); ok {
@@ -212,6 +235,6 @@ func TestRetiredActionsAreFinal(t *testing.T) {
 	}
 }
 
-func errOf(_ Action, _ bool, err error) error          { return err }
-func errOf2(_ *v1.TaskAction, err error) error         { return err }
-func errOf3(_ *v1.TaskAction, _ bool, err error) error { return err }
+func errOf(_ taskactions.Action, _ bool, err error) error { return err }
+func errOf2(_ *v1.TaskAction, err error) error            { return err }
+func errOf3(_ *v1.TaskAction, _ bool, err error) error    { return err }

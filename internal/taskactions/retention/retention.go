@@ -1,4 +1,8 @@
-package taskactions
+// Package retention keeps the control plane to what is live: it deletes
+// the objects of actions that finished more than the retention ago, once
+// history holds their final view; from then on the action manager reads
+// them from history.
+package retention
 
 import (
 	"context"
@@ -11,6 +15,9 @@ import (
 	v1 "taskactions/api/v1"
 	"taskactions/internal/failpoint"
 	"taskactions/internal/history"
+	flytev1 "taskactions/internal/kube/clientset/versioned/typed/api/v1"
+	"taskactions/internal/pipeline"
+	"taskactions/internal/taskactions"
 )
 
 // Retirer keeps the control plane to what is live: it deletes the object
@@ -22,17 +29,49 @@ import (
 // finalizers is only marked deleted, as for any client: whoever put the
 // finalizer removes it.
 type Retirer struct {
-	m     *Manager
-	after time.Duration
-	log   zerolog.Logger
-	// Retired counts deleted objects (for metrics and tests).
-	Retired func()
+	cfg Config
 }
 
-// NewRetirer returns a retirer of actions finished more than after ago.
-// The manager must have a history.
-func NewRetirer(m *Manager, after time.Duration, log zerolog.Logger) *Retirer {
-	return &Retirer{m: m, after: after, log: log, Retired: func() {}}
+// Actions is what the retirer reads of the action manager.
+type Actions interface {
+	// Cache holds every live action and its view.
+	Cache() *pipeline.Cache[*v1.TaskAction, *taskactions.ActionUpdate]
+	// Children are the cached direct children of an action.
+	Children(ta *v1.TaskAction) []*v1.TaskAction
+}
+
+// History is what the retirer asks of the history store.
+type History interface {
+	// MarkRetired marks the actions retired, reporting for each whether
+	// history holds it as terminal (uid included): only those may go.
+	MarkRetired(ctx context.Context, recs []history.Action) ([]bool, error)
+	// Purge drops the tombstones of deletions before the time.
+	Purge(ctx context.Context, before time.Time) (int64, error)
+}
+
+// Config holds the retirer's dependencies and settings.
+type Config struct {
+	Actions Actions
+	History History
+	// Client deletes the objects.
+	Client flytev1.TaskActionsGetter
+	// After is the retention: how long a finished action stays live.
+	After time.Duration
+	// Retired, when set, is called for each deleted object (metrics).
+	Retired func()
+	Log     zerolog.Logger
+	Now     func() time.Time // default time.Now
+}
+
+// New returns a retirer of actions finished more than cfg.After ago.
+func New(cfg Config) *Retirer {
+	if cfg.Retired == nil {
+		cfg.Retired = func() {}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Retirer{cfg: cfg}
 }
 
 // tombstoneGrace is how long the tombstones of API deletions are kept: the
@@ -42,7 +81,7 @@ const tombstoneGrace = time.Hour
 // Run sweeps until ctx ends, every quarter of the retention (between 1 s
 // and 30 s).
 func (r *Retirer) Run(ctx context.Context) error {
-	every := min(max(r.after/4, time.Second), 30*time.Second)
+	every := min(max(r.cfg.After/4, time.Second), 30*time.Second)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -57,9 +96,9 @@ func (r *Retirer) Run(ctx context.Context) error {
 
 // Sweep retires what is due now and reports how many objects it deleted.
 func (r *Retirer) Sweep(ctx context.Context) int {
-	cutoff := r.m.Now().Add(-r.after)
+	cutoff := r.cfg.Now().Add(-r.cfg.After)
 	var due []*v1.TaskAction
-	for _, ta := range r.m.actions.All() {
+	for _, ta := range r.cfg.Actions.Cache().All() {
 		if r.due(ta, cutoff) {
 			due = append(due, ta)
 		}
@@ -71,15 +110,15 @@ func (r *Retirer) Sweep(ctx context.Context) int {
 		deleted, err := r.retire(ctx, batch)
 		n += deleted
 		if err != nil {
-			r.log.Warn().Err(err).Msg("retention: history not reachable; keeping the objects")
+			r.cfg.Log.Warn().Err(err).Msg("retention: history not reachable; keeping the objects")
 			break
 		}
 	}
-	if _, err := r.m.cfg.History.Purge(ctx, r.m.Now().Add(-max(r.after, tombstoneGrace))); err != nil {
-		r.log.Warn().Err(err).Msg("retention: purging tombstones failed")
+	if _, err := r.cfg.History.Purge(ctx, r.cfg.Now().Add(-max(r.cfg.After, tombstoneGrace))); err != nil {
+		r.cfg.Log.Warn().Err(err).Msg("retention: purging tombstones failed")
 	}
 	if n > 0 {
-		r.log.Debug().Int("retired", n).Msg("retention: retired finished actions")
+		r.cfg.Log.Debug().Int("retired", n).Msg("retention: retired finished actions")
 	}
 	return n
 }
@@ -92,10 +131,10 @@ const sweepBatch = 256
 func (r *Retirer) retire(ctx context.Context, tas []*v1.TaskAction) (int, error) {
 	recs := make([]history.Action, len(tas))
 	for i, ta := range tas {
-		id := IDOf(ta)
+		id := taskactions.IDOf(ta)
 		recs[i] = history.Action{Project: id.Project, Domain: id.Domain, Run: id.Run, Name: id.Name, UID: string(ta.UID)}
 	}
-	recorded, err := r.m.cfg.History.MarkRetired(ctx, recs)
+	recorded, err := r.cfg.History.MarkRetired(ctx, recs)
 	if err != nil {
 		return 0, err
 	}
@@ -104,18 +143,18 @@ func (r *Retirer) retire(ctx context.Context, tas []*v1.TaskAction) (int, error)
 		if !recorded[i] {
 			continue // not in history as terminal yet: the worker has not recorded it
 		}
-		err = r.m.client.FlyteV1().TaskActions(ta.Namespace).Delete(ctx, ta.Name, metav1.DeleteOptions{
+		err = r.cfg.Client.TaskActions(ta.Namespace).Delete(ctx, ta.Name, metav1.DeleteOptions{
 			Preconditions: &metav1.Preconditions{UID: &ta.UID},
 		})
 		if apierrors.IsNotFound(err) {
 			continue // gone already; the cache has not seen it yet
 		}
 		if err != nil {
-			r.log.Warn().Err(err).Str("action", IDOf(ta).String()).Msg("retention: delete failed")
+			r.cfg.Log.Warn().Err(err).Str("action", taskactions.IDOf(ta).String()).Msg("retention: delete failed")
 			continue
 		}
 		failpoint.Hit(failpoint.Retired)
-		r.Retired()
+		r.cfg.Retired()
 		n++
 	}
 	return n, nil
@@ -128,10 +167,9 @@ func (r *Retirer) due(ta *v1.TaskAction, cutoff time.Time) bool {
 	if ta.DeletionTimestamp != nil || ta.Labels[v1.LabelTerminalState] != "true" || v1.EnqueuedByFlyte(ta) {
 		return false
 	}
-	u := r.m.actions.View(ta)
+	u := r.cfg.Actions.Cache().View(ta)
 	if !u.Phase.Terminal() || !u.UpdatedAt.Before(cutoff) {
 		return false
 	}
-	kids, _ := r.m.actions.ByIndex(indexParent, idKey(u.ID.Project, u.ID.Domain, u.ID.Run, u.ID.Name))
-	return len(kids) == 0
+	return len(r.cfg.Actions.Children(ta)) == 0
 }

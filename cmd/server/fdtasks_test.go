@@ -18,7 +18,8 @@ import (
 // followed by a log stream, all finish: those past --max-processes
 // (derived: 8 at 600 descriptors, see fdBudget) wait for a slot instead of
 // failing with "too many open files", the streams past the bound get 503,
-// and the server stays up and ready.
+// and the server stays up and ready. It reads better whole: one server
+// under one budget, from start to the end of its tasks.
 func TestProcessTasksPastTheDescriptorLimit(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), "data")
 	addr := testserver.FreeAddr(t)

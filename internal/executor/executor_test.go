@@ -41,6 +41,7 @@ type env struct {
 	out    string
 	cancel context.CancelFunc
 	done   chan struct{}
+	ran    error // what Run returned, once done is closed
 }
 
 func startEnv(t *testing.T, out string, mutate ...func(*Config)) *env {
@@ -65,8 +66,13 @@ func startEnv(t *testing.T, out string, mutate ...func(*Config)) *env {
 	e := &env{mgr: mgr, ex: New(cfg), out: out, done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
-	go func() { defer close(e.done); _ = e.ex.Run(ctx) }()
-	t.Cleanup(e.stop)
+	go func() { defer close(e.done); e.ran = e.ex.Run(ctx) }()
+	t.Cleanup(func() {
+		e.stop()
+		if e.ran != nil {
+			t.Errorf("the executor: %v", e.ran)
+		}
+	})
 	return e
 }
 

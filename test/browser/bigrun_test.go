@@ -23,7 +23,8 @@ const rowCount = `document.querySelectorAll('.row').length`
 // in the DOM; scrolling to the end shows the last action; the keyboard
 // goes to the first and last rows; "Find in run" jumps to an action deep
 // in the tree, under collapsed parents, and selects it; a change to one
-// child far out of view is in its row when scrolled to.
+// child far out of view is in its row when scrolled to. It reads better
+// whole: one page, the steps in the order a user takes them.
 func TestBigRunVirtualized(t *testing.T) {
 	const children = 4989 // + the root, 9 needles and the last: 5,000
 	run := newRun()

@@ -38,7 +38,8 @@ func warehouseOf(t testing.TB, r generated, want int) kargoapi.Warehouse {
 
 // Create, get, list, stream, refresh, replace and delete a Warehouse;
 // Kargo's defaults (interval, freightCreationPolicy, discoveryLimit) and
-// its shard label come back.
+// its shard label come back. It reads better whole: one Warehouse's life,
+// in order.
 func TestWarehouseREST(t *testing.T) {
 	ns := stageProject()
 	ctx, cancel := stageCtx()

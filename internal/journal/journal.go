@@ -25,6 +25,14 @@ type Entry[V any] struct {
 	Key    string // what coalesces: the same key, the latest value wins
 	Topics []string
 	Value  V
+	// Prev is the key's value before this event, as the source held it;
+	// HasPrev is false for a key's first event. A filtered stream sends an
+	// event whose value or previous value it keeps, so a client learns of
+	// the change that takes an object out of its filter. A mailbox that
+	// coalesces a key's events keeps the first one's Prev: the value its
+	// reader last saw.
+	Prev    V
+	HasPrev bool
 
 	at time.Time
 	// reordered marks an event published out of cursor order (see Publish):

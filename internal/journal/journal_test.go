@@ -467,3 +467,30 @@ func TestConcurrentPublishDrain(t *testing.T) {
 		}
 	}
 }
+
+// A mailbox that coalesces a key's events keeps, as the one it delivers's
+// Prev, the value its reader last saw: none for a key it never delivered,
+// else the value before the first of the coalesced events.
+func TestMailboxKeepsTheFirstPrev(t *testing.T) {
+	j, s := subscribed(t, Config{})
+	prev := ""
+	publish := func(c uint64) {
+		e := ev(c, "a")
+		e.Prev, e.HasPrev = prev, prev != ""
+		prev = e.Value
+		j.Publish(e)
+	}
+	publish(1)
+	publish(2)
+	publish(3)
+	got := drain(t, s)
+	if len(got) != 1 || got[0].Value != "a@3" || got[0].HasPrev {
+		t.Fatalf("first drain %+v: want a@3 with no Prev (the reader never saw a)", got)
+	}
+	publish(4)
+	publish(5)
+	got = drain(t, s)
+	if len(got) != 1 || got[0].Value != "a@5" || !got[0].HasPrev || got[0].Prev != "a@3" {
+		t.Fatalf("second drain %+v: want a@5 with Prev a@3, what the reader saw", got)
+	}
+}

@@ -41,6 +41,7 @@ func (s *Subscription[V]) offer(e Entry[V]) {
 	}
 	if i, ok := s.index[e.Key]; ok {
 		s.pending[i].superseded = true
+		e.Prev, e.HasPrev = s.pending[i].Prev, s.pending[i].HasPrev
 	}
 	s.index[e.Key] = len(s.pending)
 	s.pending = append(s.pending, e)

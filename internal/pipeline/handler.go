@@ -58,9 +58,12 @@ func (c *Cache[T, V]) handle(typ watch.EventType, old, obj T, initial bool) {
 	// after it: snapshots serve it.
 	if !initial {
 		if !had || c.kind.Same == nil || !c.kind.Same(prev, v) {
+			if had && c.kind.Brief != nil {
+				prev = c.kind.Brief(prev)
+			}
 			c.journal.Publish(journal.Entry[V]{
 				Cursor: rv, Key: obj.GetNamespace() + "/" + obj.GetName(),
-				Topics: c.kind.Topics(obj, v), Value: v,
+				Topics: c.kind.Topics(obj, v), Value: v, Prev: prev, HasPrev: had,
 			})
 			c.published.Add(1)
 		}

@@ -59,6 +59,11 @@ type Kind[T Object, V any] struct {
 	// thing, so that a write nobody can see (a finalizer, a label only
 	// this server reads) is no event. Nil: every change is an event.
 	Same func(a, b V) bool
+	// Brief, when set, is what a stream's filter reads of an object's
+	// previous view, which each event keeps beside the new one
+	// (journal.Entry.Prev): kept small, so that the replay journal does not
+	// hold on to every object's whole previous view. Nil: the whole view.
+	Brief func(V) V
 	// Topics are the subscription topics an event about obj goes to.
 	Topics func(obj T, view V) []string
 

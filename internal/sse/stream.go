@@ -114,11 +114,22 @@ type Source[V any] struct {
 	Encode  func(V) []byte
 	Cursors Cursors
 	// Keep, when set, leaves out the items it refuses (those the caller
-	// may not read), from the snapshot and the live events alike.
+	// may not read, or a filter's), from the snapshot and the live events
+	// alike; but a live event whose previous value it kept is sent (see
+	// journal.Entry.Prev), so that a client drops what left the filter.
+	// The two values of one event are of one object, so what only hides
+	// what the caller may not read hides both.
 	Keep func(V) bool
 }
 
 func (src Source[V]) keep(v V) bool { return src.Keep == nil || src.Keep(v) }
+
+// keepEntry keeps a live event whose value Keep keeps, or whose previous
+// value it kept: the change that takes an object out of what the stream
+// keeps is sent, for the client to drop it.
+func (src Source[V]) keepEntry(e journal.Entry[V]) bool {
+	return src.keep(e.Value) || (e.HasPrev && src.keep(e.Prev))
+}
 
 // reset and the snapshot items carry cursor 0, which no journal covers: a
 // client cut off in the middle of a snapshot comes back with it and gets a
@@ -436,7 +447,7 @@ func (s *stream[V]) subscribe(after *uint64) (sub *journal.Subscription[V], star
 func (s *stream[V]) send(entries []journal.Entry[V]) error {
 	s.w.begin()
 	for _, e := range entries {
-		if !s.src.keep(e.Value) {
+		if !s.src.keepEntry(e) {
 			continue
 		}
 		// Built once per event for every stream of this kind.

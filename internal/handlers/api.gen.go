@@ -1135,8 +1135,14 @@ type WarehouseStreamData struct {
 // AbortParam defines model for abortParam.
 type AbortParam = bool
 
+// ActionNameQueryParam defines model for actionNameQueryParam.
+type ActionNameQueryParam = string
+
 // ActionParam Example: a0
 type ActionParam = ActionName
+
+// ActionPhaseParam defines model for actionPhaseParam.
+type ActionPhaseParam = []Phase
 
 // AttemptParam defines model for attemptParam.
 type AttemptParam = int
@@ -1228,6 +1234,14 @@ type ListRunActionsParams struct {
 
 	// Continue The `continue` of the previous page.
 	Continue *ContinueParam `form:"continue,omitempty" json:"continue,omitempty"`
+
+	// Phase Only actions in one of these phases: the parameter repeated
+	// (`phase=FAILED&phase=TIMED_OUT`, as clients send an array), or its
+	// values separated by commas (`phase=FAILED,TIMED_OUT`).
+	Phase *ActionPhaseParam `form:"phase,omitempty" json:"phase,omitempty"`
+
+	// Q Only actions whose name (or short name) holds this, ignoring case.
+	Q *ActionNameQueryParam `form:"q,omitempty" json:"q,omitempty"`
 }
 
 // DeleteActionParams defines parameters for DeleteAction.
@@ -1278,6 +1292,14 @@ type StreamActionLogsParams struct {
 
 // StreamRunEventsParams defines parameters for StreamRunEvents.
 type StreamRunEventsParams struct {
+	// Phase Only actions in one of these phases: the parameter repeated
+	// (`phase=FAILED&phase=TIMED_OUT`, as clients send an array), or its
+	// values separated by commas (`phase=FAILED,TIMED_OUT`).
+	Phase *ActionPhaseParam `form:"phase,omitempty" json:"phase,omitempty"`
+
+	// Q Only actions whose name (or short name) holds this, ignoring case.
+	Q *ActionNameQueryParam `form:"q,omitempty" json:"q,omitempty"`
+
 	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
 	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
 
@@ -3109,6 +3131,32 @@ func (siw *ServerInterfaceWrapper) ListRunActions(w http.ResponseWriter, r *http
 		return
 	}
 
+	// ------------- Optional query parameter "phase" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "phase", r.URL.Query(), &params.Phase, runtime.BindQueryParameterOptions{Type: "array", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "phase"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "phase", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListRunActions(w, r, project, domain, run, params)
 	}))
@@ -3846,6 +3894,32 @@ func (siw *ServerInterfaceWrapper) StreamRunEvents(w http.ResponseWriter, r *htt
 
 	// Parameter object where we will unmarshal all parameters from the context
 	var params StreamRunEventsParams
+
+	// ------------- Optional query parameter "phase" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "phase", r.URL.Query(), &params.Phase, runtime.BindQueryParameterOptions{Type: "array", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "phase"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "phase", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
 
 	// ------------- Optional query parameter "lastEventId" -------------
 

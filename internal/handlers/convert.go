@@ -183,3 +183,14 @@ const defaultRunPage = 100
 func pageOf(limit *LimitParam, cont *ContinueParam) taskactions.Page {
 	return taskactions.Page{Limit: int(value(limit)), Continue: value(cont)}
 }
+
+// filterOf is the filter of a list's or a stream's phase and q.
+func filterOf(phases *ActionPhaseParam, q *ActionNameQueryParam) taskactions.Filter {
+	f := taskactions.Filter{Name: value(q)}
+	if phases != nil {
+		for _, p := range *phases {
+			f.Phases = append(f.Phases, v1.Phase(p))
+		}
+	}
+	return f
+}

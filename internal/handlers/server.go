@@ -101,7 +101,9 @@ func (s *Server) GetRun(ctx context.Context, req GetRunRequestObject) (GetRunRes
 // ListRunActions lists a page of the actions of a run.
 func (s *Server) ListRunActions(ctx context.Context, req ListRunActionsRequestObject) (ListRunActionsResponseObject, error) {
 	run := v1.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}
-	p, err := s.mgr.RunActions(ctx, run, pageOf(req.Params.Limit, req.Params.Continue))
+	page := pageOf(req.Params.Limit, req.Params.Continue)
+	page.Filter = filterOf(req.Params.Phase, req.Params.Q)
+	p, err := s.mgr.RunActions(ctx, run, page)
 	if err != nil {
 		return nil, err
 	}
@@ -177,13 +179,14 @@ func (s *Server) DeleteRun(ctx context.Context, req DeleteRunRequestObject) (Del
 // StreamActionEvents streams an action and its direct children.
 func (s *Server) StreamActionEvents(ctx context.Context, req StreamActionEventsRequestObject) (StreamActionEventsResponseObject, error) {
 	scope := taskactions.Scope{Run: v1.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}, Action: req.Action}
-	return s.actionStream(ctx, scope, lastEventID(req.Params.LastEventID, req.Params.LastEventId)), nil
+	return s.actionStream(ctx, scope, taskactions.Filter{}, lastEventID(req.Params.LastEventID, req.Params.LastEventId)), nil
 }
 
 // StreamRunEvents streams every action of a run.
 func (s *Server) StreamRunEvents(ctx context.Context, req StreamRunEventsRequestObject) (StreamRunEventsResponseObject, error) {
 	scope := taskactions.Scope{Run: v1.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}}
-	return s.actionStream(ctx, scope, lastEventID(req.Params.LastEventID, req.Params.LastEventId)), nil
+	filter := filterOf(req.Params.Phase, req.Params.Q)
+	return s.actionStream(ctx, scope, filter, lastEventID(req.Params.LastEventID, req.Params.LastEventId)), nil
 }
 
 // StreamRunSummaries streams the run summaries of a project and domain.
@@ -204,7 +207,9 @@ func (s *Server) StreamRunSummaries(ctx context.Context, req StreamRunSummariesR
 	return &stream[*runs.Event]{ctx: ctx, lastID: lastEventID(req.Params.LastEventID, req.Params.LastEventId), src: src, s: s}, nil
 }
 
-func (s *Server) actionStream(ctx context.Context, scope taskactions.Scope, lastID string) *stream[*taskactions.ActionUpdate] {
+// actionStream is a stream of the actions of scope that filter matches
+// (the zero Filter: all), with the changes that take them out of it.
+func (s *Server) actionStream(ctx context.Context, scope taskactions.Scope, filter taskactions.Filter, lastID string) *stream[*taskactions.ActionUpdate] {
 	src := sse.Source[*taskactions.ActionUpdate]{
 		Event: "action",
 		Open: func(ctx context.Context, after *uint64) (*taskactions.Subscription, taskactions.Start, []*taskactions.ActionUpdate) {
@@ -212,6 +217,9 @@ func (s *Server) actionStream(ctx context.Context, scope taskactions.Scope, last
 		},
 		Encode:  encodeActionEvent,
 		Cursors: s.mgr.Cache().Journal(),
+	}
+	if !filter.IsZero() {
+		src.Keep = filter.Match
 	}
 	return &stream[*taskactions.ActionUpdate]{ctx: ctx, lastID: lastID, src: src, s: s}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	v1 "taskactions/api/v1"
@@ -26,6 +27,8 @@ type archive struct {
 type Page struct {
 	Limit    int    // 0 or more than MaxPage: MaxPage (history.PageSize)
 	Continue string // the token of the previous page; "" for the first
+	// Filter keeps only the actions it matches, and pages over those.
+	Filter Filter
 }
 
 // MaxPage bounds a page of actions.
@@ -137,11 +140,15 @@ func (h archive) page(ctx context.Context, views []*ActionUpdate, q history.Acti
 	if after != nil {
 		start = sort.Search(len(views), func(i int) bool { return after.Less(listKey(views[i])) })
 	}
-	retired, err := h.after(ctx, q, after, views, limit+1)
+	live := views[start:]
+	if !p.Filter.IsZero() {
+		live = slices.DeleteFunc(slices.Clone(live), func(u *ActionUpdate) bool { return !p.Filter.Match(u) })
+	}
+	retired, err := h.after(ctx, q, after, views, limit+1, p.Filter)
 	if err != nil {
 		return ActionPage{}, err
 	}
-	items := mergeByKey(views[start:], retired, limit+1)
+	items := mergeByKey(live, retired, limit+1)
 	out := ActionPage{Items: items}
 	if len(items) > limit {
 		out.Items = items[:limit]
@@ -151,8 +158,9 @@ func (h archive) page(ctx context.Context, views []*ActionUpdate, q history.Acti
 }
 
 // after reads up to n retired actions after the key that are not live (a
-// row marked retired whose object has not gone yet is live).
-func (h archive) after(ctx context.Context, q history.ActionQuery, after *history.ActionKey, live []*ActionUpdate, n int) ([]*ActionUpdate, error) {
+// row marked retired whose object has not gone yet is live) and that f
+// matches.
+func (h archive) after(ctx context.Context, q history.ActionQuery, after *history.ActionKey, live []*ActionUpdate, n int, f Filter) ([]*ActionUpdate, error) {
 	if h.store == nil {
 		return nil, nil
 	}
@@ -178,7 +186,9 @@ func (h archive) after(ctx context.Context, q history.ActionQuery, after *histor
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, u)
+			if f.Match(u) {
+				out = append(out, u)
+			}
 		}
 		if len(recs) < q.Limit {
 			break
@@ -227,7 +237,7 @@ func (h archive) snapshot(ctx context.Context, s Scope, snap []*ActionUpdate) ([
 			return nil, err
 		}
 	}
-	more, err := h.after(ctx, q, nil, snap, MaxPage)
+	more, err := h.after(ctx, q, nil, snap, MaxPage, Filter{})
 	if err != nil {
 		return nil, err
 	}

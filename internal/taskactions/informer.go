@@ -93,6 +93,7 @@ func actionKind(client versioned.Interface, j journal.Config, owners *namespaceO
 		Sort:      sortByAge,
 		View:      updateOf,
 		Same:      (*ActionUpdate).sameView,
+		Brief:     brief,
 		Topics:    actionTopics,
 		// Called on the informer's one goroutine, which feeds every
 		// stream: neither may block.

@@ -1136,8 +1136,14 @@ type WarehouseStreamData struct {
 // AbortParam defines model for abortParam.
 type AbortParam = bool
 
+// ActionNameQueryParam defines model for actionNameQueryParam.
+type ActionNameQueryParam = string
+
 // ActionParam Example: a0
 type ActionParam = ActionName
+
+// ActionPhaseParam defines model for actionPhaseParam.
+type ActionPhaseParam = []Phase
 
 // AttemptParam defines model for attemptParam.
 type AttemptParam = int
@@ -1211,6 +1217,14 @@ type ListRunActionsParams struct {
 
 	// Continue The `continue` of the previous page.
 	Continue *ContinueParam `form:"continue,omitempty" json:"continue,omitempty"`
+
+	// Phase Only actions in one of these phases: the parameter repeated
+	// (`phase=FAILED&phase=TIMED_OUT`, as clients send an array), or its
+	// values separated by commas (`phase=FAILED,TIMED_OUT`).
+	Phase *ActionPhaseParam `form:"phase,omitempty" json:"phase,omitempty"`
+
+	// Q Only actions whose name (or short name) holds this, ignoring case.
+	Q *ActionNameQueryParam `form:"q,omitempty" json:"q,omitempty"`
 }
 
 // DeleteActionParams defines parameters for DeleteAction.
@@ -2248,7 +2262,10 @@ type ClientInterface interface {
 	// ListRunActions The actions of a run, oldest first
 	//
 	// Live actions and those retired to history alike, one page at a
-	// time (oldest first, then by name).
+	// time (oldest first, then by name). With `phase` or `q`, only the
+	// actions that match, paged over those: a client of a large run can
+	// ask for what it shows (`?phase=FAILED` for the failures of a run of
+	// 50,000).
 	//
 	// Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions (the `ListRunActions` operationId).
 	ListRunActions(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, params *ListRunActionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2817,7 +2834,10 @@ func (c *Client) GetRun(ctx context.Context, project ProjectParam, domain Domain
 // ListRunActions The actions of a run, oldest first
 //
 // Live actions and those retired to history alike, one page at a
-// time (oldest first, then by name).
+// time (oldest first, then by name). With `phase` or `q`, only the
+// actions that match, paged over those: a client of a large run can
+// ask for what it shows (`?phase=FAILED` for the failures of a run of
+// 50,000).
 //
 // Corresponds with GET /projects/{project}/domains/{domain}/runs/{run}/actions (the `ListRunActions` operationId).
 func (c *Client) ListRunActions(ctx context.Context, project ProjectParam, domain DomainParam, run RunParam, params *ListRunActionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4093,6 +4113,30 @@ func NewListRunActionsRequest(server string, project ProjectParam, domain Domain
 		if params.Continue != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Phase != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "phase", *params.Phase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -5945,7 +5989,10 @@ type ClientWithResponsesInterface interface {
 	// ListRunActionsWithResponse The actions of a run, oldest first
 	//
 	// Live actions and those retired to history alike, one page at a
-	// time (oldest first, then by name).
+	// time (oldest first, then by name). With `phase` or `q`, only the
+	// actions that match, paged over those: a client of a large run can
+	// ask for what it shows (`?phase=FAILED` for the failures of a run of
+	// 50,000).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8465,7 +8512,10 @@ func (c *ClientWithResponses) GetRunWithResponse(ctx context.Context, project Pr
 // ListRunActionsWithResponse The actions of a run, oldest first
 //
 // Live actions and those retired to history alike, one page at a
-// time (oldest first, then by name).
+// time (oldest first, then by name). With `phase` or `q`, only the
+// actions that match, paged over those: a client of a large run can
+// ask for what it shows (`?phase=FAILED` for the failures of a run of
+// 50,000).
 //
 // Returns a wrapper object for the known response body format(s).
 //

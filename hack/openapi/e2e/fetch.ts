@@ -160,6 +160,11 @@ export async function openapiFetch(t: Target): Promise<Suite> {
     const { data, error, response } = await c.GET('/projects/{project}/domains/{domain}/runs/{run}/actions', { params: { path } });
     r.answered('listRunActions', response.status, 200, error);
     check(data?.items.length === 2, `actions ${data?.items.length}`);
+    // Filtered, as the SDK sends an array (the parameter repeated).
+    const phase = data?.items.find((a) => a.actionId.name === 'c1')?.phase ?? 'QUEUED';
+    const only = await c.GET('/projects/{project}/domains/{domain}/runs/{run}/actions', { params: { path, query: { phase: [phase, 'TIMED_OUT'], q: 'C1' } } });
+    r.answered('listRunActions', only.response.status, 200, only.error);
+    check(only.data?.items.map((a) => a.actionId.name).join() === 'c1', `filtered ${JSON.stringify(only.data?.items.map((a) => a.actionId.name))}`);
   });
   await r.step('getAction', async () => {
     const { data, error, response } = await c.GET('/projects/{project}/domains/{domain}/runs/{run}/actions/{action}', { params: { path: { ...path, action: 'c1' } } });
@@ -180,6 +185,8 @@ export async function openapiFetch(t: Target): Promise<Suite> {
   await r.step('streamRunEvents', async () => {
     const items = await readStream(t, r, 'streamRunEvents', `${base}/runs/${run.name}/events`, actionEvents);
     check(items.length === 2 && items.every((a) => typeof a.deleted === 'boolean'), `snapshot ${items.length}`);
+    const only = await readStream(t, r, 'streamRunEvents', `${base}/runs/${run.name}/events?q=c1`, actionEvents);
+    check(only.map((a) => a.actionId.name).join() === 'c1', `filtered snapshot ${only.length}`);
   });
   await r.step('streamRunSummaries', async () => {
     const items = await readStream(t, r, 'streamRunSummaries', `${base}/events`, { item: 'run' } as Events<S['RunEvent']>);

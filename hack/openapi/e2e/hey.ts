@@ -145,6 +145,11 @@ export async function heyApi(t: Target): Promise<Suite> {
     const { data, error, response } = await sdk.listRunActions({ client, path });
     r.answered('listRunActions', response?.status, 200, error);
     check(data?.items.length === 2, `actions ${data?.items.length}`);
+    // Filtered, as the SDK sends an array.
+    const phase = data?.items.find((a) => a.actionId.name === 'c1')?.phase ?? 'QUEUED';
+    const only = await sdk.listRunActions({ client, path, query: { phase: [phase, 'TIMED_OUT'], q: 'C1' } });
+    r.answered('listRunActions', only.response?.status, 200, only.error);
+    check(only.data?.items.map((a) => a.actionId.name).join() === 'c1', `filtered ${JSON.stringify(only.data?.items.map((a) => a.actionId.name))}`);
   });
   await r.step('getAction', async () => {
     const { data, error, response } = await sdk.getAction({ client, path: { ...path, action: 'c1' } });
@@ -164,6 +169,8 @@ export async function heyApi(t: Target): Promise<Suite> {
   await r.step('streamRunEvents', async () => {
     const items = await untilSynced((signal) => sdk.streamRunEvents({ ...sse('streamRunEvents', signal), path }));
     check(items.length === 2 && items.every((a) => typeof a.deleted === 'boolean'), `snapshot ${items.length}`);
+    const only = await untilSynced((signal) => sdk.streamRunEvents({ ...sse('streamRunEvents', signal), path, query: { q: 'c1' } }));
+    check(only.map((a) => a.actionId.name).join() === 'c1', `filtered snapshot ${only.length}`);
   });
   await r.step('streamRunSummaries', async () => {
     const items = await untilSynced((signal) => sdk.streamRunSummaries({ ...sse('streamRunSummaries', signal), path: { project: run.project, domain: run.domain } }));

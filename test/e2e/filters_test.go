@@ -14,7 +14,8 @@ import (
 // A client of a large run asks for what it shows: the run's list and its
 // stream, filtered by phase and by a part of the name, paged over what
 // matches; the filtered stream also sends the change that takes an action
-// out of the filter, and nothing of the actions it never matched.
+// out of the filter, and nothing of the actions it never matched. It reads
+// better whole: one run, listed and then streamed as a client would.
 func TestRunFilteredByPhaseAndName(t *testing.T) {
 	ctx := context.Background()
 	run := newRun()

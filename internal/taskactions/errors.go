@@ -1,6 +1,7 @@
 package taskactions
 
 import (
+	"errors"
 	"fmt"
 
 	"taskactions/internal/history"
@@ -39,3 +40,7 @@ type FieldError = pipeline.FieldError
 
 // FieldErrors is every refused field of one request. It is an ErrInvalid.
 type FieldErrors = pipeline.FieldErrors
+
+// ErrNoChange, returned by a mutate function, ends UpdateStatus without a
+// write.
+var ErrNoChange = errors.New("no change")

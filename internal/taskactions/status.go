@@ -3,7 +3,6 @@ package taskactions
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,10 +10,6 @@ import (
 	v1 "taskactions/api/v1"
 	"taskactions/internal/failpoint"
 )
-
-// ErrNoChange, returned by a mutate function, ends UpdateStatus without a
-// write.
-var ErrNoChange = errors.New("no change")
 
 // UpdateStatus applies mutate to a copy of the action and writes the status
 // subresource, retrying on conflict with a fresh read. The first attempt

@@ -158,11 +158,12 @@ func randomID() string {
 }
 
 // executorFinalizers gives new actions of the task types the executor
-// claims its finalizer at creation, saving it a write per action.
-func executorFinalizers(taskTypes string) func(string) []string {
+// claims its finalizer at creation, saving it a write per action; the
+// types whose plugin holds nothing get none.
+func executorFinalizers(taskTypes string, runs map[string]plugins.Plugin) func(string) []string {
 	tt := executor.ParseTaskTypes(taskTypes)
 	return func(taskType string) []string {
-		if tt.Claims(taskType) {
+		if p := runs[taskType]; tt.Claims(taskType) && (p == nil || plugins.NeedsFinalizer(p)) {
 			return []string{v1.FinalizerPlugin}
 		}
 		return nil

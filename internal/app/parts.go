@@ -163,7 +163,7 @@ func (a *App) startActions(ctx context.Context) error {
 	a.mgr = taskactions.New(taskactions.Config{
 		Client: a.client, Kube: a.kube, NamespaceTemplate: a.cfg.NamespaceTemplate,
 		Runs: a.runs, OnEvent: a.notifier.Observe, History: a.history, Log: a.component("manager"),
-		Finalizers: executorFinalizers(a.exec.claims),
+		Finalizers: executorFinalizers(a.exec.claims, a.exec.plugins),
 		BuiltIn:    a.exec.runs,
 		Pending:    a.exec.pending,
 		Journal:    a.journalConfig(),

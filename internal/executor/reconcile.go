@@ -50,7 +50,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 	if plugin == nil || !c.types.Claims(ta.Spec.TaskType) {
 		return 0, c.fail(ctx, key, ta, v1.ReasonPluginNotFound, v1.ErrorKindSystem, "PluginNotFound", c.unrunnable(ta.Spec.TaskType))
 	}
-	if !slices.Contains(ta.Finalizers, v1.FinalizerPlugin) {
+	if plugins.NeedsFinalizer(plugin) && !slices.Contains(ta.Finalizers, v1.FinalizerPlugin) {
 		// From here on something may run: deletion must wait for cleanup.
 		out, err := c.mgr.UpdateMeta(ctx, taskactions.IDOf(ta), func(ta *v1.TaskAction) error {
 			if slices.Contains(ta.Finalizers, v1.FinalizerPlugin) {

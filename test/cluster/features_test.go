@@ -160,8 +160,17 @@ func (f *features) abort(ctx context.Context) error {
 }
 
 // deleteRun deletes run r1 and waits until no object of it is left: the
-// server deletes the root, the garbage collector its child.
+// server deletes the roots, the garbage collector the child. One root is
+// a Kargo step (copy) outside a Promotion, which its plugin fails at once:
+// it carries the executor's finalizer (echo's and sleep's actions carry
+// none), which the executor must take off before the object can go.
 func (f *features) deleteRun(ctx context.Context) error {
+	if err := f.enqueueAction(ctx, "r1", "nobody", "", "copy", nil); err != nil {
+		return err
+	}
+	if err := f.waitPhase(ctx, "r1", "nobody", "FAILED"); err != nil {
+		return err
+	}
 	if err := f.s.DoJSON(ctx, http.MethodDelete, f.runPath("r1"), nil, nil, http.StatusAccepted); err != nil {
 		return err
 	}

@@ -26,6 +26,19 @@ type Plugin interface {
 	Finalize(ctx context.Context, tc *TaskContext) error
 }
 
+// HoldsNothing is a plugin whose attempts hold nothing between or after
+// rounds (no process, connection or file): an action of it deleted midway
+// leaves nothing to clean up, so its actions carry no finalizer, which
+// saves two writes per action (adding and removing it).
+type HoldsNothing interface{ HoldsNothing() }
+
+// NeedsFinalizer reports whether actions of the plugin need the executor's
+// finalizer: deletion must then wait for the plugin's cleanup.
+func NeedsFinalizer(p Plugin) bool {
+	_, ok := p.(HoldsNothing)
+	return !ok
+}
+
 // Stopper is a plugin that keeps something running between rounds (a
 // process). When the executor stops, Shutdown ends all of it and returns
 // the attempts it cut short, which the executor records as interrupted:

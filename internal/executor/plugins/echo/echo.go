@@ -25,3 +25,6 @@ func (Plugin) Abort(context.Context, *plugins.TaskContext) error { return nil }
 
 // Finalize has nothing to release.
 func (Plugin) Finalize(context.Context, *plugins.TaskContext) error { return nil }
+
+// HoldsNothing: an attempt is its rounds, and its state is in the status.
+func (Plugin) HoldsNothing() {}

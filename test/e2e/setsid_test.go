@@ -15,19 +15,24 @@ import (
 
 // A process a task starts in a session of its own (setsid: out of the
 // attempt's process group) dies with the attempt: when the task is
-// aborted, and when it exits leaving it behind.
+// aborted, when it times out, and when it exits leaving it behind.
 func TestSetsidChildDiesWithItsAttempt(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
-		name, script string
-		abort        bool
+		name, script, timeout string
+		abort                 bool
 	}{
-		{"aborted", `setsid sleep 1000 & echo $! > escaped.pid; sleep 1000`, true},
-		{"exited", `setsid sleep 1000 & echo $! > escaped.pid`, false},
+		{"aborted", `setsid sleep 1000 & echo $! > escaped.pid; sleep 1000`, "", true},
+		{"timed out", `setsid sleep 1000 & echo $! > escaped.pid; sleep 1000`, "2s", false},
+		{"exited", `setsid sleep 1000 & echo $! > escaped.pid`, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run := newRun()
-			enqueueProcess(t, srv, run, "a0", tc.script)
+			enqueueProcessWith(t, srv, run, "a0", tc.script, func(tt *client.TaskTemplate) {
+				if tc.timeout != "" {
+					tt.Metadata = &client.TaskMetadata{Timeout: &tc.timeout}
+				}
+			})
 			pidFile := filepath.Join(srv.dataDir, "outputs", run.Project, run.Domain, run.Name, "a0", "escaped.pid")
 			var pid int
 			deadline := time.Now().Add(30 * time.Second)
@@ -45,7 +50,10 @@ func TestSetsidChildDiesWithItsAttempt(t *testing.T) {
 					t.Fatalf("abort: %v %v", err, resp)
 				}
 			}
-			waitAction(t, srv.api, run, "a0", terminal)
+			a := waitAction(t, srv.api, run, "a0", terminal)
+			if tc.timeout != "" && a.Phase != client.TIMEDOUT {
+				t.Errorf("the task ended %s, want TIMED_OUT", a.Phase)
+			}
 			deadline = time.Now().Add(10 * time.Second)
 			for !testenv.ProcessGone(pid) {
 				if time.Now().After(deadline) {

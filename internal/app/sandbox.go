@@ -44,16 +44,26 @@ func (a *App) processConfinement() *process.Confinement {
 	}
 	log := a.log.Info()
 	if !c.Landlock {
-		if mode == "required" || (mode == "auto" && !a.cfg.loopback()) {
-			c.Refuse = "this kernel has no Landlock, and --process-sandbox=" + mode + " on this listener requires it to run a process task"
+		c.Refuse = withoutLandlock(mode, a.cfg.loopback())
+		log = a.log.Warn()
+		if c.Refuse != "" {
 			log = a.log.Error()
-		} else {
-			log = a.log.Warn()
 		}
 	}
 	log.Bool("landlock", c.Landlock).Int("landlockABI", sandbox.LandlockABI()).Int("uid", c.UID).Bool("hideDataDir", c.Hide != "").
 		Bool("refused", c.Refuse != "").Msg("process sandbox")
 	return c
+}
+
+// withoutLandlock is what a server on a kernel without Landlock does with
+// process tasks under --process-sandbox=mode: "" runs them (the caller
+// warns), else the reason each is refused. Off loopback a task could reach
+// the data dir of a server others use, so auto refuses there.
+func withoutLandlock(mode string, loopback bool) string {
+	if mode == "required" || (mode == "auto" && !loopback) {
+		return "this kernel has no Landlock, and --process-sandbox=" + mode + " on this listener requires it to run a process task"
+	}
+	return ""
 }
 
 // processCgroups runs each process task in a cgroup of its own where the

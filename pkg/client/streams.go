@@ -42,6 +42,17 @@ type StreamOptions struct {
 	LastEventID string
 }
 
+// RunStreamOptions choose what StreamRunEvents sends: with Phase or Q set,
+// only the actions that match (see the document's streamRunEvents), and an
+// action once more when it stops matching, for the caller to drop.
+type RunStreamOptions struct {
+	StreamOptions
+	// Phase keeps the actions in one of these phases.
+	Phase []Phase
+	// Q keeps the actions whose name or short name holds it, in any case.
+	Q string
+}
+
 // LogStreamOptions choose the log of StreamActionLogs.
 type LogStreamOptions struct {
 	StreamOptions
@@ -229,8 +240,19 @@ func (c *Client) StreamRunSummaries(ctx context.Context, project, domain string,
 }
 
 // StreamRunEvents streams every action of a run (streamRunEvents).
-func (c *Client) StreamRunEvents(ctx context.Context, project, domain, run string, opts *StreamOptions, reqEditors ...RequestEditorFn) (*Stream[StreamEvent[ActionEvent]], error) {
-	return openStream(ctx, c, segments("projects", project, "domains", domain, "runs", run, "events"), nil, opts, decodeItem[ActionEvent]("action"), reqEditors)
+func (c *Client) StreamRunEvents(ctx context.Context, project, domain, run string, opts *RunStreamOptions, reqEditors ...RequestEditorFn) (*Stream[StreamEvent[ActionEvent]], error) {
+	q := url.Values{}
+	var so *StreamOptions
+	if opts != nil {
+		so = &opts.StreamOptions
+		for _, p := range opts.Phase {
+			q.Add("phase", string(p))
+		}
+		if opts.Q != "" {
+			q.Set("q", opts.Q)
+		}
+	}
+	return openStream(ctx, c, segments("projects", project, "domains", domain, "runs", run, "events"), q, so, decodeItem[ActionEvent]("action"), reqEditors)
 }
 
 // StreamActionEvents streams an action and its direct children
@@ -318,7 +340,7 @@ func (c *ClientWithResponses) StreamRunSummaries(ctx context.Context, project, d
 }
 
 // StreamRunEvents is Client.StreamRunEvents.
-func (c *ClientWithResponses) StreamRunEvents(ctx context.Context, project, domain, run string, opts *StreamOptions, reqEditors ...RequestEditorFn) (*Stream[StreamEvent[ActionEvent]], error) {
+func (c *ClientWithResponses) StreamRunEvents(ctx context.Context, project, domain, run string, opts *RunStreamOptions, reqEditors ...RequestEditorFn) (*Stream[StreamEvent[ActionEvent]], error) {
 	cc, err := c.core()
 	if err != nil {
 		return nil, err

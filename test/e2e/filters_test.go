@@ -76,14 +76,28 @@ func TestRunFilteredByPhaseAndName(t *testing.T) {
 		t.Errorf("RUNNING, 3 a page: %s", got)
 	}
 
-	s := openStream(t, srv.http, runStreamURL(srv, run)+"?phase=RUNNING&q=child", "")
-	first := s.untilSynced(t)
-	var snap []string
-	for _, ev := range first[:len(first)-1] {
-		snap = append(snap, nameOf(t, ev))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := srv.api.StreamRunEvents(ctx, run.Project, run.Domain, run.Name, &client.RunStreamOptions{Phase: []client.Phase{client.RUNNING}, Q: "child"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if strings.Join(snap, " ") != "child-0 child-1 child-2" || !strings.Contains(string(first[len(first)-1].Data), `"count":3`) {
-		t.Fatalf("the filtered snapshot: %v, then %s", snap, first[len(first)-1].Data)
+	defer s.Close()
+	var snap []string
+	for {
+		e, err := s.Next()
+		if err != nil {
+			t.Fatalf("the filtered snapshot, before synced: %v", err)
+		}
+		if e.Item != nil {
+			snap = append(snap, e.Item.ActionId.Name)
+		}
+		if e.Synced != nil {
+			if strings.Join(snap, " ") != "child-0 child-1 child-2" || e.Synced.Count != 3 {
+				t.Fatalf("the filtered snapshot: %v, then synced with count %d", snap, e.Synced.Count)
+			}
+			break
+		}
 	}
 	putStatus(t, srv, run, "child-5", 1, client.RUNNING)   // comes in
 	putStatus(t, srv, run, "child-0", 1, client.SUCCEEDED) // goes out: sent, to be dropped
@@ -92,10 +106,13 @@ func TestRunFilteredByPhaseAndName(t *testing.T) {
 	putStatus(t, srv, run, "child-1", 2, client.RUNNING)   // a change that matches
 	var live []string
 	for len(live) < 3 {
-		ev := s.next(t, 10*time.Second)
-		var a client.ActionEvent
-		mustJSON(t, ev.Data, &a)
-		live = append(live, a.ActionId.Name+":"+string(a.Phase))
+		e, err := s.Next()
+		if err != nil {
+			t.Fatalf("live events of the filtered stream after %v: %v", live, err)
+		}
+		if e.Item != nil {
+			live = append(live, e.Item.ActionId.Name+":"+string(e.Item.Phase))
+		}
 	}
 	if got := strings.Join(live, " "); got != "child-5:RUNNING child-0:SUCCEEDED child-1:RUNNING" {
 		t.Errorf("live events of the filtered stream: %s", got)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -273,4 +274,86 @@ func TestWarehouseImageDiscovery(t *testing.T) {
 	}
 	wantTag("1.1.0")
 	t.Logf("new tag pushed to Freight listed: %v", time.Since(t0))
+}
+
+// Kargo's Digest strategy follows what one tag (named, as Kargo names it,
+// by semverConstraint, which Kargo's webhook still holds to be a semver
+// constraint) points at: the tag pushed again is new Freight.
+// With freightCreationPolicy Manual the Warehouse discovers the same and
+// makes no Freight.
+func TestWarehouseDigestAndManualPolicy(t *testing.T) {
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer reg.Close()
+	repo := strings.TrimPrefix(reg.URL, "http://") + "/app"
+	push := func(tag string) string {
+		img, err := random.Image(64, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := name.NewTag(repo + ":" + tag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := remote.Write(ref, img); err != nil {
+			t.Fatal(err)
+		}
+		d, err := img.Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.String()
+	}
+	first := push("1.0.0")
+	ns := stageProject()
+	ctx, cancel := stageCtx()
+	defer cancel()
+	for _, w := range []struct{ name, policy string }{{"digest", "Automatic"}, {"manual", "Manual"}} {
+		doc := fmt.Sprintf(`{"metadata":{"name":%q},"spec":{"freightCreationPolicy":%q,"subscriptions":[{"image":{"repoURL":%q,"imageSelectionStrategy":"Digest","semverConstraint":"1.0.0"}}]}}`, w.name, w.policy, repo)
+		cr, err := srv.api.CreateWarehouseWithBodyWithResponse(ctx, ns, "application/json", strings.NewReader(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		warehouseOf(t, cr, 201)
+	}
+	discovered := func(w, digest string) {
+		t.Helper()
+		wait := true
+		eventually(t, 30*time.Second, w+" to discover "+digest, func() bool {
+			rr, err := srv.api.RefreshWarehouseWithResponse(ctx, ns, w, &client.RefreshWarehouseParams{Wait: &wait})
+			if err != nil || rr.StatusCode() != 200 {
+				return false
+			}
+			a := warehouseOf(t, rr, 200).Status.DiscoveredArtifacts
+			return a != nil && len(a.Images) == 1 && len(a.Images[0].References) == 1 &&
+				a.Images[0].References[0].Tag == "1.0.0" && a.Images[0].References[0].Digest == digest
+		})
+	}
+	freightOf := func(origin string) []string {
+		t.Helper()
+		r, err := srv.api.ListFreightWithResponse(ctx, ns, nil)
+		if err != nil || r.JSON200 == nil {
+			t.Fatalf("list Freight: %v %v", err, r)
+		}
+		var digests []string
+		for _, f := range r.JSON200.Items {
+			if f.Origin.Name == origin && len(f.Images) == 1 {
+				digests = append(digests, f.Images[0].Digest)
+			}
+		}
+		slices.Sort(digests)
+		return digests
+	}
+	discovered("digest", first)
+	discovered("manual", first)
+	second := push("1.0.0")
+	discovered("digest", second)
+	discovered("manual", second)
+	want := []string{first, second}
+	slices.Sort(want)
+	if got := freightOf("digest"); !slices.Equal(got, want) {
+		t.Errorf("the Digest Warehouse's Freight: %v, want one per digest %v", got, want)
+	}
+	if got := freightOf("manual"); len(got) != 0 {
+		t.Errorf("the Manual Warehouse made Freight: %v", got)
+	}
 }

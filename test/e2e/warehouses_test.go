@@ -205,22 +205,7 @@ spec:
 // of the newest; a newly pushed tag becomes new Freight, seen on the
 // Freight list, after a refresh.
 func TestWarehouseImageDiscovery(t *testing.T) {
-	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	defer reg.Close()
-	repo := strings.TrimPrefix(reg.URL, "http://") + "/app"
-	push := func(tag string) {
-		img, err := random.Image(64, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ref, err := name.NewTag(repo + ":" + tag)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := remote.Write(ref, img); err != nil {
-			t.Fatal(err)
-		}
-	}
+	repo, push := imageRegistry(t)
 	push("1.0.0")
 	push("latest")
 	ns := stageProject()
@@ -282,27 +267,7 @@ func TestWarehouseImageDiscovery(t *testing.T) {
 // With freightCreationPolicy Manual the Warehouse discovers the same and
 // makes no Freight.
 func TestWarehouseDigestAndManualPolicy(t *testing.T) {
-	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	defer reg.Close()
-	repo := strings.TrimPrefix(reg.URL, "http://") + "/app"
-	push := func(tag string) string {
-		img, err := random.Image(64, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ref, err := name.NewTag(repo + ":" + tag)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := remote.Write(ref, img); err != nil {
-			t.Fatal(err)
-		}
-		d, err := img.Digest()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d.String()
-	}
+	repo, push := imageRegistry(t)
 	first := push("1.0.0")
 	ns := stageProject()
 	ctx, cancel := stageCtx()
@@ -355,5 +320,34 @@ func TestWarehouseDigestAndManualPolicy(t *testing.T) {
 	}
 	if got := freightOf("manual"); len(got) != 0 {
 		t.Errorf("the Manual Warehouse made Freight: %v", got)
+	}
+}
+
+// imageRegistry serves an image registry in process (go-containerregistry's,
+// over HTTP on loopback) for the test, with one repository: push makes a
+// random image, tags it and returns its digest.
+func imageRegistry(t *testing.T) (repo string, push func(tag string) string) {
+	t.Helper()
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(reg.Close)
+	repo = strings.TrimPrefix(reg.URL, "http://") + "/app"
+	return repo, func(tag string) string {
+		t.Helper()
+		img, err := random.Image(64, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := name.NewTag(repo + ":" + tag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := remote.Write(ref, img); err != nil {
+			t.Fatal(err)
+		}
+		d, err := img.Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.String()
 	}
 }

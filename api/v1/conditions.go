@@ -46,14 +46,14 @@ const (
 	LabelIsRoot     = "flyte.org/is-root"
 	LabelActionType = "flyte.org/action-type"
 
-	// LabelTerminalState is this server's bookkeeping: its history has
-	// the action's terminal status (retention waits for it, a restart
-	// does not record it again). Under this server's own prefix, and only
-	// on actions this server enqueued (not EnqueuedByFlyte).
+	// LabelTerminalState is what earlier versions of this server wrote on
+	// their own actions once history had the terminal status. This one
+	// writes it no more (a restart asks history instead, which saves each
+	// action a write); it is left where it is, and not copied to children.
 	LabelTerminalState = "taskactions.io/terminal-status-recorded"
 	// LabelFlyteTerminalState is Flyte's Actions service's mark of the
 	// same thing in its run service: it skips actions that carry it. This
-	// server never writes it; earlier versions set it where they now set
+	// server never writes it; earlier versions set it where later ones set
 	// LabelTerminalState, and it is left where they did.
 	LabelFlyteTerminalState = "flyte.org/terminal-status-recorded"
 

@@ -157,7 +157,7 @@ func (a *App) journalConfig() journal.Config {
 func (a *App) startActions(ctx context.Context) error {
 	a.runs = runs.New(a.history, a.journalConfig(), a.component("runs"))
 	a.notifier = notifier.New(notifier.Config{
-		Runs: a.runs, Client: a.client.FlyteV1(), Warm: handlers.WarmAction, Workers: a.cfg.Workers,
+		Runs: a.runs, Warm: handlers.WarmAction, Workers: a.cfg.Workers,
 		Log: a.component("notifier"),
 	})
 	a.mgr = taskactions.New(taskactions.Config{

@@ -14,8 +14,7 @@ import (
 // The steps of recording a terminal action and retiring it.
 const (
 	TerminalWritten = "terminal-written" // the terminal status is in the object
-	Recorded        = "recorded"         // history has the final view; no label yet
-	Labelled        = "labelled"         // the terminal-status-recorded label is set
+	Recorded        = "recorded"         // history has the final view
 	Retired         = "retired"          // retention deleted the object
 )
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1 "taskactions/api/v1"
 	"taskactions/internal/history"
@@ -102,6 +103,13 @@ func (s *Service) RecordAction(ctx context.Context, a Action) error { return s.r
 // tolerates reordering (see history.Store.Record).
 func (s *Service) UpdateActionStatus(ctx context.Context, a Action) error { return s.record(ctx, a) }
 
+// Recorded returns, by uid, the terminal phase of every live action
+// history already holds as finished: a starting notifier need not tell it
+// again (history.Store.TerminalLive).
+func (s *Service) Recorded(ctx context.Context) (map[types.UID]v1.Phase, error) {
+	return s.store.TerminalLive(ctx)
+}
+
 // record queues a change for the next commit and waits for it. Changes
 // are committed in groups (a commit costs more than its statements): the
 // caller that finds no commit under way commits everything queued, batch
@@ -168,10 +176,9 @@ func (s *Service) commit(ctx context.Context, batch []*pending) {
 }
 
 // Restore records the actions the control plane holds, into a history
-// store that was just created: the actions recorded before there was a
-// store (their terminal status labelled) are not notified again, so this
-// is how they get into history. held is only called then: a restart
-// need not build every action's record.
+// store that was just created: the actions a control plane held before
+// there was a store get into history at once, in batches. held is only
+// called then: a restart need not build every action's record.
 func (s *Service) Restore(ctx context.Context, held func() []Action) error {
 	if !s.store.Created {
 		return nil

@@ -15,8 +15,8 @@ import (
 
 // BenchmarkWritesPerAction counts what one action costs the store: the
 // etcd revisions (every write to the control plane bumps one) from before
-// 200 actions of a task type are enqueued until each is finished,
-// recorded by the history and left without finalizers, divided by 200.
+// 200 actions of a task type are enqueued until each is finished, left
+// without finalizers and the store quiet, divided by 200.
 // A create and one terminal status are the floor.
 func BenchmarkWritesPerAction(b *testing.B) {
 	s := startServerEnv(b, executorEnv+"=echo,sleep,process")
@@ -50,9 +50,10 @@ func BenchmarkWritesPerAction(b *testing.B) {
 	}
 }
 
-// settled waits until the project's n actions are finished, recorded by
-// the history (this server's label) and free of finalizers: every write
-// an action costs is done.
+// settled waits until the project's n actions are finished and free of
+// finalizers, and then until the store has taken no write for a second:
+// every write an action costs is done, the history's included, whatever
+// it writes on the objects.
 func settled(b *testing.B, s *server, project string, n int) {
 	b.Helper()
 	deadline := time.Now().Add(3 * time.Minute)
@@ -64,17 +65,28 @@ func settled(b *testing.B, s *server, project string, n int) {
 		done := 0
 		for i := range list.Items {
 			ta := &list.Items[i]
-			if v1.PhaseOf(ta.Status.Conditions).Terminal() && ta.Labels[v1.LabelTerminalState] == "true" && len(ta.Finalizers) == 0 {
+			if v1.PhaseOf(ta.Status.Conditions).Terminal() && len(ta.Finalizers) == 0 {
 				done++
 			}
 		}
 		if done == n {
-			return
+			break
 		}
 		if time.Now().After(deadline) {
 			b.Fatalf("%s: %d of %d actions settled", project, done, n)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	for last := revision(b, s); ; {
+		time.Sleep(time.Second)
+		now := revision(b, s)
+		if now == last {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%s: the store still takes writes", project)
+		}
+		last = now
 	}
 }
 

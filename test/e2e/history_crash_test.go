@@ -41,13 +41,13 @@ func TestHistoryServerProcess(t *testing.T) {
 }
 
 // A server SIGKILLed at each step of recording a finished action (the
-// terminal status written; history has it but the object is not labelled;
-// labelled; the object deleted by retention), then restarted on its data
+// terminal status written; history has it; the object deleted by
+// retention), then restarted on its data
 // dir: the action ends with one terminal phase, history has it exactly
 // once (the run counts one action, succeeded once), its object is
 // retired, and it reads as it should.
 func TestCrashAtEachStepOfRecording(t *testing.T) {
-	for _, fp := range []string{failpoint.TerminalWritten, failpoint.Recorded, failpoint.Labelled, failpoint.Retired} {
+	for _, fp := range []string{failpoint.TerminalWritten, failpoint.Recorded, failpoint.Retired} {
 		t.Run(fp, func(t *testing.T) {
 			dir := t.TempDir()
 			dataDir := filepath.Join(dir, "data")

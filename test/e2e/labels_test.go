@@ -11,9 +11,9 @@ import (
 )
 
 // This server's own action: a root named as its run is stored as
-// <run>-a0, the name Flyte's GetTaskAction looks for; once finished it
-// carries this server's terminal label, never Flyte's.
-func TestOwnActionsAsFlyteNamesThemAndOurOwnLabel(t *testing.T) {
+// <run>-a0, the name Flyte's GetTaskAction looks for; once finished and
+// in history it carries no bookkeeping label, this server's or Flyte's.
+func TestOwnActionsAsFlyteNamesThemAndNoLabel(t *testing.T) {
 	ctx := context.Background()
 	run := newRun()
 	resp, err := srv.api.EnqueueActionWithResponse(ctx, actionSpec(run, run.Name, "", "echo"))
@@ -22,15 +22,21 @@ func TestOwnActionsAsFlyteNamesThemAndOurOwnLabel(t *testing.T) {
 	}
 	ns := srv.app.Manager().Namespace(run.Project, run.Domain)
 	kc := kubeOf(t, srv).FlyteV1().TaskActions(ns)
-	var ta *v1.TaskAction
-	eventually(t, 20*time.Second, "the echo root finished and recorded", func() bool {
-		ta, err = kc.Get(ctx, run.Name+"-a0", metav1.GetOptions{})
-		return err == nil && ta.Labels[v1.LabelTerminalState] == "true"
+	base := "/projects/" + run.Project + "/domains/" + run.Domain + "/runs/" + run.Name
+	eventually(t, 20*time.Second, "the echo root finished and in history", func() bool {
+		code, b := srv.get(t, base)
+		return code == 200 && contains(string(b), `"phase":"SUCCEEDED"`)
 	})
+	ta, err := kc.Get(ctx, run.Name+"-a0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if ta.Spec.ActionName != run.Name || ta.Status.Phase != v1.PhaseSucceeded {
 		t.Errorf("%s: action %s, %s", ta.Name, ta.Spec.ActionName, ta.Status.Phase)
 	}
-	if _, ok := ta.Labels[v1.LabelFlyteTerminalState]; ok {
-		t.Errorf("this server set Flyte's label %s", v1.LabelFlyteTerminalState)
+	for _, k := range []string{v1.LabelTerminalState, v1.LabelFlyteTerminalState} {
+		if _, ok := ta.Labels[k]; ok {
+			t.Errorf("this server set the label %s", k)
+		}
 	}
 }

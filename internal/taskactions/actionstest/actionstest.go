@@ -47,12 +47,12 @@ type Stack struct {
 }
 
 // Start starts a manager whose events go to a notifier of runs (nil: the
-// notifier only labels nothing and warms nothing), both stopped with the
+// notifier records nothing and warms nothing), both stopped with the
 // test or by Stop. mutate may change the manager's config.
 func Start(t testing.TB, cp *testenv.ControlPlane, rs notifier.RunService, mutate ...func(*taskactions.Config)) *Stack {
 	t.Helper()
 	client := Client(t, cp)
-	n := notifier.New(notifier.Config{Runs: rs, Client: client.FlyteV1(), Workers: 2, Log: testenv.Logger()})
+	n := notifier.New(notifier.Config{Runs: rs, Workers: 2, Log: testenv.Logger()})
 	cfg := taskactions.Config{Client: client, OnEvent: n.Observe, Log: testenv.Logger()}
 	if d, ok := rs.(taskactions.RunDeleter); ok {
 		cfg.Runs = d

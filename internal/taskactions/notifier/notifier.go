@@ -1,8 +1,8 @@
 // Package notifier tells the run service about actions: each action is
-// recorded on first sight and each phase change reported after that, and
-// once the run service holds an action's terminal phase the object is
-// labelled (v1.LabelTerminalState), so that no later start reports it
-// again and retention may retire it.
+// recorded on first sight and each phase change reported after that. At
+// start it asks the run service once which live actions it already holds
+// as finished, so that a restart does not report them again; nothing is
+// written on the objects for it (a label would cost each action a write).
 //
 // It is fed by the action manager's events (taskactions.Config.OnEvent),
 // which it must never hold up: the manager's one informer goroutine feeds
@@ -20,17 +20,13 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/rs/zerolog"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
 	v1 "taskactions/api/v1"
 	"taskactions/internal/failpoint"
-	flytev1 "taskactions/internal/kube/clientset/versioned/typed/api/v1"
 	"taskactions/internal/pipeline"
 	"taskactions/internal/runs"
 	"taskactions/internal/taskactions"
@@ -40,14 +36,15 @@ import (
 type RunService interface {
 	RecordAction(ctx context.Context, a runs.Action) error
 	UpdateActionStatus(ctx context.Context, a runs.Action) error
+	// Recorded is, by uid, the terminal phase of each live action the run
+	// service holds as finished.
+	Recorded(ctx context.Context) (map[types.UID]v1.Phase, error)
 }
 
 // Config holds the notifier's dependencies and settings.
 type Config struct {
 	// Runs is the run service; nil: nothing is reported (only Warm runs).
 	Runs RunService
-	// Client labels the actions whose terminal status was recorded.
-	Client flytev1.TaskActionsGetter
 	// Warm, when set, is given each changed action's latest update off the
 	// informer's goroutine: the API passes its encoder, so that the first
 	// list of a big run copies encodings instead of making them (10,000
@@ -70,6 +67,7 @@ type Notifier struct {
 	mu       sync.Mutex
 	latest   map[types.UID]taskactions.Event // not yet handled, the last per object
 	notified map[types.UID]v1.Phase          // what the run service has been told
+	restored map[types.UID]v1.Phase          // finished before this start, as the run service holds them
 }
 
 // New returns a notifier; Run runs it.
@@ -94,7 +92,18 @@ func (n *Notifier) Observe(ev taskactions.Event) {
 }
 
 // Run notifies until ctx ends, then waits for the notifications in flight.
+// It first reads what the run service holds as finished; if it cannot,
+// every action is told again, which the run service keeps as it is.
 func (n *Notifier) Run(ctx context.Context, ready func()) error {
+	if n.cfg.Runs != nil {
+		recorded, err := n.cfg.Runs.Recorded(ctx)
+		if err != nil {
+			n.cfg.Log.Warn().Err(err).Msg("could not read the finished actions from history: each is recorded again")
+		}
+		n.mu.Lock()
+		n.restored = recorded
+		n.mu.Unlock()
+	}
 	return n.q.Work(ctx, ready, n.reconcile)
 }
 
@@ -133,8 +142,7 @@ func (n *Notifier) reconcile(ctx context.Context, key string) error {
 func (n *Notifier) handle(ctx context.Context, ev taskactions.Event) error {
 	ta := ev.Object
 	// A deletion always goes to the run service: the action leaves its run.
-	if ev.Type != watch.Deleted && recorded(ta) {
-		n.setNotified(ta.UID, "", false)
+	if ev.Type != watch.Deleted && n.wasRecorded(ta.UID, ev.View.Phase) {
 		return nil
 	}
 	if n.cfg.Warm != nil && ev.Type != watch.Deleted {
@@ -146,20 +154,27 @@ func (n *Notifier) handle(ctx context.Context, ev taskactions.Event) error {
 	return n.notify(ctx, ev)
 }
 
-// recorded is true for actions whose terminal status the run service
-// already has: a restart or re-list must not replay them. They still
-// serve snapshots and lists. Only this server's label says so: Flyte's
-// (flyte.org/terminal-status-recorded) says that Flyte's run service has
-// it, which is no reason to miss it here, and where earlier versions of
-// this server set Flyte's label, the action is recorded once more
-// (history keeps a terminal status as it is) and then labelled ours.
-func recorded(ta *v1.TaskAction) bool {
-	return ta.Labels[v1.LabelTerminalState] == "true"
+// wasRecorded is true, once, for an action the run service held as
+// finished in this phase when this start began: a restart or re-list must
+// not replay it, nor warm its encoding for reads that may never come.
+// From then on it is an action whose phase was told.
+func (n *Notifier) wasRecorded(id types.UID, p v1.Phase) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	rp, ok := n.restored[id]
+	if !ok {
+		return false
+	}
+	delete(n.restored, id)
+	if rp != p {
+		return false
+	}
+	n.notified[id] = p
+	return true
 }
 
 // notify records an action on first sight and reports each phase change
-// after that. Once the run service has accepted a terminal phase the
-// object is labelled so that no later start repeats it.
+// after that.
 func (n *Notifier) notify(ctx context.Context, ev taskactions.Event) error {
 	ta, u := ev.Object, ev.View
 	a := Record(u)
@@ -181,17 +196,8 @@ func (n *Notifier) notify(ctx context.Context, ev taskactions.Event) error {
 		return nil
 	}
 	n.setNotified(ta.UID, u.Phase, true)
-	// Flyte's actions carry no bookkeeping of ours: a restart records
-	// their terminal status again, which history keeps as it is.
-	if u.Phase.Terminal() && (!seen || prev != u.Phase) && !v1.EnqueuedByFlyte(ta) {
+	if u.Phase.Terminal() && (!seen || prev != u.Phase) {
 		failpoint.Hit(failpoint.Recorded)
-		if err := n.markRecorded(ctx, ta); err != nil {
-			// Not retried by the queue: the run service has the status, and
-			// a restart that finds no label records it again, idempotently.
-			n.cfg.Log.Warn().Err(err).Str("action", ta.Namespace+"/"+ta.Name).Msg("could not mark terminal status recorded")
-			return nil
-		}
-		failpoint.Hit(failpoint.Labelled)
 	}
 	return nil
 }
@@ -210,29 +216,8 @@ func (n *Notifier) setNotified(id types.UID, p v1.Phase, known bool) {
 		n.notified[id] = p
 	} else {
 		delete(n.notified, id)
+		delete(n.restored, id)
 	}
-}
-
-// markRecorded sets the terminal-recorded label with a merge patch (no
-// read-modify-write, so it cannot conflict with status writes), retrying
-// briefly: this is the last chance before a restart would notify the run
-// service again. The uid in the patch is a precondition: a new object
-// under the same name is not marked.
-func (n *Notifier) markRecorded(ctx context.Context, ta *v1.TaskAction) error {
-	patch := []byte(`{"metadata":{"uid":"` + string(ta.UID) + `","labels":{"` + v1.LabelTerminalState + `":"true"}}}`)
-	var err error
-	for attempt, wait := 0, 100*time.Millisecond; attempt < 4; attempt, wait = attempt+1, wait*4 {
-		_, err = n.cfg.Client.TaskActions(ta.Namespace).Patch(ctx, ta.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-		if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-			return nil
-		}
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return err
 }
 
 // Record is what the run service records of an update: with the action's

@@ -22,12 +22,14 @@ import (
 
 // gatedNotifier holds every call until the gate opens, failing the first
 // failures calls after that, and keeps the last action it accepted by name.
+// It holds recorded as finished before the notifier's start.
 type gatedNotifier struct {
 	gate     chan struct{}
 	mu       sync.Mutex
 	failures int
 	calls    int
 	last     map[string]runs.Action
+	recorded map[types.UID]v1.Phase
 }
 
 func (g *gatedNotifier) note(ctx context.Context, a runs.Action) error {
@@ -50,6 +52,10 @@ func (g *gatedNotifier) note(ctx context.Context, a runs.Action) error {
 func (g *gatedNotifier) RecordAction(ctx context.Context, a runs.Action) error { return g.note(ctx, a) }
 func (g *gatedNotifier) UpdateActionStatus(ctx context.Context, a runs.Action) error {
 	return g.note(ctx, a)
+}
+
+func (g *gatedNotifier) Recorded(context.Context) (map[types.UID]v1.Phase, error) {
+	return g.recorded, nil
 }
 
 func (g *gatedNotifier) lastPhases() map[string]v1.Phase {
@@ -153,7 +159,9 @@ func TestFailedNotificationIsRetried(t *testing.T) {
 }
 
 // Warm gets each changed action's latest update, but not the actions a
-// restart finds finished (their encodings would only cost memory).
+// restart finds finished (their encodings would only cost memory), nor are
+// those told to the run service again. One whose phase differs from the
+// one history holds is told.
 func TestWorkersWarmChangedActionsOnly(t *testing.T) {
 	var mu sync.Mutex
 	warmed := map[string]v1.Phase{}
@@ -162,25 +170,32 @@ func TestWorkersWarmChangedActionsOnly(t *testing.T) {
 		defer mu.Unlock()
 		warmed[u.ID.Name] = u.Phase
 	}
-	m, _ := feed(t, notifier.Config{Warm: warm})
+	g := &gatedNotifier{gate: make(chan struct{}), last: map[string]runs.Action{},
+		recorded: map[types.UID]v1.Phase{"old": v1.PhaseSucceeded, "other": v1.PhaseFailed}}
+	close(g.gate)
+	m, _ := feed(t, notifier.Config{Runs: g, Warm: warm})
 
-	done := &v1.TaskAction{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "w-dev", Name: "r-old", UID: "old", ResourceVersion: "1",
-			Labels: map[string]string{v1.LabelTerminalState: "true"}},
-		Spec:   v1.TaskActionSpec{Project: "w", Domain: "dev", RunName: "r", ActionName: "old", TaskType: "echo"},
-		Status: v1.TaskActionStatus{Attempts: 1, Conditions: phaseConditions(v1.PhaseSucceeded)},
+	for _, name := range []string{"old", "other"} {
+		m.Cache().Deliver(watch.Added, nil, &v1.TaskAction{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "w-dev", Name: "r-" + name, UID: types.UID(name), ResourceVersion: "1"},
+			Spec:       v1.TaskActionSpec{Project: "w", Domain: "dev", RunName: "r", ActionName: name, TaskType: "echo"},
+			Status:     v1.TaskActionStatus{Attempts: 1, Conditions: phaseConditions(v1.PhaseSucceeded)},
+		})
 	}
-	m.Cache().Deliver(watch.Added, nil, done)
 	phaseEvents(m, 3, 3)
 	testenv.Eventually(t, 10*time.Second, "each changed action warmed at its last phase", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return warmed["c0"] == v1.PhaseSucceeded && warmed["c1"] == v1.PhaseSucceeded && warmed["c2"] == v1.PhaseSucceeded
+		return warmed["c0"] == v1.PhaseSucceeded && warmed["c1"] == v1.PhaseSucceeded && warmed["c2"] == v1.PhaseSucceeded &&
+			g.lastPhases()["other"] == v1.PhaseSucceeded
 	})
 	mu.Lock()
 	defer mu.Unlock()
 	if _, ok := warmed["old"]; ok {
 		t.Error("an action found finished was warmed")
+	}
+	if _, ok := g.lastPhases()["old"]; ok {
+		t.Error("an action history holds as finished was told again")
 	}
 }
 
@@ -188,7 +203,7 @@ func TestWorkersWarmChangedActionsOnly(t *testing.T) {
 // hand with Deliver) go to a running notifier of cfg, stopped with the
 // test.
 func feed(t *testing.T, cfg notifier.Config) (*taskactions.Manager, *notifier.Notifier) {
-	cfg.Client, cfg.Workers, cfg.Log = actionstest.Client(t, cp).FlyteV1(), 2, testenv.Logger()
+	cfg.Workers, cfg.Log = 2, testenv.Logger()
 	n := notifier.New(cfg)
 	m := taskactions.New(taskactions.Config{Client: actionstest.Client(t, cp), OnEvent: n.Observe, Log: testenv.Logger()})
 	ctx, cancel := context.WithCancel(context.Background())

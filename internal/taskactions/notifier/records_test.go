@@ -17,7 +17,8 @@ import (
 )
 
 // The run service learns each action's terminal phase once, across
-// restarts, and the label that says so is this server's own.
+// restarts, and nothing is written on the object for it: a restart asks
+// history what it holds.
 func TestTerminalStatusRecordedOnceAcrossRestart(t *testing.T) {
 	n := actionstest.NewCountingRuns(t)
 	s := actionstest.Start(t, cp, n)
@@ -28,9 +29,9 @@ func TestTerminalStatusRecordedOnceAcrossRestart(t *testing.T) {
 	actionstest.MustPut(t, m, id, 1, v1.PhaseRunning)
 	actionstest.MustPut(t, m, id, 1, v1.PhaseSucceeded)
 
-	testenv.Eventually(t, 10*time.Second, "the terminal label", func() bool {
-		got, err := actionstest.Client(t, cp).FlyteV1().TaskActions(ta.Namespace).Get(context.Background(), ta.Name, metav1.GetOptions{})
-		return err == nil && got.Labels[v1.LabelTerminalState] == "true"
+	testenv.Eventually(t, 10*time.Second, "the terminal status in history", func() bool {
+		held, err := n.Recorded(context.Background())
+		return err == nil && held[ta.UID] == v1.PhaseSucceeded
 	})
 	if got := n.TerminalCount(id); got != 1 {
 		t.Fatalf("terminal status reported %d times before the restart, want 1", got)
@@ -53,11 +54,20 @@ func TestTerminalStatusRecordedOnceAcrossRestart(t *testing.T) {
 	if got := n.TerminalCount(id); got != 1 {
 		t.Fatalf("terminal status reported %d times across a restart, want exactly 1", got)
 	}
+	got, err := actionstest.Client(t, cp).FlyteV1().TaskActions(ta.Namespace).Get(context.Background(), ta.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{v1.LabelTerminalState, v1.LabelFlyteTerminalState} {
+		if _, ok := got.Labels[k]; ok {
+			t.Errorf("the recorded action carries %s", k)
+		}
+	}
 }
 
 // An action Flyte's Actions service marked recorded (its label) still has
 // its terminal phase recorded here: the label is Flyte's bookkeeping, not
-// this server's, and this server labels its own under its own prefix.
+// this server's.
 func TestFlytesLabelHidesNoTerminalPhase(t *testing.T) {
 	n := actionstest.NewCountingRuns(t)
 	s := actionstest.Start(t, cp, n)
@@ -74,13 +84,7 @@ func TestFlytesLabelHidesNoTerminalPhase(t *testing.T) {
 		t.Fatal(err)
 	}
 	actionstest.MustPut(t, m, id, 1, v1.PhaseSucceeded)
-	testenv.Eventually(t, 10*time.Second, "the terminal phase recorded here, and this server's label", func() bool {
-		got, err := actionstest.Client(t, cp).FlyteV1().TaskActions(ta.Namespace).Get(ctx, ta.Name, metav1.GetOptions{})
-		return err == nil && n.TerminalCount(id) == 1 && got.Labels[v1.LabelTerminalState] == "true"
-	})
-	if v1.LabelTerminalState == v1.LabelFlyteTerminalState || !strings.HasPrefix(v1.LabelTerminalState, "taskactions.io/") {
-		t.Errorf("this server's label %s", v1.LabelTerminalState)
-	}
+	testenv.Eventually(t, 10*time.Second, "the terminal phase recorded here", func() bool { return n.TerminalCount(id) == 1 })
 }
 
 // Actions Flyte enqueued get no label of this server's: their terminal
@@ -111,36 +115,51 @@ func TestFlytesActionsAreNotLabelled(t *testing.T) {
 	}
 }
 
-// An action an earlier version of this server labelled the old way
-// (Flyte's label) is recorded once more at start, which history takes as
-// it is, and labelled this server's way.
-func TestOldLabelIsMigrated(t *testing.T) {
+// Actions earlier versions of this server labelled (Flyte's label, then
+// this server's) are not recorded again after a restart: history holds
+// them, which is what decides. The labels stay where they were.
+func TestOldLabelsChangeNothing(t *testing.T) {
 	n := actionstest.NewCountingRuns(t)
 	s := actionstest.Start(t, cp, n)
 	m := s.Manager
 	ctx := context.Background()
 	run := actionstest.NewRun()
-	id := actionstest.ActionOf(run, "a0")
-	ta := actionstest.MustEnqueue(t, m, actionstest.Echo(id, ""))
-	actionstest.MustPut(t, m, id, 1, v1.PhaseSucceeded)
-	testenv.Eventually(t, 10*time.Second, "the terminal label", func() bool {
-		got, _ := actionstest.Client(t, cp).FlyteV1().TaskActions(ta.Namespace).Get(ctx, ta.Name, metav1.GetOptions{})
-		return got != nil && got.Labels[v1.LabelTerminalState] == "true"
-	})
-	s.Stop()
-	// As an earlier version left it: Flyte's label, not this server's.
-	patch := []byte(`{"metadata":{"labels":{"` + v1.LabelTerminalState + `":null,"` + v1.LabelFlyteTerminalState + `":"true"}}}`)
-	if _, err := actionstest.Client(t, cp).FlyteV1().TaskActions(ta.Namespace).Patch(ctx, ta.Name, "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
+	var tas []*v1.TaskAction
+	for _, name := range []string{"a0", "a1"} {
+		id := actionstest.ActionOf(run, name)
+		ta := actionstest.MustEnqueue(t, m, actionstest.Echo(id, ""))
+		tas = append(tas, ta)
+		actionstest.MustPut(t, m, id, 1, v1.PhaseSucceeded)
+		testenv.Eventually(t, 10*time.Second, "the terminal status in history", func() bool {
+			held, err := n.Recorded(ctx)
+			return err == nil && held[ta.UID] == v1.PhaseSucceeded
+		})
 	}
-	actionstest.Start(t, cp, n)
-	testenv.Eventually(t, 10*time.Second, "this server's label again", func() bool {
-		got, _ := actionstest.Client(t, cp).FlyteV1().TaskActions(ta.Namespace).Get(ctx, ta.Name, metav1.GetOptions{})
-		return got != nil && got.Labels[v1.LabelTerminalState] == "true"
-	})
+	s.Stop()
+	// As earlier versions left them.
+	for i, label := range []string{v1.LabelFlyteTerminalState, v1.LabelTerminalState} {
+		patch := []byte(`{"metadata":{"labels":{"` + label + `":"true"}}}`)
+		if _, err := actionstest.Client(t, cp).FlyteV1().TaskActions(tas[i].Namespace).Patch(ctx, tas[i].Name, "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s2 := actionstest.Start(t, cp, n)
+	before := s2.Notifier.EventsHandled()
+	patch := []byte(`{"metadata":{"annotations":{"touched":"yes"}}}`)
+	for _, ta := range tas {
+		if _, err := actionstest.Client(t, cp).FlyteV1().TaskActions(ta.Namespace).Patch(ctx, ta.Name, "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.Eventually(t, 10*time.Second, "the touches handled", func() bool { return s2.Drained(before + 1) })
+	for _, name := range []string{"a0", "a1"} {
+		if got := n.TerminalCount(actionstest.ActionOf(run, name)); got != 1 {
+			t.Errorf("%s: terminal status reported %d times across the restart, want 1", name, got)
+		}
+	}
 	sum, err := n.Get(ctx, v1.RunID{Project: run.Project, Domain: run.Domain, Run: run.Run})
-	if err != nil || sum.Phase != v1.PhaseSucceeded || sum.ActionCount != 1 || sum.PhaseCounts[v1.PhaseSucceeded] != 1 {
-		t.Errorf("the run after the migration: %+v %v", sum, err)
+	if err != nil || sum.Phase != v1.PhaseSucceeded || sum.ActionCount != 2 || sum.PhaseCounts[v1.PhaseSucceeded] != 2 {
+		t.Errorf("the run after the restart: %+v %v", sum, err)
 	}
 }
 

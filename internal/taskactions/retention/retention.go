@@ -160,11 +160,12 @@ func (r *Retirer) retire(ctx context.Context, tas []*v1.TaskAction) (int, error)
 	return n, nil
 }
 
-// due: finished before the cutoff, its terminal status recorded (this
-// server's label), not being deleted, no child object left, and not
-// Flyte's: Flyte's garbage collector ends the life of its actions.
+// due: finished before the cutoff, not being deleted, no child object
+// left, and not Flyte's: Flyte's garbage collector ends the life of its
+// actions. Whether history has its terminal status is asked by uid just
+// before the delete (MarkRetired).
 func (r *Retirer) due(ta *v1.TaskAction, cutoff time.Time) bool {
-	if ta.DeletionTimestamp != nil || ta.Labels[v1.LabelTerminalState] != "true" || v1.EnqueuedByFlyte(ta) {
+	if ta.DeletionTimestamp != nil || v1.EnqueuedByFlyte(ta) {
 		return false
 	}
 	u := r.cfg.Actions.Cache().View(ta)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "taskactions/api/v1"
+	"taskactions/internal/history"
 	"taskactions/internal/kube/clientset/versioned"
 	"taskactions/internal/taskactions"
 	"taskactions/internal/taskactions/actionstest"
@@ -68,11 +69,23 @@ func object(t *testing.T, ta *v1.TaskAction) (*v1.TaskAction, bool) {
 	return got, true
 }
 
-func labelled(t *testing.T, ta *v1.TaskAction) func() bool {
+// recorded: history holds the object's incarnation as finished.
+func recorded(t *testing.T, r *Retirer, ta *v1.TaskAction) func() bool {
 	return func() bool {
-		got, ok := object(t, ta)
-		return ok && got.Labels[v1.LabelTerminalState] == "true"
+		held, err := r.cfg.History.(*history.Store).TerminalLive(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ok := held[ta.UID]
+		return ok
 	}
+}
+
+// finished: the manager's cache has the action in a terminal phase, which
+// the retirer reads.
+func finished(m *taskactions.Manager, id taskactions.ActionID) bool {
+	ta := cached(m, id)
+	return ta != nil && v1.PhaseOfAction(ta).Terminal()
 }
 
 func patch(t *testing.T, ta *v1.TaskAction, body string) {
@@ -82,8 +95,8 @@ func patch(t *testing.T, ta *v1.TaskAction, body string) {
 	}
 }
 
-// What history has not recorded as finished is never deleted, labelled
-// or not.
+// What history has not recorded as finished is never deleted, whatever
+// the object says (labels of earlier versions included).
 func TestRetirerKeepsWhatHistoryLacks(t *testing.T) {
 	m, r := newRetiringManager(t, false)
 	run := actionstest.NewRun()
@@ -93,8 +106,11 @@ func TestRetirerKeepsWhatHistoryLacks(t *testing.T) {
 	patch(t, ta, `{"metadata":{"labels":{"`+v1.LabelTerminalState+`":"true"}}}`) // as a restored object would be
 	testenv.Eventually(t, 10*time.Second, "the cache to see the label", func() bool {
 		got := cached(m, id)
-		return got != nil && got.Labels[v1.LabelTerminalState] == "true"
+		return got != nil && got.Labels[v1.LabelTerminalState] == "true" && finished(m, id)
 	})
+	if !r.due(cached(m, id), time.Now()) {
+		t.Fatal("not due: the sweep would not ask history")
+	}
 	r.Sweep(context.Background())
 	if _, ok := object(t, ta); !ok {
 		t.Fatal("retention deleted an object history does not have")
@@ -111,12 +127,8 @@ func TestRetirerChildrenFirst(t *testing.T) {
 	childObj := actionstest.MustEnqueue(t, m, actionstest.Echo(child, "root"))
 	actionstest.MustPut(t, m, child, 1, v1.PhaseSucceeded)
 	actionstest.MustPut(t, m, root, 1, v1.PhaseSucceeded)
-	testenv.Eventually(t, 10*time.Second, "both to be recorded", func() bool { return labelled(t, rootObj)() && labelled(t, childObj)() })
-	testenv.Eventually(t, 10*time.Second, "the cache to see the labels", func() bool {
-		a := cached(m, root)
-		b := cached(m, child)
-		return a != nil && b != nil && a.Labels[v1.LabelTerminalState] == "true" && b.Labels[v1.LabelTerminalState] == "true"
-	})
+	testenv.Eventually(t, 10*time.Second, "both to be recorded", func() bool { return recorded(t, r, rootObj)() && recorded(t, r, childObj)() })
+	testenv.Eventually(t, 10*time.Second, "the cache to see both finished", func() bool { return finished(m, root) && finished(m, child) })
 	live, err := m.Action(context.Background(), child)
 	if err != nil {
 		t.Fatal(err)
@@ -158,11 +170,8 @@ func TestRetirerRespectsFinalizers(t *testing.T) {
 	ta := actionstest.MustEnqueue(t, m, actionstest.Echo(id, ""))
 	patch(t, ta, `{"metadata":{"finalizers":["example.com/keep"]}}`)
 	actionstest.MustPut(t, m, id, 1, v1.PhaseSucceeded)
-	testenv.Eventually(t, 10*time.Second, "the record", labelled(t, ta))
-	testenv.Eventually(t, 10*time.Second, "the cache to see the label", func() bool {
-		got := cached(m, id)
-		return got != nil && got.Labels[v1.LabelTerminalState] == "true"
-	})
+	testenv.Eventually(t, 10*time.Second, "the record", recorded(t, r, ta))
+	testenv.Eventually(t, 10*time.Second, "the cache to see it finished", func() bool { return finished(m, id) })
 	r.Sweep(context.Background())
 	got, ok := object(t, ta)
 	if !ok || got.DeletionTimestamp == nil {

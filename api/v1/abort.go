@@ -8,6 +8,14 @@ func AbortRequested(ta *TaskAction) bool {
 	return asked || PhaseOfAction(ta) == PhaseAborted
 }
 
+// Aborting: the action is ABORTED, or an abort of it is under way (asked
+// of it before it finished: its object goes once its descendants have
+// their reasons). It takes no new children.
+func Aborting(ta *TaskAction) bool {
+	p := PhaseOfAction(ta)
+	return p == PhaseAborted || AbortRequested(ta) && !p.Terminal()
+}
+
 // AbortReasonOf is why an action was aborted: the reason recorded on it
 // (the target of an abort), or the one its status carries (a descendant);
 // empty when neither says.

@@ -147,15 +147,18 @@ func (s *Server) AbortAction(ctx context.Context, req AbortActionRequestObject) 
 	if req.Body != nil {
 		reason = value(req.Body.Reason)
 	}
-	// A retired action has finished, which an abort leaves as it is.
-	if err := s.mgr.AbortAction(ctx, id, reason); err != nil && !errors.Is(err, taskactions.ErrNotFound) {
+	a, err := s.mgr.AbortAction(ctx, id, reason)
+	if errors.Is(err, taskactions.ErrNotFound) {
+		// A retired action has finished, which an abort leaves as it is.
+		u, err := s.mgr.Action(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		a = u.Action
+	} else if err != nil {
 		return nil, err
 	}
-	u, err := s.mgr.Action(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return AbortAction202JSONResponse(actionOf(&u.Action)), nil
+	return AbortAction202JSONResponse(actionOf(&a)), nil
 }
 
 // DeleteAction deletes an action; its descendants follow.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -14,79 +15,112 @@ import (
 // DefaultAbortReason is kept when an abort gives none.
 const DefaultAbortReason = "aborted by user"
 
-// AbortAction records an abort on the action and returns: the reason goes
-// on as an annotation, and an unfinished action ends ABORTED. The Aborter
-// then ends every unfinished descendant (package aborter) the same way, in the background,
-// so the request neither waits for a large run nor leaves it half aborted
-// when its client gives up; a restart picks the work up again from the
-// annotations and phases. An action already finished keeps its phase, but
-// the annotation still asks for its unfinished descendants to be aborted.
-// Idempotent: the first reason stays.
+// An abort ends an action as Flyte's Actions service ends one (its
+// AbortAction): its object is deleted before it finished. Every reader
+// then agrees: Flyte's Actions service and this server read a deletion of
+// an unfinished action as ABORTED; a terminal condition (Failed, reason
+// Aborted, as earlier versions of this server wrote) reads FAILED in
+// Flyte. History keeps the action ABORTED, with the reason the abort
+// recorded on the object (annotation flyte.org/abort-reason) before
+// deleting it. An executor's finalizer holds the deletion until it has
+// stopped the task.
 //
-// How an action ends ABORTED depends on whose it is. This server's own
-// get the terminal condition (Failed, reason Aborted), and nothing is
-// deleted. An action Flyte enqueued is aborted as Flyte's Actions service
-// aborts it: its object is deleted (with the reason on it), which Flyte's
-// executor answers by stopping the task and Flyte's Actions service, like
-// this server, reads as ABORTED; a terminal condition would read FAILED
-// there and leave Flyte's task running.
-//
-// Each write is conditional on the version it read, so an abort racing a
-// SUCCEEDED report ends in exactly one of the two.
-func (m *Manager) AbortAction(ctx context.Context, id ActionID, reason string) error {
+// A tree goes top down in reasons and bottom up in deletions: every
+// unfinished descendant gets the reason of its own before its ancestor's
+// object goes (the garbage collector, or package collector, deletes the
+// descendants of a deleted object, and a deletion cannot carry a reason),
+// so each is recorded with it whoever deletes it.
+
+// AbortAction records an abort on the action and returns the action as
+// the abort leaves it: ABORTED with the reason, unless it had finished.
+// The reason goes on as an annotation, and an unfinished action whose
+// descendants have all finished is deleted at once; else the Aborter
+// (package aborter) carries the abort down the tree in the background and
+// deletes it last, so the request neither waits for a large run nor
+// leaves it half aborted when its client gives up; a restart picks the
+// work up again from the annotations. An action already finished keeps
+// its phase, but the annotation still asks for its unfinished descendants
+// to be aborted. Idempotent: the first reason stays.
+func (m *Manager) AbortAction(ctx context.Context, id ActionID, reason string) (Action, error) {
 	if reason == "" {
 		reason = DefaultAbortReason
 	}
 	m.actions.CatchUp(ctx)
 	cur, err := m.objects.current(ctx, id, true)
 	if err != nil {
-		return err
+		return Action{}, err
 	}
-	if v1.PhaseOfAction(cur) == v1.PhaseAborted {
-		return nil
+	ta, _, err := m.abortStep(ctx, cur, reason)
+	if err != nil {
+		return Action{}, err
 	}
-	if _, ok := cur.Annotations[v1.AnnotationAbortReason]; !ok {
-		// The reason goes on first, so the ABORTED update already carries it.
-		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-			"uid": cur.UID, "annotations": map[string]string{v1.AnnotationAbortReason: reason},
-		}})
-		out, err := m.cfg.Client.FlyteV1().TaskActions(cur.Namespace).Patch(ctx, cur.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-		switch {
-		case isTooLarge(err):
-			return fmt.Errorf("action %s is too large to record an abort in (delete it): %w", id, ErrTooLarge)
-		case err != nil:
-			return fmt.Errorf("record the abort of %s: %w", id, err)
-		}
-		m.actions.Wrote(out)
-		reason = out.Annotations[v1.AnnotationAbortReason]
-		cur = out
+	if ta == nil { // gone meanwhile
+		ta = cur
 	}
-	return m.AbortOne(ctx, cur, reason)
+	return updateOf(ta, true).Action, nil
 }
 
-// AbortOne ends one unfinished action ABORTED with the reason
-// (DefaultAbortReason when empty); a finished one keeps its phase. It is
-// the aborter's write (package aborter), which carries an abort down.
-func (m *Manager) AbortOne(ctx context.Context, ta *v1.TaskAction, reason string) error {
+// AbortOne takes the next step of an abort of one action: it records the
+// reason on it (DefaultAbortReason when empty; a reason already there
+// stays), then deletes it, if it has not finished, once none of its
+// unfinished descendants waits for a reason. Those that wait are
+// returned, for the aborter to give them theirs; nothing is deleted
+// while any does. It is the aborter's write (package aborter).
+//
+// The deletion is conditional on the version read, so an abort racing a
+// SUCCEEDED report ends in exactly one of the two.
+func (m *Manager) AbortOne(ctx context.Context, ta *v1.TaskAction, reason string) (waiting []*v1.TaskAction, err error) {
+	_, waiting, err = m.abortStep(ctx, ta, reason)
+	return waiting, err
+}
+
+// abortStep is AbortOne, which also returns the object with the reason
+// on it (nil when it is gone).
+func (m *Manager) abortStep(ctx context.Context, ta *v1.TaskAction, reason string) (_ *v1.TaskAction, waiting []*v1.TaskAction, err error) {
 	if reason == "" {
 		reason = DefaultAbortReason
 	}
-	if v1.EnqueuedByFlyte(ta) {
-		// As Flyte aborts (actions/k8s AbortAction): by deleting its
-		// object, whose descendants follow it (the garbage collector, or
-		// package collector here).
-		if err := m.objects.deleteUnfinished(ctx, ta); err != nil {
-			return fmt.Errorf("abort %s (delete its object, as Flyte aborts): %w", IDOf(ta), err)
+	if _, ok := ta.Annotations[v1.AnnotationAbortReason]; !ok {
+		if ta, err = m.recordAbort(ctx, ta, reason); err != nil || ta == nil {
+			return nil, nil, err
 		}
-		return nil
 	}
-	_, err := m.UpdateStatus(ctx, IDOf(ta), func(ta *v1.TaskAction) error {
-		if v1.PhaseOf(ta.Status.Conditions).Terminal() {
-			return ErrNoChange
+	if ta.DeletionTimestamp != nil || v1.PhaseOfAction(ta).Terminal() {
+		return ta, nil, nil
+	}
+	for _, d := range m.cached.descendants(IDOf(ta)) {
+		if !v1.AbortRequested(d) && !v1.PhaseOfAction(d).Terminal() && d.DeletionTimestamp == nil {
+			waiting = append(waiting, d)
 		}
-		ta.Status.ErrorState = &v1.ErrorState{Code: v1.ReasonAborted, Kind: v1.ErrorKindUser, Message: reason}
-		m.cfg.setPhase(ta, v1.PhaseChange{Phase: v1.PhaseAborted, Reason: v1.ReasonAborted, Message: reason})
-		return nil
-	})
-	return err
+	}
+	if len(waiting) > 0 {
+		return ta, waiting, nil
+	}
+	if err := m.objects.deleteUnfinished(ctx, ta); err != nil {
+		return nil, nil, fmt.Errorf("abort %s (delete its object, as Flyte aborts): %w", IDOf(ta), err)
+	}
+	return ta, nil, nil
+}
+
+// recordAbort puts the reason on the action, for history to keep it once
+// the object is gone; its uid is a precondition. An object gone already
+// (deleted, or collected with its parent) is nil: nothing is left to do.
+func (m *Manager) recordAbort(ctx context.Context, ta *v1.TaskAction, reason string) (*v1.TaskAction, error) {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"uid": ta.UID, "annotations": map[string]string{v1.AnnotationAbortReason: reason},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	out, err := m.cfg.Client.FlyteV1().TaskActions(ta.Namespace).Patch(ctx, ta.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case isTooLarge(err):
+		return nil, fmt.Errorf("action %s is too large to record an abort in (delete it): %w", IDOf(ta), ErrTooLarge)
+	case err != nil:
+		return nil, fmt.Errorf("record the abort of %s: %w", IDOf(ta), err)
+	}
+	m.actions.Wrote(out)
+	return out, nil
 }

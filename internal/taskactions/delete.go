@@ -103,7 +103,7 @@ func (m *Manager) finishedOrAbort(ctx context.Context, tas []*v1.TaskAction, abo
 			return fmt.Errorf("action %s has not finished: abort it first, or delete with abort=true: %w", IDOf(ta), ErrConflict)
 		}
 		for _, id := range tops {
-			if err := m.AbortAction(ctx, id, "deleted"); err != nil {
+			if _, err := m.AbortAction(ctx, id, "deleted"); err != nil {
 				return err
 			}
 		}

@@ -224,7 +224,7 @@ func (m *Manager) parentOf(ctx context.Context, req EnqueueRequest) (*v1.TaskAct
 	if err != nil {
 		return nil, fmt.Errorf("parent: %w", err)
 	}
-	if v1.PhaseOfAction(p) == v1.PhaseAborted {
+	if v1.Aborting(p) {
 		return nil, fmt.Errorf("parent %s is aborted: %w", pid, ErrConflict)
 	}
 	return p, nil

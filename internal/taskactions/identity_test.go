@@ -42,7 +42,7 @@ func TestFlyteNamedObjectsAreFoundByID(t *testing.T) {
 	if _, err := m.PutStatus(ctx, actionOf(run, "n0"), 1, StatusUpdate{Phase: v1.PhaseRunning}); err != nil {
 		t.Errorf("status of the child: %v", err)
 	}
-	if err := m.AbortAction(ctx, rootID, "through its id"); err != nil {
+	if _, err := m.AbortAction(ctx, rootID, "through its id"); err != nil {
 		t.Errorf("abort of the Flyte root: %v", err)
 	}
 }

@@ -149,7 +149,7 @@ func TestExistingOversizedActionSaysSo(t *testing.T) {
 	}
 	id := actionOf(run, stored.Spec.ActionName)
 	eventually(t, 10*time.Second, "the cache to have it", func() bool { got, _ := m.cached.get(id); return got != nil })
-	if err := m.AbortAction(ctx, id, ""); !errors.Is(err, ErrTooLarge) {
+	if _, err := m.AbortAction(ctx, id, ""); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("abort: %v, want ErrTooLarge", err)
 	}
 	if _, err := m.PutStatus(ctx, id, 1, StatusUpdate{Phase: v1.PhaseRunning}); !errors.Is(err, ErrTooLarge) {

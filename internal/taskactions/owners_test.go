@@ -32,7 +32,7 @@ func TestNamespaceCollisionIsRefused(t *testing.T) {
 	if _, err := m.GetTaskAction(ctx, other); !errors.Is(err, ErrNotFound) {
 		t.Errorf("get through the other pair: %v, want ErrNotFound", err)
 	}
-	if err := m.AbortAction(ctx, other, "via the other pair"); !errors.Is(err, ErrNotFound) {
+	if _, err := m.AbortAction(ctx, other, "via the other pair"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("abort through the other pair: %v, want ErrNotFound", err)
 	}
 	if _, err := m.PutStatus(ctx, other, 1, StatusUpdate{Phase: v1.PhaseRunning}); !errors.Is(err, ErrNotFound) {

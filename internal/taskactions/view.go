@@ -145,16 +145,24 @@ func (u *ActionUpdate) sameView(o *ActionUpdate) bool {
 }
 
 // updateOf is the update for an informer event. A deleted action that had
-// not finished ends ABORTED; a finished one keeps its phase, so a late
-// deletion never turns a success into an abort.
+// not finished ends ABORTED, at its deletion, which ends its phase
+// history; a finished one keeps its phase, so a late deletion never turns
+// a success into an abort.
 func updateOf(ta *v1.TaskAction, deleted bool) *ActionUpdate {
 	u := &ActionUpdate{Action: ViewOf(ta), Deleted: deleted}
 	if deleted && !u.Phase.Terminal() {
-		// As Flyte's Actions service reads a deletion. The reason, when an
-		// abort through this server deleted it, is on the object.
+		// As Flyte's Actions service reads a deletion; an abort is one.
+		// Its reason, when an abort through this server deleted it, is on
+		// the object.
+		at := time.Now()
+		if ta.DeletionTimestamp != nil {
+			at = ta.DeletionTimestamp.Time
+		}
 		u.Phase = v1.PhaseAborted
 		u.AbortReason = v1.AbortReasonOf(ta)
 		u.PendingReason = ""
+		u.PhaseHistory = append(u.PhaseHistory, PhaseTransition{Phase: v1.PhaseAborted, OccurredAt: at, Message: u.AbortReason})
+		u.UpdatedAt = later(u.UpdatedAt, at)
 	}
 	return u
 }

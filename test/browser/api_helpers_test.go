@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"taskactions/pkg/client"
 )
@@ -72,6 +73,21 @@ func getAction(t testing.TB, run client.RunIdentifier, action string) *client.Ac
 		t.Fatalf("get %s: HTTP %d %s", action, resp.StatusCode(), resp.Body)
 	}
 	return resp.JSON200
+}
+
+// awaitAction is getAction once the action is in phase: an aborted
+// action is deleted (as Flyte aborts) and then read from history, which
+// records the deletion a moment after the page shows it.
+func awaitAction(t testing.TB, run client.RunIdentifier, action string, phase client.Phase) *client.Action {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		a := getAction(t, run, action)
+		if a.Phase == phase || time.Now().After(deadline) {
+			return a
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // rowSel is the selector of an action's row, optionally in a phase.

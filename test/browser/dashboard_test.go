@@ -91,7 +91,7 @@ func TestRunPageLive(t *testing.T) {
 		chromedp.Click(chromedp.Search(`//dialog[@open]//button[contains(., "Abort")]`)))
 	p.waitGone(`dialog#abort-dialog[open]`)
 	p.waitVisible(rowSel("c2", client.ABORTED))
-	got := getAction(t, run, "c2")
+	got := awaitAction(t, run, "c2", client.ABORTED)
 	if got.Phase != client.ABORTED || got.AbortReason == nil || *got.AbortReason != reason {
 		t.Fatalf("after the abort from the page, the API has c2 %s with reason %v, want ABORTED with %q", got.Phase, got.AbortReason, reason)
 	}
@@ -128,7 +128,7 @@ func TestRunPageLive(t *testing.T) {
 	p.waitGone(`dialog#abort-dialog[open]`)
 	p.waitVisible(rowSel("a0", client.ABORTED))
 	p.waitVisible(`#abort-run:disabled`)
-	if a0 := getAction(t, run, "a0"); a0.Phase != client.ABORTED {
+	if a0 := awaitAction(t, run, "a0", client.ABORTED); a0.Phase != client.ABORTED {
 		t.Fatalf("after Abort run the API has a0 %s, want ABORTED", a0.Phase)
 	}
 	if b1 := getAction(t, run, "b1"); b1.Phase != client.SUCCEEDED {

@@ -93,26 +93,26 @@ func recordOf(d engine.Decision, runnable func(taskType string) bool, now time.T
 	return r, true
 }
 
-// stepEnd is r, the record of step, once its action ta is terminal (false
+// stepEnd is r, the record of step, once its action a is terminal (false
 // while it is not), at now: the status and message engine.StepStatusOf
 // gives the action's phase and error (an aborted one's reason), and as
 // Kargo's errorCount the consecutive failed attempts (each attempt after
 // the first follows a failure; a success resets it). The outputs of a
 // step that succeeded are the caller's to read.
-func stepEnd(step kargoapi.PromotionStep, r engine.StepRecord, ta *v1.TaskAction, now time.Time) (engine.StepRecord, bool) {
-	phase := v1.PhaseOf(ta.Status.Conditions)
+func stepEnd(step kargoapi.PromotionStep, r engine.StepRecord, a *taskactions.Action, now time.Time) (engine.StepRecord, bool) {
+	phase := a.Phase
 	if !phase.Terminal() {
 		return r, false
 	}
 	var msg string
-	if es := ta.Status.ErrorState; es != nil {
+	if es := a.ErrorState; es != nil {
 		msg = es.Message
 	}
 	if phase == v1.PhaseAborted {
-		msg = ta.Annotations[v1.AnnotationAbortReason]
+		msg = a.AbortReason
 	}
-	r.Status, r.Message = engine.StepStatusOf(string(phase), ta.Status.Attempts, step, r.Alias, msg)
-	r.ErrorCount = ta.Status.Attempts
+	r.Status, r.Message = engine.StepStatusOf(string(phase), a.Attempts, step, r.Alias, msg)
+	r.ErrorCount = a.Attempts
 	if phase == v1.PhaseSucceeded {
 		r.ErrorCount = 0
 	}

@@ -160,32 +160,12 @@ func TestRecordOf(t *testing.T) {
 }
 
 // action is a step's child action in phase after attempts.
-func action(phase v1.Phase, attempts uint32, errMsg, abortReason string) *v1.TaskAction {
-	ta := &v1.TaskAction{}
-	ta.Status.Attempts = attempts
-	cond := metav1.Condition{Status: metav1.ConditionTrue}
-	switch phase {
-	case v1.PhaseSucceeded:
-		cond.Type, cond.Reason = v1.ConditionSucceeded, v1.ReasonCompleted
-	case v1.PhaseRecovered:
-		cond.Type, cond.Reason = v1.ConditionSucceeded, v1.ReasonRecovered
-	case v1.PhaseFailed:
-		cond.Type, cond.Reason = v1.ConditionFailed, v1.ReasonPermanentFailure
-	case v1.PhaseTimedOut:
-		cond.Type, cond.Reason = v1.ConditionFailed, v1.ReasonTimedOut
-	case v1.PhaseAborted:
-		cond.Type, cond.Reason = v1.ConditionFailed, v1.ReasonAborted
-	case v1.PhaseRunning:
-		cond.Type, cond.Reason = v1.ConditionProgressing, v1.ReasonExecuting
-	}
-	ta.Status.Conditions = []metav1.Condition{cond}
+func action(phase v1.Phase, attempts uint32, errMsg, abortReason string) *taskactions.Action {
+	a := &taskactions.Action{Phase: phase, Attempts: attempts, AbortReason: abortReason}
 	if errMsg != "" {
-		ta.Status.ErrorState = &v1.ErrorState{Kind: v1.ErrorKindUser, Message: errMsg}
+		a.ErrorState = &v1.ErrorState{Kind: v1.ErrorKindUser, Message: errMsg}
 	}
-	if abortReason != "" {
-		ta.Annotations = map[string]string{v1.AnnotationAbortReason: abortReason}
-	}
-	return ta
+	return a
 }
 
 func TestStepEnd(t *testing.T) {
@@ -195,7 +175,7 @@ func TestStepEnd(t *testing.T) {
 	tests := []struct {
 		name       string
 		step       kargoapi.PromotionStep
-		ta         *v1.TaskAction
+		ta         *taskactions.Action
 		ended      bool
 		status     kargoapi.PromotionStepStatus
 		message    string

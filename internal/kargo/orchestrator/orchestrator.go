@@ -31,8 +31,11 @@ import (
 type Actions interface {
 	Enqueue(ctx context.Context, req taskactions.EnqueueRequest) (*v1.TaskAction, bool, error)
 	GetTaskAction(ctx context.Context, id taskactions.ActionID) (*v1.TaskAction, error)
+	// Action is an action's view, live or, once its object is gone (an
+	// abort deletes it; retention retires it), from history.
+	Action(ctx context.Context, id taskactions.ActionID) (*taskactions.ActionUpdate, error)
 	PutStatus(ctx context.Context, id taskactions.ActionID, attempt uint32, st taskactions.StatusUpdate) (*v1.TaskAction, error)
-	AbortAction(ctx context.Context, id taskactions.ActionID, reason string) error
+	AbortAction(ctx context.Context, id taskactions.ActionID, reason string) (taskactions.Action, error)
 	Informer() cache.SharedIndexInformer
 }
 
@@ -131,6 +134,17 @@ func (o *Orchestrator) Run(ctx context.Context, ready func()) error {
 		UpdateFunc: func(_, obj any) {
 			if p := o.promotionOf(obj.(*v1.TaskAction)); p != nil {
 				k.Add(p)
+			}
+		},
+		// An aborted step's object is deleted.
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if ta, ok := obj.(*v1.TaskAction); ok {
+				if p := o.promotionOf(ta); p != nil {
+					k.Add(p)
+				}
 			}
 		},
 	})
@@ -278,18 +292,18 @@ func (o *Orchestrator) decide(ctx context.Context, p *kargoapi.Promotion) (engin
 		in := engine.Input{Steps: p.Spec.Steps, Vars: p.Spec.Vars, Ctx: contextOf(p), Done: records(p), Freight: o.freightScope(ctx, p)}
 		// The step in flight: record its end, or wait for it.
 		if n := len(in.Done); n > 0 && in.Done[n-1].Status == kargoapi.PromotionStepStatusRunning {
-			ta, err := o.cfg.Actions.GetTaskAction(ctx, o.stepID(p, n-1))
+			a, err := o.step(ctx, o.stepID(p, n-1))
 			switch {
 			case errors.Is(err, pipeline.ErrNotFound):
 				in.Done = in.Done[:n-1] // decided, not yet enqueued when the server stopped
 			case err != nil:
 				return engine.Decision{}, err
 			default:
-				r, ended := o.ended(p, n-1, in.Done[n-1], ta)
+				r, ended := o.ended(p, n-1, in.Done[n-1], a)
 				if !ended {
 					return engine.Decision{Waiting: true}, nil
 				}
-				r = o.outcome(p, n-1, r, ta)
+				r = o.outcome(p, n-1, r, a)
 				setRecord(&p.Status, n-1, r, p.Spec.Steps[n-1].ContinueOnError)
 				continue
 			}
@@ -329,11 +343,36 @@ func (o *Orchestrator) enqueueStep(ctx context.Context, p *kargoapi.Promotion, d
 	return err
 }
 
+// errHistoryBehind: a step's object is gone (an abort deletes it) and
+// history has not recorded its end yet; the round is tried again.
+var errHistoryBehind = errors.New("its object is gone, and history has not recorded its end yet")
+
+// step is the view of a step's action: live, or from history once its
+// object is gone; ErrNotFound when it was never enqueued.
+func (o *Orchestrator) step(ctx context.Context, id taskactions.ActionID) (*taskactions.Action, error) {
+	ta, err := o.cfg.Actions.GetTaskAction(ctx, id)
+	if err == nil {
+		a := taskactions.ViewOf(ta)
+		return &a, nil
+	}
+	if !errors.Is(err, pipeline.ErrNotFound) {
+		return nil, err
+	}
+	u, err := o.cfg.Actions.Action(ctx, id)
+	switch {
+	case err != nil:
+		return nil, err
+	case !u.Phase.Terminal():
+		return nil, fmt.Errorf("step action %s: %w", id, errHistoryBehind)
+	}
+	return &u.Action, nil
+}
+
 // ended reports whether a step's action is terminal, and its record if so
 // (stepEnd), with the outputs of a step that succeeded.
-func (o *Orchestrator) ended(p *kargoapi.Promotion, i int, r engine.StepRecord, ta *v1.TaskAction) (engine.StepRecord, bool) {
-	r, ended := stepEnd(p.Spec.Steps[i], r, ta, time.Now())
-	if !ended || v1.PhaseOf(ta.Status.Conditions) != v1.PhaseSucceeded {
+func (o *Orchestrator) ended(p *kargoapi.Promotion, i int, r engine.StepRecord, a *taskactions.Action) (engine.StepRecord, bool) {
+	r, ended := stepEnd(p.Spec.Steps[i], r, a, time.Now())
+	if !ended || a.Phase != v1.PhaseSucceeded {
 		return r, ended
 	}
 	id := o.stepID(p, i)
@@ -348,14 +387,14 @@ func (o *Orchestrator) ended(p *kargoapi.Promotion, i int, r engine.StepRecord, 
 // outcome refines the record of a step whose action ended with what its
 // runner said, for a built-in step (package steps): Skipped, or Kargo's
 // wording of its error.
-func (o *Orchestrator) outcome(p *kargoapi.Promotion, i int, r engine.StepRecord, ta *v1.TaskAction) engine.StepRecord {
+func (o *Orchestrator) outcome(p *kargoapi.Promotion, i int, r engine.StepRecord, a *taskactions.Action) engine.StepRecord {
 	id := o.stepID(p, i)
 	out, err := steps.ReadOutcome(filepath.Join(o.cfg.OutputRoot, id.Project, id.Domain, id.Run, id.Name))
 	if err != nil {
 		o.cfg.Log.Warn().Err(err).Str("promotion", p.Name).Str("step", r.Alias).Msg("read the step's outcome")
 		return r
 	}
-	return runnerEnd(p.Spec.Steps[i], r, v1.PhaseOf(ta.Status.Conditions), ta.Status.Attempts, out)
+	return runnerEnd(p.Spec.Steps[i], r, a.Phase, a.Attempts, out)
 }
 
 // freightScope is what Kargo's freight functions see of p: its Freight
@@ -420,12 +459,12 @@ func (o *Orchestrator) finishRun(ctx context.Context, p *kargoapi.Promotion, pha
 // waiting one at once.
 func (o *Orchestrator) abort(ctx context.Context, p *kargoapi.Promotion) error {
 	if !stepInFlight(p) {
-		if err := o.cfg.Actions.AbortAction(ctx, o.rootID(p), "Promotion aborted"); err != nil && !errors.Is(err, pipeline.ErrNotFound) {
+		if _, err := o.cfg.Actions.AbortAction(ctx, o.rootID(p), "Promotion aborted"); err != nil && !errors.Is(err, pipeline.ErrNotFound) {
 			return err
 		}
 		return o.finish(ctx, p, kargoapi.PromotionPhaseAborted, "Promotion aborted")
 	}
-	if err := o.cfg.Actions.AbortAction(ctx, o.rootID(p), "Promotion aborted"); err != nil && !errors.Is(err, pipeline.ErrNotFound) {
+	if _, err := o.cfg.Actions.AbortAction(ctx, o.rootID(p), "Promotion aborted"); err != nil && !errors.Is(err, pipeline.ErrNotFound) {
 		return err
 	}
 	return o.advance(ctx, p)

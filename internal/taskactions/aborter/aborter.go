@@ -1,10 +1,14 @@
 // Package aborter carries aborts down the tree of actions: an unfinished
-// action below an aborted one (or one an abort was asked of) ends ABORTED
-// with that ancestor's reason. It is a pipeline.KeyQueue controller over
-// the action manager's informer, so the work is spread over workers,
-// survives the request that started it, and resumes after a restart: the
-// state it works from is in the objects. Each round writes at most one
-// action, whose update event brings its own children in.
+// action below one an abort was asked of ends ABORTED with that
+// ancestor's reason. As Flyte aborts, that is a deletion of its object
+// (see the action manager's AbortOne): each unfinished descendant first
+// gets the reason of its own, then the objects go, none before its
+// unfinished descendants have their reasons. It is a pipeline.KeyQueue
+// controller over the action manager's informer, so the work is spread
+// over workers, survives the request that started it, and resumes after
+// a restart: the state it works from is in the objects. Each round writes
+// at most one action, whose update event brings in its own descendants
+// and the ancestors waiting for it.
 package aborter
 
 import (
@@ -27,9 +31,12 @@ type Actions interface {
 	Parent(ta *v1.TaskAction) *v1.TaskAction
 	// Children are the cached direct children, in no order.
 	Children(ta *v1.TaskAction) []*v1.TaskAction
-	// AbortOne ends one unfinished action ABORTED with the reason (the
-	// manager's default when empty); a finished one keeps its phase.
-	AbortOne(ctx context.Context, ta *v1.TaskAction, reason string) error
+	// AbortOne takes the next step of aborting one action with the
+	// reason (the manager's default when empty): records the reason on
+	// it, or deletes it when it is unfinished and no unfinished
+	// descendant waits for a reason; those that wait are returned. A
+	// finished one keeps its phase.
+	AbortOne(ctx context.Context, ta *v1.TaskAction, reason string) (waiting []*v1.TaskAction, err error)
 }
 
 // Aborter is the controller; Run runs it.
@@ -63,9 +70,18 @@ func (a *Aborter) Run(ctx context.Context, ready func()) error {
 				k.Add(obj)
 			}
 		},
+		// An action the abort reached: its descendants are next, and an
+		// ancestor waiting for its reason may now go.
 		UpdateFunc: func(_, obj any) {
-			if v1.AbortRequested(obj.(*v1.TaskAction)) {
-				k.Add(obj)
+			ta := obj.(*v1.TaskAction)
+			if !v1.AbortRequested(ta) {
+				return
+			}
+			k.Add(ta)
+			for i, p := 0, a.actions.Parent(ta); p != nil && i < maxAncestors; i, p = i+1, a.actions.Parent(p) {
+				if v1.AbortRequested(p) {
+					k.Add(p)
+				}
 			}
 		},
 	}, func(ctx context.Context, key string) error {
@@ -89,7 +105,11 @@ func (a *Aborter) reconcile(ctx context.Context, key string, store cache.Store, 
 		return nil
 	}
 	if !v1.PhaseOfAction(ta).Terminal() {
-		return a.actions.AbortOne(ctx, ta, v1.AbortReasonOf(src))
+		waiting, err := a.actions.AbortOne(ctx, ta, v1.AbortReasonOf(src))
+		for _, w := range waiting {
+			add(w)
+		}
+		return err
 	}
 	// From the index, not the sorted lists: order does not matter here, and
 	// the lists may lag the event that woke this reconcile.

@@ -179,7 +179,7 @@ func TestAbortOfFlytesActionDeletesIt(t *testing.T) {
 		got, _ := m.GetTaskAction(ctx, id)
 		return got != nil && v1.PhaseOfAction(got) == v1.PhaseRunning
 	})
-	if err := m.AbortAction(ctx, id, "stop the Flyte task"); err != nil {
+	if _, err := m.AbortAction(ctx, id, "stop the Flyte task"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := actionstest.Client(t, cp).FlyteV1().TaskActions("flyte").Get(ctx, ta.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -194,7 +194,7 @@ func TestAbortOfFlytesActionDeletesIt(t *testing.T) {
 		t.Errorf("the abort reason in history: %q", rec.AbortReason)
 	}
 	// Gone from the control plane: the API answers from history.
-	if err := m.AbortAction(ctx, id, "again"); !errors.Is(err, taskactions.ErrNotFound) {
+	if _, err := m.AbortAction(ctx, id, "again"); !errors.Is(err, taskactions.ErrNotFound) {
 		t.Errorf("a second abort: %v, want ErrNotFound", err)
 	}
 }

@@ -161,7 +161,8 @@ export function promotionPage(main, { project, name }, ui, scope) {
     url: '', // set once the run is known
     event: 'action',
     key: (a) => a.actionId.name,
-    deleted: (a) => a.deleted === true,
+    // No `deleted`: an aborted step's action is deleted, and stays shown
+    // ABORTED, as history keeps it (see run.js).
     apply: () => drawAll(),
     onState: conn('run'),
   }, () => drawAll());

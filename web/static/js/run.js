@@ -156,7 +156,9 @@ export function runPage(main, { project, domain, run }, ui, scope) {
     url: streams.run(project, domain, run),
     event: 'action',
     key: (a) => a.actionId.name,
-    deleted: (a) => a.deleted === true,
+    // No `deleted`: a deleted action stays, in its last phase (ABORTED when
+    // it had not finished: an abort deletes, as Flyte's does), as history
+    // keeps it and a reload shows it. Deleting the run leaves the page.
     apply: (changes) => tree.apply(changes),
     onSynced: () => {
       loading.hidden = true;

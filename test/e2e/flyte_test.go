@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/clientcmd"
 
 	v1 "taskactions/api/v1"
@@ -150,4 +151,89 @@ func TestAbortOfFlytesActionThroughTheAPI(t *testing.T) {
 		g, err := srv.api.GetActionWithResponse(ctx, run.Project, run.Domain, run.Name, run.Name)
 		return err == nil && g.JSON200 != nil && g.JSON200.Phase == client.ABORTED && g.JSON200.AbortReason != nil && *g.JSON200.AbortReason == reason
 	})
+}
+
+// flyteWatcherReads is how Flyte's Actions service reads a watch event of
+// a TaskAction (buildActionUpdate): GetPhaseFromConditions, and for a
+// deletion of an action that had not finished, ABORTED.
+func flyteWatcherReads(ev watch.Event) (name string, phase v1.Phase) {
+	ta := ev.Object.(*v1.TaskAction)
+	phase = v1.FlytePhaseOf(ta.Status.Conditions)
+	if ev.Type == watch.Deleted && !phase.Terminal() {
+		phase = v1.PhaseAborted
+	}
+	return ta.Spec.ActionName, phase
+}
+
+// An abort through this server of its own actions reads the same through
+// Flyte's Actions service, which watches the objects, as through this
+// server: the aborted actions ABORTED, never FAILED on the way (a
+// terminal condition with reason Aborted would be), the finished one as
+// it ended; here with the reason kept, and every object gone from the
+// control plane, as after Flyte's own abort.
+func TestOurAbortReadsTheSameInFlyte(t *testing.T) {
+	ctx := context.Background()
+	run := newRun()
+	enqueue(t, srv, run, "a0", "")
+	enqueue(t, srv, run, "c1", "a0")
+	enqueue(t, srv, run, "c2", "a0")
+	enqueue(t, srv, run, "g1", "c1")
+	putStatus(t, srv, run, "c1", 1, client.RUNNING)
+	putStatus(t, srv, run, "c2", 1, client.SUCCEEDED)
+
+	// Watched as Flyte's Actions service watches them (from now on: the
+	// objects exist; the watch starts at the list's version).
+	kc := kubeOf(t, srv).FlyteV1().TaskActions(run.Project + "-" + run.Domain)
+	sel := metav1.ListOptions{LabelSelector: "flyte.org/run=" + run.Name}
+	list, err := kc.List(ctx, sel)
+	if err != nil || len(list.Items) != 4 {
+		t.Fatalf("list: %v, %d objects", err, len(list.Items))
+	}
+	sel.ResourceVersion = list.ResourceVersion
+	w, err := kc.Watch(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	reason := "stopped from our API"
+	r, err := srv.api.AbortActionWithResponse(ctx, run.Project, run.Domain, run.Name, "a0", client.AbortRequest{Reason: &reason})
+	if err != nil || r.JSON202 == nil || r.JSON202.Phase != client.ABORTED {
+		t.Fatalf("abort: %v %s", err, r.Body)
+	}
+
+	want := map[string]v1.Phase{"a0": v1.PhaseAborted, "c1": v1.PhaseAborted, "g1": v1.PhaseAborted, "c2": v1.PhaseSucceeded}
+	flyte := map[string]v1.Phase{}
+	deleted := 0
+	timeout := time.After(20 * time.Second)
+	for deleted < len(want) {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("the watch ended")
+			}
+			name, phase := flyteWatcherReads(ev)
+			if phase == v1.PhaseFailed {
+				t.Errorf("Flyte's Actions service reads %s FAILED (%s event)", name, ev.Type)
+			}
+			flyte[name] = phase
+			if ev.Type == watch.Deleted {
+				deleted++
+			}
+		case <-timeout:
+			t.Fatalf("%d of %d objects deleted; Flyte reads %v", deleted, len(want), flyte)
+		}
+	}
+	for name, phase := range want {
+		if flyte[name] != phase {
+			t.Errorf("Flyte's Actions service reads %s %s, want %s", name, flyte[name], phase)
+		}
+		eventually(t, 10*time.Second, name+" "+string(phase)+" through the API", func() bool {
+			g, err := srv.api.GetActionWithResponse(ctx, run.Project, run.Domain, run.Name, name)
+			if err != nil || g.JSON200 == nil || string(g.JSON200.Phase) != string(phase) {
+				return false
+			}
+			return phase != v1.PhaseAborted || g.JSON200.AbortReason != nil && *g.JSON200.AbortReason == reason
+		})
+	}
 }

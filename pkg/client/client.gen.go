@@ -2287,12 +2287,12 @@ type ClientInterface interface {
 	// AbortActionWithBody Abort an action and all its descendants
 	//
 	// Every non-terminal action of the subtree ends ABORTED with the reason
-	// kept; terminal ones keep their phase. Idempotent. The executor kills
-	// what still runs after this returns. An action Flyte enqueued is
-	// aborted as Flyte aborts it: its object is deleted (its descendants
-	// follow), and it reads ABORTED, with the reason, from history.
-	// The body is optional: without one (and without a Content-Type) the
-	// reason is "aborted by user".
+	// kept; terminal ones keep their phase. Idempotent. As Flyte aborts,
+	// an unfinished action's object is deleted (the reason recorded on it
+	// first), and it reads ABORTED, with the reason, from history; its
+	// descendants follow in the background. The executor kills what
+	// still runs after this returns. The body is optional: without one
+	// (and without a Content-Type) the reason is "aborted by user".
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2302,12 +2302,12 @@ type ClientInterface interface {
 	// AbortAction Abort an action and all its descendants
 	//
 	// Every non-terminal action of the subtree ends ABORTED with the reason
-	// kept; terminal ones keep their phase. Idempotent. The executor kills
-	// what still runs after this returns. An action Flyte enqueued is
-	// aborted as Flyte aborts it: its object is deleted (its descendants
-	// follow), and it reads ABORTED, with the reason, from history.
-	// The body is optional: without one (and without a Content-Type) the
-	// reason is "aborted by user".
+	// kept; terminal ones keep their phase. Idempotent. As Flyte aborts,
+	// an unfinished action's object is deleted (the reason recorded on it
+	// first), and it reads ABORTED, with the reason, from history; its
+	// descendants follow in the background. The executor kills what
+	// still runs after this returns. The body is optional: without one
+	// (and without a Content-Type) the reason is "aborted by user".
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2889,12 +2889,12 @@ func (c *Client) GetAction(ctx context.Context, project ProjectParam, domain Dom
 // AbortActionWithBody Abort an action and all its descendants
 //
 // Every non-terminal action of the subtree ends ABORTED with the reason
-// kept; terminal ones keep their phase. Idempotent. The executor kills
-// what still runs after this returns. An action Flyte enqueued is
-// aborted as Flyte aborts it: its object is deleted (its descendants
-// follow), and it reads ABORTED, with the reason, from history.
-// The body is optional: without one (and without a Content-Type) the
-// reason is "aborted by user".
+// kept; terminal ones keep their phase. Idempotent. As Flyte aborts,
+// an unfinished action's object is deleted (the reason recorded on it
+// first), and it reads ABORTED, with the reason, from history; its
+// descendants follow in the background. The executor kills what
+// still runs after this returns. The body is optional: without one
+// (and without a Content-Type) the reason is "aborted by user".
 //
 // Takes any type of body and a specified content type.
 //
@@ -2914,12 +2914,12 @@ func (c *Client) AbortActionWithBody(ctx context.Context, project ProjectParam, 
 // AbortAction Abort an action and all its descendants
 //
 // Every non-terminal action of the subtree ends ABORTED with the reason
-// kept; terminal ones keep their phase. Idempotent. The executor kills
-// what still runs after this returns. An action Flyte enqueued is
-// aborted as Flyte aborts it: its object is deleted (its descendants
-// follow), and it reads ABORTED, with the reason, from history.
-// The body is optional: without one (and without a Content-Type) the
-// reason is "aborted by user".
+// kept; terminal ones keep their phase. Idempotent. As Flyte aborts,
+// an unfinished action's object is deleted (the reason recorded on it
+// first), and it reads ABORTED, with the reason, from history; its
+// descendants follow in the background. The executor kills what
+// still runs after this returns. The body is optional: without one
+// (and without a Content-Type) the reason is "aborted by user".
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6020,12 +6020,12 @@ type ClientWithResponsesInterface interface {
 	// AbortActionWithBodyWithResponse Abort an action and all its descendants
 	//
 	// Every non-terminal action of the subtree ends ABORTED with the reason
-	// kept; terminal ones keep their phase. Idempotent. The executor kills
-	// what still runs after this returns. An action Flyte enqueued is
-	// aborted as Flyte aborts it: its object is deleted (its descendants
-	// follow), and it reads ABORTED, with the reason, from history.
-	// The body is optional: without one (and without a Content-Type) the
-	// reason is "aborted by user".
+	// kept; terminal ones keep their phase. Idempotent. As Flyte aborts,
+	// an unfinished action's object is deleted (the reason recorded on it
+	// first), and it reads ABORTED, with the reason, from history; its
+	// descendants follow in the background. The executor kills what
+	// still runs after this returns. The body is optional: without one
+	// (and without a Content-Type) the reason is "aborted by user".
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6035,12 +6035,12 @@ type ClientWithResponsesInterface interface {
 	// AbortActionWithResponse Abort an action and all its descendants
 	//
 	// Every non-terminal action of the subtree ends ABORTED with the reason
-	// kept; terminal ones keep their phase. Idempotent. The executor kills
-	// what still runs after this returns. An action Flyte enqueued is
-	// aborted as Flyte aborts it: its object is deleted (its descendants
-	// follow), and it reads ABORTED, with the reason, from history.
-	// The body is optional: without one (and without a Content-Type) the
-	// reason is "aborted by user".
+	// kept; terminal ones keep their phase. Idempotent. As Flyte aborts,
+	// an unfinished action's object is deleted (the reason recorded on it
+	// first), and it reads ABORTED, with the reason, from history; its
+	// descendants follow in the background. The executor kills what
+	// still runs after this returns. The body is optional: without one
+	// (and without a Content-Type) the reason is "aborted by user".
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8561,12 +8561,12 @@ func (c *ClientWithResponses) GetActionWithResponse(ctx context.Context, project
 // AbortActionWithBodyWithResponse Abort an action and all its descendants
 //
 // Every non-terminal action of the subtree ends ABORTED with the reason
-// kept; terminal ones keep their phase. Idempotent. The executor kills
-// what still runs after this returns. An action Flyte enqueued is
-// aborted as Flyte aborts it: its object is deleted (its descendants
-// follow), and it reads ABORTED, with the reason, from history.
-// The body is optional: without one (and without a Content-Type) the
-// reason is "aborted by user".
+// kept; terminal ones keep their phase. Idempotent. As Flyte aborts,
+// an unfinished action's object is deleted (the reason recorded on it
+// first), and it reads ABORTED, with the reason, from history; its
+// descendants follow in the background. The executor kills what
+// still runs after this returns. The body is optional: without one
+// (and without a Content-Type) the reason is "aborted by user".
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8582,12 +8582,12 @@ func (c *ClientWithResponses) AbortActionWithBodyWithResponse(ctx context.Contex
 // AbortActionWithResponse Abort an action and all its descendants
 //
 // Every non-terminal action of the subtree ends ABORTED with the reason
-// kept; terminal ones keep their phase. Idempotent. The executor kills
-// what still runs after this returns. An action Flyte enqueued is
-// aborted as Flyte aborts it: its object is deleted (its descendants
-// follow), and it reads ABORTED, with the reason, from history.
-// The body is optional: without one (and without a Content-Type) the
-// reason is "aborted by user".
+// kept; terminal ones keep their phase. Idempotent. As Flyte aborts,
+// an unfinished action's object is deleted (the reason recorded on it
+// first), and it reads ABORTED, with the reason, from history; its
+// descendants follow in the background. The executor kills what
+// still runs after this returns. The body is optional: without one
+// (and without a Content-Type) the reason is "aborted by user".
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -125,6 +126,14 @@ func Start(ctx context.Context, cfg Config, log zerolog.Logger) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	// Absolute, because a process task's sandbox opens its output dir
+	// from the task's own working directory (make run's default is
+	// ./data: every process task failed to start, exit 126).
+	dir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("--data-dir %q: %w", cfg.DataDir, err)
+	}
+	cfg.DataDir = dir
 	a := &App{cfg: cfg, log: log, serveErr: make(chan error, 1), apiReady: make(chan struct{})}
 	a.streamsStop, a.stopStreams = context.WithCancel(context.Background())
 	a.logs = logs.New(a.outputRoot(), cfg.LogMaxBytes)
@@ -132,7 +141,6 @@ func Start(ctx context.Context, cfg Config, log zerolog.Logger) (*App, error) {
 	if err := a.listen(); err != nil {
 		return nil, err
 	}
-	var err error
 	if a.access, err = a.newAccess(); err != nil {
 		_ = a.ln.Close()
 		return nil, err

@@ -28,25 +28,48 @@ const deathSignal = syscall.SIGUSR1
 // code in the attempt's exit record (exitrecord.go) before it exits
 // itself: the server learns of an exit only after it is recorded, so a
 // server killed in between finds the record and does not run the command
-// again. On SIGUSR1 (the server died) it kills the group, itself
-// included, but records first an exit that already happened. Its exit
-// status is the command's.
-var shimScript = `gone=
-trap 'gone=1' USR1
+// again. Its exit status is the command's.
+//
+// On SIGUSR1 (the server died) the group dies within graceSeconds: a
+// watchdog kills it, unless the command ends first, which is then
+// recorded and the group killed at once. The grace is for a command
+// that was ending as the server died: killed a moment before its exit
+// after its work was done, it would run again under the next server. A
+// signal that interrupts the wait (its status then 128+10) says nothing
+// of the command, so the shim waits again: for the real status of a
+// command that has ended, or for its end within the grace (a second
+// wait of a command already waited for answers 127: the first status
+// stands).
+var shimScript = `gone= hit= dog=
+trap 'gone=1 hit=1' USR1
 trap ':' TERM INT HUP
 "$@" &
 child=$!
 while :; do
+	hit=
 	wait "$child"
 	code=$?
+	if [ -n "$gone" ] && [ -z "$dog" ]; then
+		dog=1
+		(sleep ` + graceSeconds + `; kill -KILL 0) &
+	fi
+	if [ -n "$hit" ] && [ "$code" -eq 138 ]; then
+		wait "$child"
+		again=$?
+		[ "$again" -eq 127 ] || code=$again
+	fi
 	if ! kill -0 "$child" 2>/dev/null; then
 		rec="` + exitRecordName("$"+markerEnv) + `"
 		echo "$code" > "$rec.tmp" && mv -f "$rec.tmp" "$rec"
 		[ -z "$gone" ] || kill -KILL 0
 		exit "$code"
 	fi
-	[ -z "$gone" ] || kill -KILL 0
 done`
+
+// graceSeconds is how long a command may go on ending after the server
+// died (the shim's watchdog, sleep(1)'s argument): well under the second
+// within which nothing of an attempt outlives its server.
+const graceSeconds = "0.3"
 
 // starter starts commands from its locked thread.
 type starter struct {

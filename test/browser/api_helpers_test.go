@@ -76,8 +76,9 @@ func getAction(t testing.TB, run client.RunIdentifier, action string) *client.Ac
 }
 
 // awaitAction is getAction once the action is in phase: an aborted
-// action is deleted (as Flyte aborts) and then read from history, which
-// records the deletion a moment after the page shows it.
+// action is deleted (as Flyte aborts), and so are the finished ones below
+// it, and then read from history, which records each a moment after the
+// page shows it (the page reads the stream, history the same events).
 func awaitAction(t testing.TB, run client.RunIdentifier, action string, phase client.Phase) *client.Action {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

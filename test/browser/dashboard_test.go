@@ -131,7 +131,7 @@ func TestRunPageLive(t *testing.T) {
 	if a0 := awaitAction(t, run, "a0", client.ABORTED); a0.Phase != client.ABORTED {
 		t.Fatalf("after Abort run the API has a0 %s, want ABORTED", a0.Phase)
 	}
-	if b1 := getAction(t, run, "b1"); b1.Phase != client.SUCCEEDED {
+	if b1 := awaitAction(t, run, "b1", client.SUCCEEDED); b1.Phase != client.SUCCEEDED {
 		t.Fatalf("Abort run changed the finished b1 to %s", b1.Phase)
 	}
 }

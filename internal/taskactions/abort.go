@@ -50,14 +50,30 @@ func (m *Manager) AbortAction(ctx context.Context, id ActionID, reason string) (
 	if err != nil {
 		return Action{}, err
 	}
-	ta, _, err := m.abortStep(ctx, cur, reason)
+	ta, _, deleted, err := m.abortStep(ctx, cur, reason)
 	if err != nil {
 		return Action{}, err
+	}
+	if deleted {
+		m.awaitDeletion(ctx, ta.Namespace)
 	}
 	if ta == nil { // gone meanwhile
 		ta = cur
 	}
 	return updateOf(ta, true).Action, nil
+}
+
+// awaitDeletion waits (briefly, as reads after writes do) until the cache
+// no longer holds what this server deleted in ns a moment ago, so that a
+// read right after an abort is served from history, ABORTED. A deletion
+// returns no version: a list's, read after it, fences it.
+func (m *Manager) awaitDeletion(ctx context.Context, ns string) {
+	l, err := m.cfg.Client.FlyteV1().TaskActions(ns).List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return // the read may show it a moment longer
+	}
+	m.actions.WroteVersion(l.ResourceVersion)
+	m.actions.CatchUp(ctx)
 }
 
 // AbortOne takes the next step of an abort of one action: it records the
@@ -70,23 +86,23 @@ func (m *Manager) AbortAction(ctx context.Context, id ActionID, reason string) (
 // The deletion is conditional on the version read, so an abort racing a
 // SUCCEEDED report ends in exactly one of the two.
 func (m *Manager) AbortOne(ctx context.Context, ta *v1.TaskAction, reason string) (waiting []*v1.TaskAction, err error) {
-	_, waiting, err = m.abortStep(ctx, ta, reason)
+	_, waiting, _, err = m.abortStep(ctx, ta, reason)
 	return waiting, err
 }
 
 // abortStep is AbortOne, which also returns the object with the reason
-// on it (nil when it is gone).
-func (m *Manager) abortStep(ctx context.Context, ta *v1.TaskAction, reason string) (_ *v1.TaskAction, waiting []*v1.TaskAction, err error) {
+// on it (nil when it is gone) and whether it deleted it.
+func (m *Manager) abortStep(ctx context.Context, ta *v1.TaskAction, reason string) (_ *v1.TaskAction, waiting []*v1.TaskAction, deleted bool, err error) {
 	if reason == "" {
 		reason = DefaultAbortReason
 	}
 	if _, ok := ta.Annotations[v1.AnnotationAbortReason]; !ok {
 		if ta, err = m.recordAbort(ctx, ta, reason); err != nil || ta == nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 	}
 	if ta.DeletionTimestamp != nil || v1.PhaseOfAction(ta).Terminal() {
-		return ta, nil, nil
+		return ta, nil, false, nil
 	}
 	for _, d := range m.cached.descendants(IDOf(ta)) {
 		if !v1.AbortRequested(d) && !v1.PhaseOfAction(d).Terminal() && d.DeletionTimestamp == nil {
@@ -94,12 +110,22 @@ func (m *Manager) abortStep(ctx context.Context, ta *v1.TaskAction, reason strin
 		}
 	}
 	if len(waiting) > 0 {
-		return ta, waiting, nil
+		return ta, waiting, false, nil
 	}
-	if err := m.objects.deleteUnfinished(ctx, ta); err != nil {
-		return nil, nil, fmt.Errorf("abort %s (delete its object, as Flyte aborts): %w", IDOf(ta), err)
+	gone, err := m.objects.deleteUnfinished(ctx, ta)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("abort %s (delete its object, as Flyte aborts): %w", IDOf(ta), err)
 	}
-	return ta, nil, nil
+	if gone != nil && len(gone.Finalizers) == 0 && m.cfg.Runs != nil {
+		// What the notifier records of the deletion, recorded now: a read
+		// right after the abort (from history: the object is gone) finds
+		// it ABORTED. Should this fail, the notifier's record follows. (An
+		// object a finalizer holds is recorded once it goes.)
+		if err := m.cfg.Runs.UpdateActionStatus(ctx, updateOf(gone, true).Record()); err != nil {
+			m.cfg.Log.Warn().Err(err).Str("action", IDOf(gone).String()).Msg("abort: history will record it a moment later")
+		}
+	}
+	return ta, nil, gone != nil, nil
 }
 
 // recordAbort puts the reason on the action, for history to keep it once

@@ -42,12 +42,15 @@ import (
 	"taskactions/internal/runs"
 )
 
-// RunDeleter is the run service as deletes see it: history drops what is
-// deleted at once, and refuses to record again the objects on their way
-// out (their tombstones).
+// RunDeleter is the run service as deletes and aborts see it: history
+// drops what is deleted at once, and refuses to record again the objects
+// on their way out (their tombstones); an abort records the action
+// ABORTED as soon as its object is deleted, so a read right after finds
+// it so (the notifier records the same deletion again, a no-op).
 type RunDeleter interface {
 	DeleteRun(ctx context.Context, id v1.RunID, live []runs.Action) (bool, error)
 	DeleteActions(ctx context.Context, id v1.RunID, name string, live []runs.Action) error
+	UpdateActionStatus(ctx context.Context, a runs.Action) error
 }
 
 // Event is one change of an action, as the pipeline delivered it.

@@ -148,9 +148,11 @@ func (o objects) delete(ctx context.Context, ta *v1.TaskAction) error {
 
 // deleteUnfinished deletes the object of an unfinished action, conditional
 // on the version read: if the action changed meanwhile it is read again,
-// and left as it is once finished (or gone).
-func (o objects) deleteUnfinished(ctx context.Context, ta *v1.TaskAction) error {
+// and left alone once it has finished. It returns the object deleted (its
+// last version), nil when none was: finished, being deleted, or gone.
+func (o objects) deleteUnfinished(ctx context.Context, ta *v1.TaskAction) (*v1.TaskAction, error) {
 	id := IDOf(ta)
+	var deleted *v1.TaskAction
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		if ta.DeletionTimestamp != nil || v1.PhaseOfAction(ta).Terminal() {
 			return nil
@@ -158,6 +160,9 @@ func (o objects) deleteUnfinished(ctx context.Context, ta *v1.TaskAction) error 
 		err := o.client.FlyteV1().TaskActions(ta.Namespace).Delete(ctx, ta.Name, metav1.DeleteOptions{
 			Preconditions: &metav1.Preconditions{UID: &ta.UID, ResourceVersion: &ta.ResourceVersion},
 		})
+		if err == nil {
+			deleted = ta
+		}
 		if apierrors.IsConflict(err) {
 			if cur, rerr := o.live(ctx, id); rerr == nil && cur.UID == ta.UID {
 				ta = cur
@@ -168,7 +173,7 @@ func (o objects) deleteUnfinished(ctx context.Context, ta *v1.TaskAction) error 
 		return err
 	})
 	if apierrors.IsNotFound(err) {
-		return nil
+		return nil, nil
 	}
-	return err
+	return deleted, err
 }

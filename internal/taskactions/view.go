@@ -10,6 +10,7 @@ import (
 
 	v1 "taskactions/api/v1"
 	"taskactions/internal/journal"
+	"taskactions/internal/runs"
 )
 
 // ActionID identifies an action: its run and its name within the run.
@@ -165,6 +166,17 @@ func updateOf(ta *v1.TaskAction, deleted bool) *ActionUpdate {
 		u.UpdatedAt = later(u.UpdatedAt, at)
 	}
 	return u
+}
+
+// Record is what the run service records of an update: with the action's
+// view, which history serves once the object is retired.
+func (u *ActionUpdate) Record() runs.Action {
+	view, _ := json.Marshal(&u.Action)
+	return runs.Action{
+		Project: u.ID.Project, Domain: u.ID.Domain, Run: u.ID.Run, Name: u.ID.Name,
+		Parent: u.Parent, UID: u.UID, Phase: u.Phase,
+		CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt, View: view, Deleted: u.Deleted,
+	}
 }
 
 // OutputURI is where an action's outputs go: <runOutputBase>/<action>.

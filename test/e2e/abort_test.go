@@ -76,3 +76,26 @@ func TestAbandonedAbortOfFiveThousandActions(t *testing.T) {
 	}
 	t.Logf("all %d actions ABORTED %v after the request", children+1, time.Since(start))
 }
+
+// An abort is read at once: the 202 says ABORTED, and so do a GET and the
+// run's list right after it, though the object is gone (as Flyte aborts)
+// and reads come from history.
+func TestAbortIsReadAtOnce(t *testing.T) {
+	ctx := context.Background()
+	run := newRun()
+	enqueue(t, srv, run, "a0", "")
+	putStatus(t, srv, run, "a0", 1, client.RUNNING)
+	reason := "read me back"
+	ab, err := srv.api.AbortActionWithResponse(ctx, run.Project, run.Domain, run.Name, "a0", client.AbortRequest{Reason: &reason})
+	if err != nil || ab.JSON202 == nil || ab.JSON202.Phase != client.ABORTED {
+		t.Fatalf("abort: %v %s", err, ab.Body)
+	}
+	g, err := srv.api.GetActionWithResponse(ctx, run.Project, run.Domain, run.Name, "a0")
+	if err != nil || g.JSON200 == nil || g.JSON200.Phase != client.ABORTED || g.JSON200.AbortReason == nil || *g.JSON200.AbortReason != reason {
+		t.Fatalf("GET right after the abort: %v %s, want ABORTED with the reason", err, g.Body)
+	}
+	l, err := srv.api.ListRunActionsWithResponse(ctx, run.Project, run.Domain, run.Name, nil)
+	if err != nil || l.JSON200 == nil || len(l.JSON200.Items) != 1 || l.JSON200.Items[0].Phase != client.ABORTED {
+		t.Fatalf("the run's list right after the abort: %v %s", err, l.Body)
+	}
+}

@@ -16,7 +16,6 @@ package notifier
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -177,7 +176,7 @@ func (n *Notifier) wasRecorded(id types.UID, p v1.Phase) bool {
 // after that.
 func (n *Notifier) notify(ctx context.Context, ev taskactions.Event) error {
 	ta, u := ev.Object, ev.View
-	a := Record(u)
+	a := u.Record()
 	prev, seen := n.phaseNotified(ta.UID)
 	var err error
 	switch {
@@ -220,24 +219,13 @@ func (n *Notifier) setNotified(id types.UID, p v1.Phase, known bool) {
 	}
 }
 
-// Record is what the run service records of an update: with the action's
-// view, which history serves once the object is retired.
-func Record(u *taskactions.ActionUpdate) runs.Action {
-	view, _ := json.Marshal(&u.Action)
-	return runs.Action{
-		Project: u.ID.Project, Domain: u.ID.Domain, Run: u.ID.Run, Name: u.ID.Name,
-		Parent: u.Parent, UID: u.UID, Phase: u.Phase,
-		CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt, View: view, Deleted: u.Deleted,
-	}
-}
-
 // Records is what the run service would record of every cached action
 // (to fill a history store created empty beside them).
 func Records(c *pipeline.Cache[*v1.TaskAction, *taskactions.ActionUpdate]) []runs.Action {
 	all := c.All()
 	out := make([]runs.Action, len(all))
 	for i, ta := range all {
-		out[i] = Record(c.View(ta))
+		out[i] = c.View(ta).Record()
 	}
 	return out
 }

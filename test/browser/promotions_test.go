@@ -324,10 +324,14 @@ func TestPromotionPagesAbort(t *testing.T) {
 		t.Errorf("the API says %q", got)
 	}
 
-	// The Stage's list.
+	// The Stage's list, and its phase: its last Promotion ended without
+	// Freight, which is Failed (red), not Verifying.
 	p.navigate(stagesPath(project) + "/slow")
 	p.waitVisible(fmt.Sprintf(`#stage-promotions li[data-promotion=%q][data-phase="Aborted"]`, name))
 	p.waitVisible(`#freight-timeline-empty`)
+	p.waitVisible(`#stage-phase[data-phase="Failed"]`)
+	p.navigate(stagesPath(project))
+	p.waitVisible(nodeSel("slow") + `[data-phase="Failed"]`)
 }
 
 // Freight not available to a Stage (not verified upstream) is offered for

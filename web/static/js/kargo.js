@@ -40,9 +40,15 @@ const is = (s, type, status) => {
   return !!c && c.status === status;
 };
 
-/** stagePhase is Kargo's getStagePhase. */
+/** stagePhase is Kargo's getStagePhase, but for one case: a Stage whose
+ * last Promotion failed, errored or was aborted (Ready=False, reason
+ * LastPromotion<Phase>) is Failed. Kargo's reads Verifying there, blue,
+ * since Verified is Unknown when nothing new came to verify, and the red
+ * showed only in the conditions. */
 export function stagePhase(s) {
   if (is(s, 'Promoting', 'True')) return 'Promoting';
+  const ready = condition(s, 'Ready');
+  if (ready && ready.status === 'False' && (ready.reason || '').startsWith('LastPromotion')) return 'Failed';
   if (is(s, 'Verified', 'Unknown')) return 'Verifying';
   if (is(s, 'Reconciling', 'True')) return 'Reconciling';
   if (is(s, 'Ready', 'False')) return 'Failed';

@@ -1021,6 +1021,11 @@ type StringMap map[string]string
 
 // SyncedEvent The data of a `synced` event. After it, events are live.
 type SyncedEvent struct {
+	// Continue Set after a windowed snapshot (streamRunEvents' `window`) that
+	// did not hold every action: pass it as listRunActions'
+	// `continue` for the rest.
+	Continue *string `json:"continue,omitempty"`
+
 	// Count How many events the replay or the snapshot had.
 	Count int64 `json:"count"`
 
@@ -1299,6 +1304,9 @@ type StreamRunEventsParams struct {
 
 	// Q Only actions whose name (or short name) holds this, ignoring case.
 	Q *ActionNameQueryParam `form:"q,omitempty" json:"q,omitempty"`
+
+	// Window At most this many actions in the snapshot (see above).
+	Window *int `form:"window,omitempty" json:"window,omitempty"`
 
 	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
 	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
@@ -3917,6 +3925,19 @@ func (siw *ServerInterfaceWrapper) StreamRunEvents(w http.ResponseWriter, r *htt
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "window" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "window", r.URL.Query(), &params.Window, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "window"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "window", Err: err})
 		}
 		return
 	}

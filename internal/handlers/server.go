@@ -189,7 +189,13 @@ func (s *Server) StreamActionEvents(ctx context.Context, req StreamActionEventsR
 func (s *Server) StreamRunEvents(ctx context.Context, req StreamRunEventsRequestObject) (StreamRunEventsResponseObject, error) {
 	scope := taskactions.Scope{Run: v1.RunID{Project: req.Project, Domain: req.Domain, Run: req.Run}}
 	filter := filterOf(req.Params.Phase, req.Params.Q)
-	return s.actionStream(ctx, scope, filter, lastEventID(req.Params.LastEventID, req.Params.LastEventId)), nil
+	st := s.actionStream(ctx, scope, filter, lastEventID(req.Params.LastEventID, req.Params.LastEventId))
+	if n := value(req.Params.Window); n > 0 {
+		st.src.Window = func(snap []*taskactions.ActionUpdate) ([]*taskactions.ActionUpdate, string) {
+			return taskactions.Window(snap, n)
+		}
+	}
+	return st, nil
 }
 
 // StreamRunSummaries streams the run summaries of a project and domain.

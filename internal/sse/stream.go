@@ -2,6 +2,7 @@ package sse
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"runtime/debug"
@@ -120,6 +121,10 @@ type Source[V any] struct {
 	// The two values of one event are of one object, so what only hides
 	// what the caller may not read hides both.
 	Keep func(V) bool
+	// Window, when set, cuts a snapshot (of what Keep keeps) to a first
+	// view: the items to send, and a token for the rest ("" when none is
+	// left), which synced carries as "continue". A replay is not cut.
+	Window func([]V) (shown []V, more string)
 }
 
 func (src Source[V]) keep(v V) bool { return src.Keep == nil || src.Keep(v) }
@@ -388,7 +393,7 @@ func (s *stream[V]) open(after *uint64, asked bool, why string) error {
 	s.sub = sub
 	cursors := s.src.Cursors
 	s.w.begin()
-	count := len(snapshot)
+	count, more := len(snapshot), ""
 	if start.Resumed {
 		count = len(start.Replay)
 		if err := s.send(start.Replay); err != nil {
@@ -401,12 +406,20 @@ func (s *stream[V]) open(after *uint64, asked bool, why string) error {
 				return err
 			}
 		}
-		count = 0
-		for _, v := range snapshot {
-			if !s.src.keep(v) {
-				continue
+		kept := snapshot
+		if s.src.Keep != nil {
+			kept = make([]V, 0, len(snapshot))
+			for _, v := range snapshot {
+				if s.src.keep(v) {
+					kept = append(kept, v)
+				}
 			}
-			count++
+		}
+		if s.src.Window != nil {
+			kept, more = s.src.Window(kept)
+		}
+		count = len(kept)
+		for _, v := range kept {
 			if err := s.w.event(zero, s.src.Event, s.src.Encode(v)); err != nil {
 				return err
 			}
@@ -419,7 +432,12 @@ func (s *stream[V]) open(after *uint64, asked bool, why string) error {
 		}
 		s.observer.StreamStarted(s.src.Event, start.Resumed, reset)
 	}
-	data := `{"resumed":` + strconv.FormatBool(start.Resumed) + `,"count":` + strconv.Itoa(count) + `}`
+	data := `{"resumed":` + strconv.FormatBool(start.Resumed) + `,"count":` + strconv.Itoa(count)
+	if more != "" {
+		token, _ := json.Marshal(more) // a string always encodes
+		data += `,"continue":` + string(token)
+	}
+	data += `}`
 	if err := s.w.event(cursors.FormatCursor(start.Cursor), "synced", []byte(data)); err != nil {
 		return err
 	}

@@ -260,3 +260,25 @@ func updateOfRecord(rec history.Action) (*ActionUpdate, error) {
 	}
 	return u, nil
 }
+
+// Window is the first view of a stream's snapshot: its first n actions
+// in the order of the run's list (oldest first, then by name), and the
+// list's continue token for the rest ("" when none is left), so a client
+// pages on with RunActions from where the snapshot stopped.
+func Window(snapshot []*ActionUpdate, n int) (shown []*ActionUpdate, more string) {
+	sorted := slices.Clone(snapshot)
+	slices.SortFunc(sorted, func(a, b *ActionUpdate) int {
+		ka, kb := listKey(a), listKey(b)
+		switch {
+		case ka.Less(kb):
+			return -1
+		case kb.Less(ka):
+			return 1
+		}
+		return 0
+	})
+	if len(sorted) <= n {
+		return sorted, ""
+	}
+	return sorted[:n], listKey(sorted[n-1]).Token()
+}

@@ -1022,6 +1022,11 @@ type StringMap map[string]string
 
 // SyncedEvent The data of a `synced` event. After it, events are live.
 type SyncedEvent struct {
+	// Continue Set after a windowed snapshot (streamRunEvents' `window`) that
+	// did not hold every action: pass it as listRunActions'
+	// `continue` for the rest.
+	Continue *string `json:"continue,omitempty"`
+
 	// Count How many events the replay or the snapshot had.
 	Count int64 `json:"count"`
 

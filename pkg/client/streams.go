@@ -51,6 +51,10 @@ type RunStreamOptions struct {
 	Phase []Phase
 	// Q keeps the actions whose name or short name holds it, in any case.
 	Q string
+	// Window, when above 0, cuts the snapshot to the first Window actions
+	// (a first view of a large run); the synced event's Continue then
+	// pages on with ListRunActions.
+	Window int
 }
 
 // LogStreamOptions choose the log of StreamActionLogs.
@@ -250,6 +254,9 @@ func (c *Client) StreamRunEvents(ctx context.Context, project, domain, run strin
 		}
 		if opts.Q != "" {
 			q.Set("q", opts.Q)
+		}
+		if opts.Window > 0 {
+			q.Set("window", strconv.Itoa(opts.Window))
 		}
 	}
 	return openStream(ctx, c, segments("projects", project, "domains", domain, "runs", run, "events"), q, so, decodeItem[ActionEvent]("action"), reqEditors)

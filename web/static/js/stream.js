@@ -6,13 +6,9 @@
 // stream (see "SSE contract" in the design): a snapshot, `synced`, then live
 // changes; after `reset`, a fresh snapshot replaces everything.
 //
-// A snapshot is collected aside and applied on `synced`, so the page never
-// shows a half-built state as if it were the real one: at once when it is
-// small, else in batches of SNAPSHOT_BATCH, one task each, the first
-// painted right away (a run of 50,000 applied in one task held the main
-// thread for seconds). Live changes are coalesced per key and handed to
-// the view once per animation frame, after the snapshot's last batch; a
-// change of a key whose snapshot item is still waiting replaces it.
+// A snapshot is collected aside and applied whole on `synced`, so the page
+// never shows a half-built state as if it were the real one. Live changes
+// are coalesced per key and handed to the view once per animation frame.
 import { checkSession } from './api.js';
 
 /** @typedef {import('./types.js').StreamEvents} StreamEvents */
@@ -22,17 +18,6 @@ import { checkSession } from './api.js';
  * with it). @param {string} url */
 export function openEventSource(url) {
   return new EventSource(url);
-}
-
-/** The most snapshot items handed to the view in one task. */
-export const SNAPSHOT_BATCH = 2000;
-
-/** nextTask runs fn in a task of its own, soon: a message, which hidden
- * tabs do not throttle as they do timers. @param {() => void} fn */
-function nextTask(fn) {
-  const ch = new MessageChannel();
-  ch.port1.onmessage = () => fn();
-  ch.port2.postMessage(null);
 }
 
 /** Connection states, shown by the indicator. */
@@ -68,10 +53,6 @@ export class LiveCollection {
     this.staging = null; // a Map while a snapshot arrives
     /** @type {Map<string, StreamEvents[E] | null>} */
     this.pending = new Map();
-    /** @type {Map<string, StreamEvents[E] | null> | null} */
-    this.backlog = null; // the snapshot's items not yet handed to the view
-    this.backlogSince = 0;
-    this.backlogSize = 0;
     this.lastId = '';
     this.synced = false;
     /** @type {EventSource | null} */
@@ -166,7 +147,6 @@ export class LiveCollection {
       else this.staging.set(key, item);
       return;
     }
-    if (this.backlog) this.backlog.delete(key); // this change is newer
     if (gone) {
       if (!this.items.has(key)) return;
       this.items.delete(key);
@@ -184,7 +164,6 @@ export class LiveCollection {
     const next = this.staging;
     this.staging = null;
     if (!next) return;
-    this.backlog = null; // the new snapshot's changes cover what it held
     for (const key of this.items.keys()) {
       if (!next.has(key)) this.pending.set(key, null);
     }
@@ -205,44 +184,14 @@ export class LiveCollection {
     cancelAnimationFrame(this.frame);
     clearTimeout(this.flushTimer);
     this.frame = 0;
-    if (this.backlog || !this.pending.size) return; // drain flushes after
+    if (!this.pending.size) return;
     const changes = this.pending;
     this.pending = new Map();
-    if (snapshot && changes.size > SNAPSHOT_BATCH) {
-      this.backlog = changes;
-      this.backlogSince = performance.now();
-      this.backlogSize = changes.size;
-      this.drain();
-      return;
-    }
     const t0 = performance.now();
     this.o.apply(changes);
     // A user timing per snapshot (once per connection), seen in DevTools'
     // performance panel and by the tests.
     if (snapshot) performance.measure('taskactions:snapshot', { start: t0, detail: changes.size });
-  }
-
-  // drain hands the view the next batch of a big snapshot, and the live
-  // changes that waited once the last is handed.
-  drain() {
-    const backlog = this.backlog;
-    if (this.stopped || !backlog) return;
-    /** @type {Map<string, StreamEvents[E] | null>} */
-    const batch = new Map();
-    for (const [key, item] of backlog) {
-      batch.set(key, item);
-      backlog.delete(key);
-      if (batch.size === SNAPSHOT_BATCH) break;
-    }
-    this.o.apply(batch);
-    performance.mark('taskactions:snapshot-batch', { detail: batch.size });
-    if (backlog.size) {
-      nextTask(() => this.drain());
-      return;
-    }
-    this.backlog = null;
-    performance.measure('taskactions:snapshot', { start: this.backlogSince, detail: this.backlogSize });
-    this.flush();
   }
 
   /** @param {string} state */

@@ -3,7 +3,7 @@
 // run stream (`action` events carry Action + deleted), with a detail panel
 // for the selected action and abort.
 import { h, setAttr, setText } from './dom.js';
-import { abortAction, deleteRun, getRun } from './api.js';
+import { abortAction, deleteRun, getRun, listRunActions } from './api.js';
 import { pages, streams } from './urls.js';
 import { live } from './stream.js';
 import { badge, fullTime, isTerminal, phaseChips, shortTime, spanDuration, updateBadge } from './format.js';
@@ -156,6 +156,10 @@ export function runPage(main, { project, domain, run }, ui, scope) {
     url: streams.run(project, domain, run),
     event: 'action',
     key: (a) => a.actionId.name,
+    // A first view of 500 actions paints before a large run has arrived;
+    // the rest comes from the run's list, page by page.
+    window: 500,
+    rest: (after) => listRunActions(project, domain, run, after),
     // No `deleted`: a deleted action stays, in its last phase (ABORTED when
     // it had not finished: an abort deletes, as Flyte's does), as history
     // keeps it and a reload shows it. Deleting the run leaves the page.

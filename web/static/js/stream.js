@@ -9,6 +9,10 @@
 // A snapshot is collected aside and applied whole on `synced`, so the page
 // never shows a half-built state as if it were the real one. Live changes
 // are coalesced per key and handed to the view once per animation frame.
+// A page of a large collection asks for a window (the run page): the
+// snapshot is its first items, and the rest comes from the list operation,
+// a page at a time, each handed to the view as one change (a run of 50,000
+// in one snapshot held the main thread for seconds before its first row).
 import { checkSession } from './api.js';
 
 /** @typedef {import('./types.js').StreamEvents} StreamEvents */
@@ -18,6 +22,23 @@ import { checkSession } from './api.js';
  * with it). @param {string} url */
 export function openEventSource(url) {
   return new EventSource(url);
+}
+
+/** syncedContinue is the token a windowed snapshot's `synced` carries
+ * for the rest, or "". @param {MessageEvent} ev */
+function syncedContinue(ev) {
+  try {
+    const data = JSON.parse(ev.data);
+    return typeof data.continue === 'string' ? data.continue : '';
+  } catch {
+    return '';
+  }
+}
+
+/** version is an item's resourceVersion as a number (0 without one):
+ * etcd's revisions rise across the store. @param {any} item */
+function version(item) {
+  return Number(item && item.resourceVersion) || 0;
 }
 
 /** Connection states, shown by the indicator. */
@@ -39,6 +60,10 @@ export const State = {
  * @property {(changes: Map<string, StreamEvents[E] | null>) => void} apply
  *   gets the changes since the last call: key -> item, or null for removed
  * @property {() => void} [onSynced] the state is complete (after each `synced`)
+ * @property {number} [window] ask the stream for a first view of at most
+ *   this many items; the rest comes from `rest`, page by page
+ * @property {(after: string) => Promise<{items: StreamEvents[E][], continue?: string}>} [rest]
+ *   the page after a token (the list operation of the stream's items)
  * @property {(state: string) => void} onState
  */
 
@@ -54,6 +79,7 @@ export class LiveCollection {
     /** @type {Map<string, StreamEvents[E] | null>} */
     this.pending = new Map();
     this.lastId = '';
+    this.generation = 0; // a new snapshot stops the paging of the last
     this.synced = false;
     /** @type {EventSource | null} */
     this.es = null;
@@ -84,13 +110,19 @@ export class LiveCollection {
     if (this.stopped) return;
     // A new EventSource cannot send Last-Event-ID itself: the query
     // parameter carries the cursor so the server resumes or resets.
-    const url = this.lastId ? `${this.o.url}?lastEventId=${encodeURIComponent(this.lastId)}` : this.o.url;
+    const q = new URLSearchParams();
+    if (this.o.window) q.set('window', String(this.o.window));
+    if (this.lastId) q.set('lastEventId', this.lastId);
+    const url = q.size ? `${this.o.url}?${q}` : this.o.url;
     const es = openEventSource(url);
     this.es = es;
     this.setState(this.synced ? State.RECONNECTING : State.CONNECTING);
     es.addEventListener('open', () => {
       // Without a cursor the server sends a plain snapshot (no reset first).
-      if (!this.lastId) this.staging = new Map();
+      if (!this.lastId) {
+        this.generation++;
+        this.staging = new Map();
+      }
       this.setState(State.SYNCING);
     });
     es.addEventListener('error', () => {
@@ -110,6 +142,7 @@ export class LiveCollection {
     es.addEventListener(this.o.event, (ev) => this.onItem(ev));
     es.addEventListener('reset', (ev) => {
       this.track(ev);
+      this.generation++;
       this.staging = new Map();
       this.setState(State.SYNCING);
     });
@@ -122,6 +155,8 @@ export class LiveCollection {
       this.flush(snapshot);
       if (this.o.onSynced) this.o.onSynced();
       performance.mark('taskactions:synced');
+      const more = snapshot ? syncedContinue(ev) : '';
+      if (more) this.pageOn(more, this.generation);
       this.setState(State.LIVE);
     });
   }
@@ -192,6 +227,33 @@ export class LiveCollection {
     // A user timing per snapshot (once per connection), seen in DevTools'
     // performance panel and by the tests.
     if (snapshot) performance.measure('taskactions:snapshot', { start: t0, detail: changes.size });
+  }
+
+  // pageOn takes the rest of a windowed snapshot from the list, page by
+  // page, each handed to the view as a batch; a live event that came
+  // first (a higher resourceVersion) stays. A new snapshot stops it.
+  /** @param {string} after @param {number} generation */
+  async pageOn(after, generation) {
+    const rest = this.o.rest;
+    for (let token = after; token && rest;) {
+      let page;
+      try {
+        page = await rest(token);
+      } catch {
+        return; // the next snapshot (reconnect, reset) brings it all
+      }
+      if (this.stopped || generation !== this.generation) return;
+      for (const item of page.items) {
+        const key = this.o.key(item);
+        const have = this.items.get(key);
+        if (have && version(have) >= version(item)) continue;
+        this.items.set(key, item);
+        this.pending.set(key, item);
+      }
+      performance.mark('taskactions:page', { detail: page.items.length });
+      this.flush();
+      token = page.continue || '';
+    }
   }
 
   /** @param {string} state */

@@ -33,10 +33,10 @@ const DefaultAbortReason = "aborted by user"
 
 // AbortAction records an abort on the action and returns the action as
 // the abort leaves it: ABORTED with the reason, unless it had finished.
-// The reason goes on as an annotation, and an unfinished action whose
-// descendants have all finished is deleted at once; else the Aborter
-// (package aborter) carries the abort down the tree in the background and
-// deletes it last, so the request neither waits for a large run nor
+// The reason goes on as an annotation, and an unfinished action none of
+// whose unfinished descendants waits for a reason is deleted at once;
+// else the Aborter (package aborter) carries the reason down the tree in
+// the background and deletes it once they have theirs, so the request neither waits for a large run nor
 // leaves it half aborted when its client gives up; a restart picks the
 // work up again from the annotations. An action already finished keeps
 // its phase, but the annotation still asks for its unfinished descendants

@@ -79,7 +79,7 @@ var needs = map[string][]string{
 	"create flyte.org/taskactions":                     {"enqueue an action (its namespace is created)"},
 	"update flyte.org/taskactions":                     {"delete a run (the cluster's garbage collector takes the children)"},
 	"patch flyte.org/taskactions":                      {"abort a running action"},
-	"delete flyte.org/taskactions":                     {"delete a run (the cluster's garbage collector takes the children)"},
+	"delete flyte.org/taskactions":                     {"abort a running action", "delete a run (the cluster's garbage collector takes the children)"},
 	"update flyte.org/taskactions/status":              {"execute an action"},
 	"list kargo.akuity.io/stages":                      {"start"},
 	"watch kargo.akuity.io/stages":                     {"start"},

@@ -78,7 +78,8 @@ type App struct {
 	promotionsFinished *prometheus.CounterVec
 	metrics            *handlers.Metrics
 
-	// kargoCreds are the promotion steps' credentials (kargosteps.go).
+	// kargoCreds are the promotion steps' and the Warehouse controller's
+	// credentials (kargosteps.go).
 	kargoCreds *credentials.Chain
 
 	executor *executor.Controller // nil when it claims nothing

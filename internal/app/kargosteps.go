@@ -24,11 +24,24 @@ func (a *App) kargoWork() steps.Dirs {
 
 // kargoStepPlugins are the steps' plugins, by task type.
 func (a *App) kargoStepPlugins() map[string]plugins.Plugin {
+	return steps.Plugins(steps.Config{
+		Promotions: kargoPromotions{a}, Stages: kargoStages{a}, Dirs: a.kargoWork(),
+		Credentials: a.kargoCredentials(), AllowLocalRepos: a.cfg.PromotionGitLocal,
+	})
+}
+
+// kargoCredentials are the repositories' credentials the promotion steps
+// and the Warehouse controller share, made on first use: the credentials
+// file, and on a cluster Kargo's Secrets before it (useKargoSecrets).
+func (a *App) kargoCredentials() *credentials.Chain {
+	if a.kargoCreds != nil {
+		return a.kargoCreds
+	}
 	a.kargoCreds = &credentials.Chain{AllowOverHTTP: a.cfg.KargoCredentialsOverHTTP}
 	if f := a.cfg.KargoCredentialsFile; f != "" {
 		file, err := credentials.LoadFile(f) // checked by Config.Validate
 		if err != nil {
-			a.log.Error().Err(err).Msg("credentials file not read: the promotion steps have no credentials")
+			a.log.Error().Err(err).Msg("credentials file not read: the promotion steps and Warehouses have no credentials")
 		} else {
 			a.kargoCreds.Sources = append(a.kargoCreds.Sources, file)
 			if st, err := os.Stat(f); err == nil && st.Mode().Perm()&0o077 != 0 {
@@ -36,16 +49,14 @@ func (a *App) kargoStepPlugins() map[string]plugins.Plugin {
 			}
 		}
 	}
-	return steps.Plugins(steps.Config{
-		Promotions: kargoPromotions{a}, Stages: kargoStages{a}, Dirs: a.kargoWork(),
-		Credentials: a.kargoCreds, AllowLocalRepos: a.cfg.PromotionGitLocal,
-	})
+	return a.kargoCreds
 }
 
 // useKargoSecrets puts Kargo's credentials Secrets of a cluster first.
 func (a *App) useKargoSecrets(kube kubernetes.Interface) {
-	if a.kargoCreds != nil && kube != nil {
-		a.kargoCreds.Sources = append([]credentials.Source{&credentials.Secrets{Kube: kube}}, a.kargoCreds.Sources...)
+	if kube != nil {
+		c := a.kargoCredentials()
+		c.Sources = append([]credentials.Source{&credentials.Secrets{Kube: kube}}, c.Sources...)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -294,7 +295,10 @@ func (a *App) runKargoControllers(ctx context.Context, ready func()) error {
 func (a *App) kargoControllers() *lifecycle.Group {
 	g := lifecycle.NewGroup()
 	g.Add("stage controller", stages.NewController(a.stages, a.promos, a.freight, 4, a.component("stage-controller")))
-	g.Add("warehouse controller", warehouses.NewController(a.warehouses, a.freight, a.component("warehouse-controller")))
+	g.Add("warehouse controller", warehouses.NewController(a.warehouses, warehouses.ControllerConfig{
+		Freight: a.freight, Credentials: a.kargoCredentials(), AllowLocalRepos: a.cfg.PromotionGitLocal,
+		WorkDir: filepath.Join(a.cfg.DataDir, "kargo-discovery"), Log: a.component("warehouse-controller"),
+	}))
 	g.Add("promotion orchestrator", orchestrator.New(orchestrator.Config{
 		Promotions: a.promos, Stages: a.stages.Cache(), Freight: a.freight,
 		Actions: a.mgr, Runnable: a.exec.runs, OutputRoot: a.outputRoot(), WorkDirs: a.kargoWork(), Workers: 8,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -14,19 +15,20 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
-	"taskactions/internal/kargo/rules"
+	"taskactions/internal/kargo/credentials"
+	"taskactions/internal/kargo/git"
 	"taskactions/internal/pipeline"
 )
 
 // Controller discovers the artifacts of Warehouses and makes Freight of
 // the newest, as Kargo's Warehouse controller does: on every change, on a
-// refresh, and every spec.interval. Only image subscriptions are
-// discovered so far; a Warehouse with another kind says so in its Ready
-// condition. It reaches whatever registry a Warehouse names (as
-// git-clone reaches any Git host): each poll is logged with its host.
+// refresh, and every spec.interval. It reaches whatever repository a
+// Warehouse names (as git-clone does): each poll is logged with its URL.
 type Controller struct {
 	m       *Manager
 	freight FreightStore
+	creds   credentials.Database
+	git     gitSource
 	log     zerolog.Logger
 	now     func() time.Time
 }
@@ -37,9 +39,25 @@ type FreightStore interface {
 	Create(ctx context.Context, project string, f *kargoapi.Freight) (*pipeline.ObjectView[*kargoapi.Freight], error)
 }
 
+// ControllerConfig holds the controller's dependencies.
+type ControllerConfig struct {
+	Freight FreightStore
+	// Credentials finds a repository's credentials (none when nil).
+	Credentials credentials.Database
+	// AllowLocalRepos lets Git subscriptions name file:// URLs and local
+	// paths, as the promotion steps' flag does.
+	AllowLocalRepos bool
+	// WorkDir is where Git discovery makes its clones (removed after each).
+	WorkDir string
+	Log     zerolog.Logger
+}
+
 // NewController returns a Warehouse controller over the manager's cache.
-func NewController(m *Manager, freight FreightStore, log zerolog.Logger) *Controller {
-	return &Controller{m: m, freight: freight, log: log, now: time.Now}
+func NewController(m *Manager, cfg ControllerConfig) *Controller {
+	return &Controller{
+		m: m, freight: cfg.Freight, creds: cfg.Credentials, log: cfg.Log, now: time.Now,
+		git: gitSource{client: git.ClientOptions{AllowLocal: cfg.AllowLocalRepos}, baseDir: cfg.WorkDir},
+	}
 }
 
 // Run reconciles Warehouses until ctx ends. The manager must be started.
@@ -47,6 +65,11 @@ func (c *Controller) Run(ctx context.Context, ready func()) error {
 	inf := c.m.warehouses.Informer()
 	if inf == nil {
 		return errors.New("warehouse controller: the Warehouse cache is not started")
+	}
+	if c.git.baseDir != "" {
+		if err := os.MkdirAll(c.git.baseDir, 0o700); err != nil {
+			return fmt.Errorf("warehouse controller: %w", err)
+		}
 	}
 	k := pipeline.NewKeyQueue("warehouse-controller", 2, c.log)
 	return k.Run(ctx, ready, inf, cache.ResourceEventHandlerFuncs{
@@ -69,8 +92,8 @@ func (c *Controller) Run(ctx context.Context, ready func()) error {
 }
 
 // reconcile discovers a Warehouse's artifacts, makes Freight of them when
-// the policy is Automatic and they are new, and writes the status. It
-// returns when to poll again.
+// the policy is Automatic and they are new, and writes the status with
+// Kargo's conditions. It returns when to poll again.
 func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, error) {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -83,68 +106,112 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 	next := w.DeepCopy()
 	next.Status.ObservedGeneration = w.Generation
 	next.Status.LastHandledRefresh = w.Annotations[kargoapi.AnnotationKeyRefresh]
-	ready := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Discovered", ObservedGeneration: w.Generation}
-	arts, err := c.discover(ctx, w)
-	if err != nil {
-		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, "DiscoveryFailed", err.Error()
-	} else {
-		next.Status.DiscoveredArtifacts = arts
-		if id, err := c.makeFreight(ctx, w, arts); err != nil {
-			ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, "FreightCreationFailed", err.Error()
-		} else if id != "" {
-			next.Status.LastFreightID = id
-		}
-	}
-	meta.SetStatusCondition(&next.Status.Conditions, ready)
+	c.sync(ctx, w, &next.Status)
 	if err := c.writeStatus(ctx, w, next); err != nil {
 		return 0, err
 	}
 	return max(w.Spec.Interval.Duration, time.Second), nil
 }
 
-// discover runs each subscription's discovery.
+// sync is one discovery and its Freight, told in status. A failure is
+// the Warehouse's to show, not the queue's to retry: the next poll is the
+// retry, so an unreachable repository is not hammered.
+func (c *Controller) sync(ctx context.Context, w *kargoapi.Warehouse, status *kargoapi.WarehouseStatus) {
+	gen := w.Generation
+	set := func(cs ...metav1.Condition) {
+		for _, cond := range cs {
+			meta.SetStatusCondition(&status.Conditions, cond)
+		}
+	}
+	arts, err := c.discover(ctx, w)
+	if err != nil {
+		c.log.Warn().Str("warehouse", w.Namespace+"/"+w.Name).Err(err).Msg("discovery failed")
+		set(metav1.Condition{Type: kargoapi.ConditionTypeHealthy, Status: metav1.ConditionFalse, Reason: "DiscoveryFailed",
+			Message: "Unable to discover artifacts: " + err.Error(), ObservedGeneration: gen},
+			metav1.Condition{Type: kargoapi.ConditionTypeReady, Status: metav1.ConditionFalse, Reason: "DiscoveryFailure",
+				Message: "Artifact discovery failed: " + err.Error(), ObservedGeneration: gen})
+		return
+	}
+	status.DiscoveredArtifacts = arts
+	healthy, ready, ok := checkArtifacts(arts, gen)
+	set(healthy, ready)
+	if !ok || w.Spec.FreightCreationPolicy == kargoapi.FreightCreationPolicyManual {
+		return
+	}
+	f, err := buildFreight(w.Name, arts)
+	if err != nil {
+		set(metav1.Condition{Type: kargoapi.ConditionTypeReady, Status: metav1.ConditionFalse, Reason: "FreightBuildFailure",
+			Message: "Error building Freight from latest artifacts: " + err.Error(), ObservedGeneration: gen})
+		return
+	}
+	if err := c.createFreight(ctx, w.Namespace, f); err != nil {
+		set(metav1.Condition{Type: kargoapi.ConditionTypeReady, Status: metav1.ConditionFalse, Reason: "FreightCreationFailure",
+			Message: fmt.Sprintf("Error creating Freight %q in namespace %q: %s", f.Name, w.Namespace, err), ObservedGeneration: gen})
+		return
+	}
+	status.LastFreightID = f.Name
+}
+
+// discover runs each subscription's discovery, in Kargo's order: Git,
+// images, charts.
 func (c *Controller) discover(ctx context.Context, w *kargoapi.Warehouse) (*kargoapi.DiscoveredArtifacts, error) {
 	arts := &kargoapi.DiscoveredArtifacts{DiscoveredAt: metav1.NewTime(c.now().Truncate(time.Second))}
-	for i, sub := range w.Spec.Subscriptions {
-		if sub.Image == nil {
-			return nil, fmt.Errorf("subscription %d: only image subscriptions are discovered on this server yet", i)
+	log := c.log.With().Str("warehouse", w.Namespace+"/"+w.Name).Logger()
+	for _, sub := range w.Spec.Subscriptions {
+		if sub.Git == nil {
+			continue
 		}
-		c.log.Info().Str("warehouse", w.Namespace+"/"+w.Name).Str("repoURL", sub.Image.RepoURL).Msg("discovering images")
+		creds, err := c.credentials(ctx, w.Namespace, credentials.TypeGit, sub.Git.RepoURL)
+		if err != nil {
+			return nil, fmt.Errorf("error discovering commits: error obtaining credentials for git repo %q: %w", sub.Git.RepoURL, err)
+		}
+		log.Info().Str("repoURL", sub.Git.RepoURL).Msg("discovering commits")
+		src := c.git
+		if creds != nil {
+			src.client.Credentials = &git.RepoCredentials{Username: creds.Username, Password: creds.Password, SSHPrivateKey: creds.SSHPrivateKey}
+		}
+		res, err := discoverCommits(ctx, *sub.Git, src)
+		if err != nil {
+			return nil, fmt.Errorf("error discovering commits: %w", err)
+		}
+		arts.Git = append(arts.Git, res)
+	}
+	for _, sub := range w.Spec.Subscriptions {
+		if sub.Image == nil {
+			continue
+		}
+		log.Info().Str("repoURL", sub.Image.RepoURL).Msg("discovering images")
 		res, err := discoverImages(ctx, *sub.Image)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("error discovering images: %w", err)
 		}
 		arts.Images = append(arts.Images, res)
 	}
 	return arts, nil
 }
 
-// makeFreight creates the Freight of the newest artifact of every
-// subscription (Kargo's name: their hash), unless the policy is Manual,
-// an artifact is missing, or it exists. It returns the Freight's name.
-func (c *Controller) makeFreight(ctx context.Context, w *kargoapi.Warehouse, arts *kargoapi.DiscoveredArtifacts) (string, error) {
-	if w.Spec.FreightCreationPolicy == kargoapi.FreightCreationPolicyManual {
-		return "", nil
+// credentials looks up a repository's credentials (none without a
+// database).
+func (c *Controller) credentials(ctx context.Context, project string, t credentials.Type, repoURL string) (*credentials.Credentials, error) {
+	if c.creds == nil {
+		return nil, nil
 	}
-	f := &kargoapi.Freight{Origin: kargoapi.FreightOrigin{Kind: kargoapi.FreightOriginKindWarehouse, Name: w.Name}}
-	for _, r := range arts.Images {
-		img, ok := newestImage(r)
-		if !ok {
-			return "", nil
-		}
-		f.Images = append(f.Images, img)
-	}
-	id := rules.GenerateFreightID(f)
-	if _, err := c.freight.Get(ctx, w.Namespace, id); err == nil {
-		return id, nil
+	return c.creds.Get(ctx, project, t, repoURL)
+}
+
+// createFreight creates f unless it exists (the same artifacts found
+// again).
+func (c *Controller) createFreight(ctx context.Context, project string, f *kargoapi.Freight) error {
+	if _, err := c.freight.Get(ctx, project, f.Name); err == nil {
+		return nil
 	} else if !errors.Is(err, pipeline.ErrNotFound) {
-		return "", err
+		return err
 	}
-	out, err := c.freight.Create(ctx, w.Namespace, f)
-	if err != nil {
-		return "", fmt.Errorf("error creating Freight: %w", err)
+	_, err := c.freight.Create(ctx, project, f)
+	if errors.Is(err, pipeline.ErrConflict) {
+		return nil
 	}
-	return out.Object.Name, nil
+	return err
 }
 
 // writeStatus writes next's status if it differs from w's; a conflict

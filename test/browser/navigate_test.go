@@ -79,7 +79,7 @@ func TestNavigationTearsPagesDown(t *testing.T) {
 	click(`#crumbs a[href$="/stages/uat"]`)
 	at("the stage page", `#stage-promotions li[data-promotion]`, 2, 1)
 	click(`#crumbs a[href$="/stages"]`)
-	at("the stages page", nodeSel("uat"), 1, 1)
+	at("the stages page", nodeSel("uat"), 2, 1) // its Stages and its Warehouses
 	click(nodeSel("uat") + ` a`)
 	at("the stage page again", `#stage-promotions li[data-promotion]`, 2, 1)
 	click(fmt.Sprintf(`#stage-promotions a[href$=%q]`, "/promotions/"+name))

@@ -160,6 +160,14 @@ export function refreshStage(p, s, wait) {
   return request('POST', `${pages.stage(p, s)}/refresh${wait ? '?wait=true' : ''}`);
 }
 
+/** refreshWarehouse asks the Warehouse controller to discover now; with
+ * wait, the answer comes once it has (lastHandledRefresh caught up).
+ * @param {string} p @param {string} w @param {boolean} wait
+ * @returns {Promise<import('./types.js').Warehouse>} */
+export function refreshWarehouse(p, w, wait) {
+  return request('POST', `/projects/${enc(p)}/warehouses/${enc(w)}/refresh${wait ? '?wait=true' : ''}`);
+}
+
 /** deleteStage deletes a Stage. @param {string} p @param {string} s */
 export function deleteStage(p, s) {
   return request('DELETE', pages.stage(p, s));

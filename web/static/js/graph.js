@@ -1,16 +1,17 @@
 // @ts-check
-// The layout of a project's pipeline: Warehouses on the left, each Stage in
-// the column of its depth (the longest path from a Warehouse), rows within
-// a column. Pure computation on names, O(V + E + V log V): no DOM, no
+// The layout of a project's pipeline: Warehouses on the left (those the
+// Stages request Freight from, and those no Stage requests from yet), each
+// Stage in the column of its depth (the longest path from a Warehouse),
+// rows within a column. Pure computation on names, O(V + E + V log V): no DOM, no
 // reading of layout, so the page can place 600 nodes without measuring any.
 
 /** Sizes of the grid, in CSS pixels; the page's nodes are drawn this big. */
 export const GRID = {
   nodeW: 236, // a Stage node's width
-  whW: 160, // a Warehouse's width (the first column)
+  whW: 196, // a Warehouse's width (the first column)
   nodeH: 112, // a Stage node's height (its slot)
   plainH: 72, // a control-flow Stage's box, centred in its slot
-  whH: 58, // a Warehouse's box, centred in its slot
+  whH: 100, // a Warehouse's box, centred in its slot
   gapX: 72, // between columns: room for the edges
   gapY: 16, // between rows
   pad: 16, // around the whole graph
@@ -27,15 +28,17 @@ const byName = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
  * @param {Map<string, {direct: string[], up: string[]}>} stages
  *   stage name -> the Warehouses it takes Freight from directly, and the
  *   Stages it takes Freight from
+ * @param {Iterable<string>} [known] the project's Warehouses: those no
+ *   Stage requests from are shown too
  * @returns {{pos: Map<string, {x: number, y: number, w: number, col: number, row: number}>,
  *   order: string[], edges: [string, string][], warehouses: string[],
  *   width: number, height: number}}
  *   node id -> position (top left of the slot); ids in column then row
  *   order (reading order); edges as [from id, to id]
  */
-export function layout(stages) {
+export function layout(stages, known = []) {
   // Warehouses, and the stage -> stage edges between Stages that exist.
-  const warehouses = new Set();
+  const warehouses = new Set(known);
   const indeg = new Map();
   const down = new Map(); // upstream name -> downstream names
   const ups = new Map(); // name -> existing upstream names (deduplicated)

@@ -119,6 +119,56 @@ export function sources(s) {
   return { direct, up, key: direct.join(',') + '|' + up.join(',') };
 }
 
+// How Kargo's UI reads a Warehouse (the pipeline's warehouse node,
+// ui/src/features/project/pipelines/nodes/warehouse-node.tsx).
+
+/** warehouseState is Kargo's reading of a Warehouse's conditions: Failed
+ * when Healthy is False, or Ready is False while it is not reconciling
+ * (a failed discovery); Discovering while Reconciling is True; Ready; and
+ * Pending before its first discovery. */
+export function warehouseState(w) {
+  const ready = condition(w, 'Ready');
+  const reconciling = condition(w, 'Reconciling');
+  if (is(w, 'Healthy', 'False') || (ready && ready.status === 'False' && !(reconciling && reconciling.status === 'True'))) return 'Failed';
+  if (reconciling && reconciling.status === 'True') return 'Discovering';
+  if (ready && ready.status === 'True') return 'Ready';
+  return 'Pending';
+}
+
+/** warehouseProblem is what a failed Warehouse's conditions say: the
+ * message of Healthy=False, else of Ready=False ("" when none is). */
+export function warehouseProblem(w) {
+  for (const type of ['Healthy', 'Ready']) {
+    const c = condition(w, type);
+    if (c && c.status === 'False') return c.message || c.reason || `${type} is False`;
+  }
+  return '';
+}
+
+/** discoveredAt is when the Warehouse last discovered its artifacts
+ * (status.discoveredArtifacts.discoveredAt), or "". A failed discovery
+ * leaves the last one that worked. */
+export function discoveredAt(w) {
+  const d = w.status && w.status.discoveredArtifacts;
+  return d && typeof d.discoveredAt === 'string' ? d.discoveredAt : '';
+}
+
+/** subscriptions are a Warehouse's subscriptions, each as [kind, repository]. */
+export function subscriptions(w) {
+  /** @type {[string, string][]} */
+  const out = [];
+  for (const sub of (w.spec && w.spec.subscriptions) || []) {
+    if (!sub) continue;
+    for (const kind of /** @type {const} */ (['git', 'image', 'chart'])) {
+      const s = sub[kind];
+      if (!s) continue;
+      const repo = String(s.repoURL || '?');
+      out.push([kind, kind === 'chart' && s.name ? `${repo.replace(/\/+$/, '')}/${s.name}` : repo]);
+    }
+  }
+  return out;
+}
+
 /** stageColor is the colour Kargo's UI gives a Stage (annotation
  * kargo.akuity.io/color), if it is a plain colour name or hex. */
 export function stageColor(s) {

@@ -8,13 +8,23 @@
 // texts of its node that changed; the graph is laid out again only when
 // its edges or members change, by pure computation on fixed node sizes, so
 // nothing reads layout; new nodes go in over a few frames.
+//
+// The Warehouses come from two places: the names the Stages request
+// Freight from, and the project's Warehouse stream (applyWarehouses),
+// which says what each shows (state, newest Freight, last discovery) and
+// brings in the Warehouses no Stage requests from yet, as Kargo's UI
+// shows them. A name no Warehouse has is shown missing.
 import { h, setAttr } from './dom.js';
+import { ApiError, refreshWarehouse } from './api.js';
+import { toast } from './dialog.js';
 import { GRID, edgePath, layout } from './graph.js';
-import { sources } from './kargo.js';
-import { fillNode, fromText, makeNode, makeWarehouse, promoText } from './stagenode.js';
+import { refreshPending, sources } from './kargo.js';
+import { discText, fillNode, fillWarehouse, fromText, makeNode, makeWarehouse, promoText } from './stagenode.js';
 
 /** @typedef {import('./types.js').Stage} Stage */
+/** @typedef {import('./types.js').Warehouse} Warehouse */
 /** @typedef {import('./stagenode.js').StageNode} StageNode */
+/** @typedef {import('./stagenode.js').WarehouseNode} WarehouseNode */
 
 const BUDGET = 8; // ms per slice of work
 const MOUNT = 80; // new nodes put on the page per frame
@@ -37,8 +47,14 @@ export class Pipeline {
     }
     /** @type {Map<string, StageNode>} stage name -> node */
     this.nodes = new Map();
-    /** @type {Map<string, {el: HTMLElement, t: string}>} warehouse name -> node */
+    /** @type {Map<string, WarehouseNode>} warehouse name -> node */
     this.whs = new Map();
+    /** @type {Map<string, Warehouse>} warehouse name -> the project's Warehouse */
+    this.warehouses = new Map();
+    this.whSynced = false; // the Warehouses are known: a name without one is missing
+    /** @type {Set<string>} Warehouses whose refresh request is on its way */
+    this.refreshing = new Set();
+    this.closed = false;
     /** @type {Map<string, {el: SVGPathElement, d: string}>} "from>to" (node ids) -> edge */
     this.edges = new Map();
     this.nEdges = 0;
@@ -57,10 +73,17 @@ export class Pipeline {
     this.mountFrame = 0;
     this.mountTimer = 0;
     this.laidOut = false; // once: the head counts the nodes from then on
+    // Refresh on a Warehouse's node (one listener for them all).
+    this.list.addEventListener('click', (ev) => {
+      const b = /** @type {Element} */ (ev.target).closest('button.wn-refresh');
+      const wn = b && b.closest('[data-warehouse]');
+      if (wn) this.refreshWarehouse(/** @type {HTMLElement} */ (wn).dataset.warehouse || '');
+    });
   }
 
   /** close stops the work to come (the page goes). */
   close() {
+    this.closed = true;
     this.queue.clear();
     this.yieldPort.port1.close();
     cancelAnimationFrame(this.mountFrame);
@@ -87,6 +110,81 @@ export class Pipeline {
     if (!this.working) {
       this.working = true;
       this.work();
+    }
+  }
+
+  /**
+   * applyWarehouses takes the Warehouse stream's changes. A Warehouse that
+   * came or went lays the graph out again (it may be one no Stage
+   * requests from); a status change rewrites its node only.
+   * @param {Map<string, Warehouse | null>} changes
+   */
+  applyWarehouses(changes) {
+    const now = Date.now();
+    for (const [name, w] of changes) {
+      const have = this.warehouses.get(name);
+      if (w === null) {
+        if (!have) continue;
+        this.warehouses.delete(name);
+        this.topo = true;
+      } else {
+        if (have && !newer(w, have)) continue; // a refresh's answer came first
+        this.warehouses.set(name, w);
+        if (!have) this.topo = true;
+      }
+      this.fillWh(name, now);
+    }
+    this.kick();
+  }
+
+  /** warehousesSynced: the Warehouses are known (after each snapshot):
+   * a name no Warehouse has is missing from now. */
+  warehousesSynced() {
+    if (this.whSynced) return;
+    this.whSynced = true;
+    const now = Date.now();
+    for (const name of this.whs.keys()) this.fillWh(name, now);
+  }
+
+  /** kick lays out again, when due and no work is under way to do it. */
+  kick() {
+    if (this.topo && !this.working) {
+      this.working = true;
+      this.work();
+    }
+  }
+
+  /** @param {string} name @param {number} now */
+  fillWh(name, now) {
+    const wn = this.whs.get(name);
+    if (!wn) return;
+    const w = this.warehouses.get(name);
+    fillWarehouse(wn, w, {
+      project: this.project, synced: this.whSynced, now,
+      busy: this.refreshing.has(name) || (!!w && refreshPending(w)),
+    });
+  }
+
+  /**
+   * refreshWarehouse asks the controller to discover now, and waits for it
+   * (the node shows it busy meanwhile); the Warehouse it answers with is
+   * shown at once, the stream's events to it after.
+   * @param {string} name
+   */
+  async refreshWarehouse(name) {
+    const w = this.warehouses.get(name);
+    if (!w || this.refreshing.has(name) || refreshPending(w)) return;
+    this.refreshing.add(name);
+    this.fillWh(name, Date.now());
+    try {
+      const out = await refreshWarehouse(this.project, name, true);
+      if (this.closed) return;
+      if (out && out.metadata && this.warehouses.has(name)) this.applyWarehouses(new Map([[name, out]]));
+    } catch (e) {
+      if (!this.closed) toast(`Refresh of warehouse ${name} failed: ${e instanceof ApiError ? e.message : e}`);
+    } finally {
+      this.refreshing.delete(name);
+      if (!this.closed) this.fillWh(name, Date.now());
     }
   }
 
@@ -143,7 +241,7 @@ export class Pipeline {
   relayout() {
     const graph = new Map();
     for (const [name, n] of this.nodes) graph.set(name, n.src);
-    const L = layout(graph);
+    const L = layout(graph, [...this.warehouses.keys()]);
     this.laidOut = true;
     this.placeWarehouses(L.warehouses);
     const els = [];
@@ -176,11 +274,13 @@ export class Pipeline {
         this.whs.delete(w);
       }
     }
+    const now = Date.now();
     for (const w of wanted) {
       if (this.whs.has(w)) continue;
       const wn = makeWarehouse(w);
       if (this.query) wn.el.classList.add('dim');
       this.whs.set(w, wn);
+      this.fillWh(w, now);
     }
   }
 
@@ -319,5 +419,16 @@ export class Pipeline {
   tick() {
     const now = Date.now();
     for (const node of this.nodes.values()) if (node.promoAt) promoText(node, now);
+    for (const wn of this.whs.values()) if (wn.discAt) discText(wn, now);
   }
+}
+
+/** newer: a is the same object as b at a later (or the same) version,
+ * or another object of the name. @param {Warehouse} a @param {Warehouse} b */
+function newer(a, b) {
+  const x = Number(a.metadata && a.metadata.resourceVersion);
+  const y = Number(b.metadata && b.metadata.resourceVersion);
+  if (!Number.isFinite(x) || !Number.isFinite(y)) return true;
+  if (a.metadata && b.metadata && a.metadata.uid !== b.metadata.uid) return true;
+  return x >= y;
 }

@@ -4,12 +4,14 @@
 import { h, setAttr, setText } from './dom.js';
 import { fullTime } from './format.js';
 import { pages } from './urls.js';
+import { short } from './freight.js';
 import {
-  freightText, health, healthClass, healthText, isControlFlow, refreshPending, relTime,
-  stageBadge, stageColor, stagePhase, updateStageBadge,
+  discoveredAt, freightText, health, healthClass, healthText, isControlFlow, refreshPending, relTime,
+  stageBadge, stageColor, stagePhase, subscriptions, updateStageBadge, warehouseProblem, warehouseState,
 } from './kargo.js';
 
 /** @typedef {import('./types.js').Stage} Stage */
+/** @typedef {import('./types.js').Warehouse} Warehouse */
 
 /**
  * A Stage's node and what it shows now.
@@ -57,9 +59,23 @@ const nodeTemplate = h('li', { class: 'snode' },
   h('div', { class: 'sn-line sn-promo' }, h('span', { class: 'k', text: 'Last promotion' }), ' ', h('span', { class: 'v' })),
   h('span', { class: 'sr-only sn-from' }));
 
+// A Warehouse's node: its name and Refresh; its state (as Kargo's UI
+// reads the conditions) and subscriptions; its newest Freight; its last
+// discovery. What a failure says is the state's title, and read out.
+const whIcon = h('span', { class: 'wn-icon', 'aria-hidden': 'true' });
+whIcon.innerHTML = '<svg viewBox="0 0 16 16" width="14" height="14" focusable="false"><path fill="currentColor" d="M8 1.2 15 5v9.8h-2.2V7H3.2v7.8H1V5zM4.4 8.2h7.2v1.6H4.4zm0 2.6h7.2v1.6H4.4zm0 2.6h7.2v1.4H4.4z"/></svg>';
 const whTemplate = h('li', { class: 'wnode' },
-  h('span', { class: 'k', text: 'Warehouse' }),
-  h('span', { class: 'wn-name mono' }));
+  h('div', { class: 'wn-top' },
+    whIcon,
+    h('span', { class: 'sr-only', text: 'Warehouse ' }),
+    h('span', { class: 'wn-name mono' }),
+    h('button', { type: 'button', class: 'wn-refresh', hidden: true, 'aria-busy': 'false', text: '↻' })),
+  h('div', { class: 'wn-state' },
+    h('span', { class: 'badge', hidden: true }, h('span', { class: 'dot', 'aria-hidden': 'true' }), ''),
+    h('span', { class: 'sr-only wn-problem' }),
+    h('span', { class: 'wn-subs' })),
+  h('div', { class: 'sn-line wn-freight' }, h('span', { class: 'k', text: 'Freight' }), ' ', h('span', { class: 'v' })),
+  h('div', { class: 'sn-line wn-disc' }, h('span', { class: 'k', text: 'Discovered' }), ' ', h('time', { class: 'v' })));
 
 /** @param {Node | null} el */
 const $ = (el) => /** @type {HTMLElement} */ (el);
@@ -88,12 +104,108 @@ export function makeNode(project, name) {
   };
 }
 
-/** makeWarehouse is a Warehouse's node. @param {string} name */
+/**
+ * A Warehouse's node and what it shows now.
+ * @typedef {object} WarehouseNode
+ * @property {string} name
+ * @property {HTMLElement} el
+ * @property {string} t its transform
+ * @property {string | null} state
+ * @property {HTMLButtonElement} refresh
+ * @property {HTMLElement} badge
+ * @property {HTMLElement} problem
+ * @property {HTMLElement} subs
+ * @property {HTMLElement} freight
+ * @property {HTMLElement} freightK
+ * @property {HTMLElement} discLine
+ * @property {HTMLElement} disc
+ * @property {string} discAt
+ */
+
+/** makeWarehouse is a Warehouse's node. @param {string} name @returns {WarehouseNode} */
 export function makeWarehouse(name) {
   const el = $(whTemplate.cloneNode(true));
-  $(el.lastElementChild).textContent = name;
+  const top = $(el.firstElementChild);
+  const state = $(top.nextElementSibling);
+  const fr = $(state.nextElementSibling);
+  const disc = $(fr.nextElementSibling);
+  const nameEl = $(top.children[2]);
+  nameEl.textContent = name;
+  nameEl.title = `Warehouse ${name}`;
+  const refresh = /** @type {HTMLButtonElement} */ (top.lastElementChild);
+  refresh.setAttribute('aria-label', `Refresh warehouse ${name}`);
   el.dataset.warehouse = name;
-  return { el, t: '' };
+  return {
+    name, el, t: '', state: null, refresh,
+    badge: $(state.children[0]),
+    problem: $(state.children[1]),
+    subs: $(state.children[2]),
+    freight: $(fr.lastElementChild),
+    freightK: $(fr.firstElementChild),
+    discLine: disc,
+    disc: $(disc.lastElementChild),
+    discAt: '',
+  };
+}
+
+/**
+ * fillWarehouse writes a Warehouse into its node, touching only what
+ * changed. w is undefined when the project has no such Warehouse (a
+ * Stage names it), or before the Warehouses are known (!synced).
+ * @param {WarehouseNode} node
+ * @param {Warehouse | undefined} w
+ * @param {{project: string, synced: boolean, busy: boolean, now: number}} o
+ *   busy: a refresh asked for is not handled yet
+ */
+export function fillWarehouse(node, w, o) {
+  const state = w ? warehouseState(w) : o.synced ? 'Missing' : '';
+  if (node.state !== state) {
+    node.state = state;
+    setAttr(node.el, 'data-state', state || null);
+    node.badge.className = 'badge ws-' + (state || 'None');
+    /** @type {ChildNode} */ (node.badge.lastChild).nodeValue = state;
+  }
+  setHidden(node.badge, !state);
+  let problem = '';
+  if (state === 'Missing') problem = `There is no Warehouse ${node.name} in project ${o.project}; Stages request Freight from it.`;
+  else if (w && state === 'Failed') problem = warehouseProblem(w);
+  // The problem is the state's tooltip, the node's where nothing in it
+  // has one of its own, and read out after the state.
+  setAttr(node.badge, 'title', problem || null);
+  setAttr(node.el, 'title', problem ? `${state}: ${problem}` : null);
+  setText(node.problem, problem ? `: ${problem}` : '');
+
+  const subs = w ? subscriptions(w) : [];
+  setHidden(node.subs, !w);
+  setText(node.subs, `${subs.length} subscription${subs.length === 1 ? '' : 's'}`);
+  setAttr(node.subs, 'title', subs.length ? subs.map(([kind, repo]) => `${kind} ${repo}`).join('\n') : null);
+
+  const id = (w && w.status && w.status.lastFreightID) || '';
+  setAttr(node.el, 'data-freight', id || null);
+  setHidden(node.freightK, !id);
+  setText(node.freight, id ? short(id) : w ? 'No Freight yet' : state === 'Missing' ? 'Not in this project' : '…');
+  setAttr(node.freight, 'title', id ? `Newest Freight: ${id}` : null);
+  node.freight.classList.toggle('mono', !!id);
+
+  node.discAt = w ? discoveredAt(w) : '';
+  setHidden(node.discLine, !w);
+  discText(node, o.now);
+
+  setHidden(node.refresh, !w);
+  const busy = !!w && o.busy;
+  setAttr(node.refresh, 'aria-busy', String(busy));
+  setAttr(node.refresh, 'aria-disabled', busy ? 'true' : null);
+  setAttr(node.refresh, 'title', busy ? 'Refreshing: waiting for the controller to discover' : 'Refresh: discover now');
+  setAttr(node.el, 'data-rv', (w && w.metadata && w.metadata.resourceVersion) || null);
+}
+
+/** discText writes the node's last discovery ("2m ago" moves on).
+ * @param {WarehouseNode} node @param {number} now */
+export function discText(node, now) {
+  setHidden(/** @type {HTMLElement} */ (node.discLine.firstElementChild), !node.discAt);
+  setText(node.disc, node.discAt ? relTime(node.discAt, now) : 'Not discovered yet');
+  setAttr(node.disc, 'datetime', node.discAt || null);
+  setAttr(node.disc, 'title', node.discAt ? `Last discovery: ${fullTime(node.discAt)}` : null);
 }
 
 /** fromText says where a Stage takes Freight from, for screen readers.

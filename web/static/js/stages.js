@@ -1,11 +1,13 @@
 // @ts-check
 // /projects/{p}/stages: a project's Kargo Stages as a pipeline graph
 // (pipeline.js), kept live by the project's Stage stream (`stage` events
-// carry the Stage object and `deleted`), with the Stages per phase and a
-// find box. How a Stage is read is kargo.js's.
+// carry the Stage object and `deleted`) and its Warehouse stream (each
+// Warehouse's node: state, newest Freight, last discovery), with the
+// Stages per phase and a find box. How a Stage and a Warehouse are read
+// is kargo.js's.
 import { h, setText } from './dom.js';
 import { streams } from './urls.js';
-import { live } from './stream.js';
+import { connStates, live } from './stream.js';
 import { STAGE_PHASES } from './kargo.js';
 import { Pipeline } from './pipeline.js';
 
@@ -29,7 +31,7 @@ export function stagesPage(main, { project }, ui, scope) {
   });
   const filterStatus = h('span', { id: 'filter-status', class: 'muted small', role: 'status' });
   const loading = h('p', { class: 'empty', text: 'Loading stages…' });
-  const empty = h('p', { class: 'empty', hidden: true, text: `No Stages in project ${project} yet. They appear here as soon as they are created (POST /api/v1/projects/${project}/stages).` });
+  const empty = h('p', { class: 'empty', hidden: true, text: `No Stages or Warehouses in project ${project} yet. They appear here as soon as they are created (POST /api/v1/projects/${project}/stages, …/warehouses).` });
 
   let synced = false;
   const graph = new Pipeline(project, () => updateHead());
@@ -60,8 +62,8 @@ export function stagesPage(main, { project }, ui, scope) {
       chips.replaceChildren(...STAGE_PHASES.filter((p) => counts.get(p)).map((p) =>
         h('li', { class: 'chip sp-' + p, dataset: { phase: p } }, h('span', { class: 'dot', 'aria-hidden': 'true' }), `${counts.get(p)} ${p.toLowerCase()}`)));
     }
-    empty.hidden = nodes.size > 0 || !loading.hidden;
-    scroller.hidden = nodes.size === 0;
+    empty.hidden = nodes.size + whs.size > 0 || !loading.hidden;
+    scroller.hidden = nodes.size + whs.size === 0;
     if (graph.query) find();
   }
 
@@ -86,6 +88,7 @@ export function stagesPage(main, { project }, ui, scope) {
   // A tab hidden while nodes go in takes the rest at once.
   scope.listen(document, 'visibilitychange', () => { if (document.hidden) graph.mountAll(); });
 
+  const conn = connStates(ui.setConn);
   const stages = live(scope, {
     url: streams.stages(project),
     event: 'stage',
@@ -96,13 +99,26 @@ export function stagesPage(main, { project }, ui, scope) {
       synced = true;
       if (!graph.working) updateHead();
     },
-    onState: ui.setConn,
+    onState: conn('stages'),
   }, () => {
     // A page that comes back is made current.
     graph.tick();
     graph.mountAll();
   });
+  // The Warehouses: what each node shows, and those no Stage requests
+  // from. (Closed with the page, as the Stage stream is: live() ties both
+  // to the page's scope.)
+  const warehouses = live(scope, {
+    url: streams.warehouses(project),
+    event: 'warehouse',
+    key: (w) => w.metadata.name,
+    deleted: (w) => w.deleted === true,
+    apply: (changes) => graph.applyWarehouses(changes),
+    onSynced: () => graph.warehousesSynced(),
+    onState: conn('warehouses'),
+  }, () => graph.tick());
   stages.start();
+  warehouses.start();
   // "5m ago" moves on.
   scope.interval(() => graph.tick(), 15000);
 }

@@ -13,13 +13,15 @@
 /** @typedef {Schemas['StageEvent']} StageEvent */
 /** @typedef {Schemas['PromotionEvent']} PromotionEvent */
 /** @typedef {Schemas['Stage']} Stage */
+/** @typedef {Schemas['Warehouse']} Warehouse */
+/** @typedef {Schemas['WarehouseEvent']} WarehouseEvent */
 /** @typedef {Schemas['Promotion']} Promotion */
 /** @typedef {Schemas['Freight']} Freight */
 /** @typedef {Schemas['Session']} Session */
 
 /**
  * StreamEvents maps each item event of the streams to its data.
- * @typedef {{action: ActionEvent, run: RunEvent, project: ProjectDomain, stage: StageEvent, promotion: PromotionEvent}} StreamEvents
+ * @typedef {{action: ActionEvent, run: RunEvent, project: ProjectDomain, stage: StageEvent, warehouse: WarehouseEvent, promotion: PromotionEvent}} StreamEvents
  */
 
 export {};

@@ -35,6 +35,9 @@ export const streams = {
   stages: (p) => `${BASE}/projects/${enc(p)}/stage-events`,
   /** @param {string} p @param {string} s */
   stage: (p, s) => `${BASE}${pages.stage(p, s)}/events`,
+  /** The project's Warehouses (beside stage-events, for the same
+   * reason). @param {string} p */
+  warehouses: (p) => `${BASE}/projects/${enc(p)}/warehouse-events`,
   /** @param {string} p @param {string} s */
   stagePromotions: (p, s) => `${BASE}${pages.stage(p, s)}/promotions/events`,
 };

@@ -152,53 +152,6 @@ func (c *Controller) sync(ctx context.Context, w *kargoapi.Warehouse, status *ka
 	status.LastFreightID = f.Name
 }
 
-// discover runs each subscription's discovery, in Kargo's order: Git,
-// images, charts.
-func (c *Controller) discover(ctx context.Context, w *kargoapi.Warehouse) (*kargoapi.DiscoveredArtifacts, error) {
-	arts := &kargoapi.DiscoveredArtifacts{DiscoveredAt: metav1.NewTime(c.now().Truncate(time.Second))}
-	log := c.log.With().Str("warehouse", w.Namespace+"/"+w.Name).Logger()
-	for _, sub := range w.Spec.Subscriptions {
-		if sub.Git == nil {
-			continue
-		}
-		creds, err := c.credentials(ctx, w.Namespace, credentials.TypeGit, sub.Git.RepoURL)
-		if err != nil {
-			return nil, fmt.Errorf("error discovering commits: error obtaining credentials for git repo %q: %w", sub.Git.RepoURL, err)
-		}
-		log.Info().Str("repoURL", sub.Git.RepoURL).Msg("discovering commits")
-		src := c.git
-		if creds != nil {
-			src.client.Credentials = &git.RepoCredentials{Username: creds.Username, Password: creds.Password, SSHPrivateKey: creds.SSHPrivateKey}
-		}
-		res, err := discoverCommits(ctx, *sub.Git, src)
-		if err != nil {
-			return nil, fmt.Errorf("error discovering commits: %w", err)
-		}
-		arts.Git = append(arts.Git, res)
-	}
-	for _, sub := range w.Spec.Subscriptions {
-		if sub.Image == nil {
-			continue
-		}
-		log.Info().Str("repoURL", sub.Image.RepoURL).Msg("discovering images")
-		res, err := discoverImages(ctx, *sub.Image)
-		if err != nil {
-			return nil, fmt.Errorf("error discovering images: %w", err)
-		}
-		arts.Images = append(arts.Images, res)
-	}
-	return arts, nil
-}
-
-// credentials looks up a repository's credentials (none without a
-// database).
-func (c *Controller) credentials(ctx context.Context, project string, t credentials.Type, repoURL string) (*credentials.Credentials, error) {
-	if c.creds == nil {
-		return nil, nil
-	}
-	return c.creds.Get(ctx, project, t, repoURL)
-}
-
 // createFreight creates f unless it exists (the same artifacts found
 // again).
 func (c *Controller) createFreight(ctx context.Context, project string, f *kargoapi.Freight) error {

@@ -8,10 +8,12 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
+	"taskactions/internal/kargo/credentials"
 )
 
 // discoverImages lists an image repository's tags with
@@ -19,13 +21,18 @@ import (
 // the newest discoveryLimit of them by the subscription's strategy.
 // Loopback and *.local registries are spoken to over HTTP, as
 // go-containerregistry decides.
-func discoverImages(ctx context.Context, sub kargoapi.ImageSubscription) (kargoapi.ImageDiscoveryResult, error) {
+// creds (nil for none) are sent as basic authentication, as Kargo sends
+// its image credentials.
+func discoverImages(ctx context.Context, sub kargoapi.ImageSubscription, creds *credentials.Credentials) (kargoapi.ImageDiscoveryResult, error) {
 	res := kargoapi.ImageDiscoveryResult{RepoURL: sub.RepoURL, Platform: sub.Platform}
 	repo, err := name.NewRepository(sub.RepoURL)
 	if err != nil {
 		return res, fmt.Errorf("error parsing image repository URL %q: %w", sub.RepoURL, err)
 	}
 	opts := []remote.Option{remote.WithContext(ctx)}
+	if creds != nil {
+		opts = append(opts, remote.WithAuth(&authn.Basic{Username: creds.Username, Password: creds.Password}))
+	}
 	if sub.ImageSelectionStrategy == kargoapi.ImageSelectionStrategyDigest {
 		// Digest: the image the tag named (unintuitively) by
 		// semverConstraint currently references.

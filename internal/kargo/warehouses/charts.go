@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -228,61 +227,4 @@ func ociChartVersions(ctx context.Context, repoURL string, creds *credentials.Cr
 		return nil, fmt.Errorf("error retrieving versions of chart from repository %q: %w", repoURL, err)
 	}
 	return tags, nil
-}
-
-// boundedClient is a copy of client whose responses' bodies, all
-// together, end in errChartResponseTooLarge past maxChartResponseBytes.
-// One budget for all of them: an OCI listing is several requests (a
-// ping, a token, pages of tags), and none is allowed to be endless.
-func boundedClient(client *http.Client) *http.Client {
-	base := client.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	t := &boundedTransport{base: base, limit: maxChartResponseBytes}
-	t.left.Store(maxChartResponseBytes)
-	c := *client
-	c.Transport = t
-	return &c
-}
-
-type boundedTransport struct {
-	base  http.RoundTripper
-	limit int64
-	left  atomic.Int64 // bytes still allowed; negative once exceeded
-}
-
-func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	res, err := t.base.RoundTrip(req)
-	if err != nil {
-		return nil, err
-	}
-	res.Body = &boundedBody{ReadCloser: res.Body, t: t}
-	return res, nil
-}
-
-type boundedBody struct {
-	io.ReadCloser
-	t *boundedTransport
-}
-
-// Read reads at most one byte more than is allowed: a body of exactly
-// the limit ends well, one byte more is an error.
-func (b *boundedBody) Read(p []byte) (int, error) {
-	left := b.t.left.Load()
-	if left < 0 {
-		return 0, b.t.tooLarge()
-	}
-	if int64(len(p)) > left+1 {
-		p = p[:left+1]
-	}
-	n, err := b.ReadCloser.Read(p)
-	if b.t.left.Add(-int64(n)) < 0 {
-		return 0, b.t.tooLarge()
-	}
-	return n, err
-}
-
-func (t *boundedTransport) tooLarge() error {
-	return fmt.Errorf("%w: more than %d bytes", errChartResponseTooLarge, t.limit)
 }

@@ -23,6 +23,7 @@ import (
 	"taskactions/internal/history"
 	"taskactions/internal/kargo/credentials"
 	"taskactions/internal/kargo/freight"
+	"taskactions/internal/kargo/projectconfigs"
 	"taskactions/internal/kargo/promotions"
 	"taskactions/internal/kargo/stages"
 	"taskactions/internal/kargo/warehouses"
@@ -70,6 +71,7 @@ type App struct {
 	freight    *freight.Manager
 	promos     *promotions.Manager
 	warehouses *warehouses.Manager
+	configs    *projectconfigs.Manager
 	runs       *runs.Service
 	history    *history.Store
 	logs       *logs.Store
@@ -252,7 +254,7 @@ func (a *App) serve() {
 
 // caches are the pipelines of every kind this server serves.
 func (a *App) caches() []pipeline.Stats {
-	return []pipeline.Stats{a.mgr.Cache(), a.stages.Cache(), a.freight.Cache(), a.promos.Cache(), a.warehouses.Cache()}
+	return []pipeline.Stats{a.mgr.Cache(), a.stages.Cache(), a.freight.Cache(), a.promos.Cache(), a.warehouses.Cache(), a.configs.Cache()}
 }
 
 // synced reports whether every kind's cache is synced.
@@ -274,7 +276,7 @@ func (a *App) serveAPI(restCfg *rest.Config) error {
 	})
 	a.registerStorageMetrics(a.metrics.Registry())
 	router, err := handlers.NewRouter(handlers.Config{
-		Manager: a.mgr, Stages: a.stages, Freight: a.freight, Warehouses: a.warehouses, Promotions: a.promos, Runs: a.runs, Logs: a.logs, Metrics: a.metrics, Web: web.Handler(web.Options{TokenFile: a.adminTokenFile()}),
+		Manager: a.mgr, Stages: a.stages, Freight: a.freight, Warehouses: a.warehouses, ProjectConfigs: a.configs, Promotions: a.promos, Runs: a.runs, Logs: a.logs, Metrics: a.metrics, Web: web.Handler(web.Options{TokenFile: a.adminTokenFile()}),
 		SSE:    sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Stop: a.streamsStop, Detached: &a.detached, Observer: a.metrics},
 		Ready:  a.ready(restCfg),
 		Synced: a.synced,

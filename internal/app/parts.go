@@ -20,6 +20,7 @@ import (
 	"taskactions/internal/journal"
 	"taskactions/internal/kargo/freight"
 	"taskactions/internal/kargo/orchestrator"
+	"taskactions/internal/kargo/projectconfigs"
 	"taskactions/internal/kargo/promotions"
 	"taskactions/internal/kargo/stages"
 	"taskactions/internal/kargo/warehouses"
@@ -50,6 +51,7 @@ func (a *App) newParts() *lifecycle.Group {
 	g.Add("freight", lifecycle.Service(a.startFreight, func() error { a.freight.Stop(); return nil }))
 	g.Add("promotions", lifecycle.Service(a.startPromotions, func() error { a.promos.Stop(); return nil }))
 	g.Add("warehouses", lifecycle.Service(a.startWarehouses, func() error { a.warehouses.Stop(); return nil }))
+	g.Add("project configs", lifecycle.Service(a.startProjectConfigs, func() error { a.configs.Stop(); return nil }))
 	g.Add("api", lifecycle.Service(func(context.Context) error { return a.serveAPI(a.restCfg) }, nil))
 	g.Add("metrics listener", lifecycle.Func(a.runMetricsListener))
 	g.Add("aborter", lifecycle.Func(func(ctx context.Context, ready func()) error {
@@ -205,6 +207,11 @@ func (a *App) startWarehouses(ctx context.Context) error {
 	return a.warehouses.Start(ctx)
 }
 
+func (a *App) startProjectConfigs(ctx context.Context) error {
+	a.configs = projectconfigs.New(projectconfigs.Config{Client: a.client, Stages: a.stages, Journal: a.journalConfig(), Log: a.component("projectconfigs")})
+	return a.configs.Start(ctx)
+}
+
 // runMetricsListener serves /metrics, without a token, on
 // --metrics-listen (when set) until ctx ends.
 func (a *App) runMetricsListener(ctx context.Context, ready func()) error {
@@ -294,7 +301,7 @@ func (a *App) runKargoControllers(ctx context.Context, ready func()) error {
 // stop together, and one that fails stops the others.
 func (a *App) kargoControllers() *lifecycle.Group {
 	g := lifecycle.NewGroup()
-	g.Add("stage controller", stages.NewController(a.stages, a.promos, a.freight, 4, a.component("stage-controller")))
+	g.Add("stage controller", stages.NewController(a.stages, a.promos, a.freight, a.configs, 4, a.component("stage-controller")))
 	g.Add("warehouse controller", warehouses.NewController(a.warehouses, warehouses.ControllerConfig{
 		Freight: a.freight, Credentials: a.kargoCredentials(), AllowLocalRepos: a.cfg.PromotionGitLocal,
 		WorkDir: filepath.Join(a.cfg.DataDir, "kargo-discovery"), Log: a.component("warehouse-controller"),

@@ -92,7 +92,7 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 	t0 := time.Now()
 	foreign, err := EnsureCRDs(ctx, cp.rest, CRD{YAML: crd.TaskActions},
 		CRD{YAML: crd.Stages, KeepForeign: true}, CRD{YAML: crd.Freights, KeepForeign: true}, CRD{YAML: crd.Promotions, KeepForeign: true},
-		CRD{YAML: crd.Warehouses, KeepForeign: true})
+		CRD{YAML: crd.Warehouses, KeepForeign: true}, CRD{YAML: crd.ProjectConfigs, KeepForeign: true})
 	if err != nil {
 		_ = cp.Stop()
 		return nil, fmt.Errorf("control plane (%s): %w", cp.source, err)

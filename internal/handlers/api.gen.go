@@ -734,6 +734,11 @@ type Problem struct {
 	Type string `json:"type"`
 }
 
+// ProjectConfig A Kargo ProjectConfig (kargo.akuity.io/v1alpha1, the schema of Kargo
+// v1.6.3), as the Kubernetes API shows it. The CRD in config/crd is
+// the full schema.
+type ProjectConfig = kargoapi.ProjectConfig
+
 // ProjectDomain defines model for ProjectDomain.
 type ProjectDomain struct {
 	// Deleted In a stream, its last run was deleted; it is gone.
@@ -818,6 +823,24 @@ type PromotionEventStatusPhase string
 // PromotionList defines model for PromotionList.
 type PromotionList struct {
 	Items []Promotion `json:"items"`
+}
+
+// PromotionPolicy Which Stages a policy applies to (exactly one of stage, an exact
+// name, deprecated; or stageSelector) and whether new Freight is
+// promoted to them without a request.
+type PromotionPolicy struct {
+	AutoPromotionEnabled *bool   `json:"autoPromotionEnabled,omitempty"`
+	Stage                *string `json:"stage,omitempty"`
+
+	// StageSelector A name (exact, or a pattern: `glob:`, `regex:` or `regexp:`)
+	// and labels; a Stage must match both when both are given.
+	StageSelector *struct {
+		MatchExpressions *[]map[string]interface{} `json:"matchExpressions,omitempty"`
+		MatchLabels      *map[string]string        `json:"matchLabels,omitempty"`
+
+		// Name Example: test
+		Name *string `json:"name,omitempty"`
+	} `json:"stageSelector,omitempty"`
 }
 
 // PromotionStep defines model for PromotionStep.
@@ -1383,6 +1406,9 @@ type RefreshWarehouseParams struct {
 
 // EnqueueActionJSONRequestBody defines body for EnqueueAction for application/json ContentType.
 type EnqueueActionJSONRequestBody = EnqueueRequest
+
+// PutProjectConfigJSONRequestBody defines body for PutProjectConfig for application/json ContentType.
+type PutProjectConfigJSONRequestBody = ProjectConfig
 
 // AbortActionJSONRequestBody defines body for AbortAction for application/json ContentType.
 type AbortActionJSONRequestBody = AbortRequest
@@ -2238,6 +2264,15 @@ type ServerInterface interface {
 	// ListProjects The projects and domains that have runs
 	// (GET /projects)
 	ListProjects(w http.ResponseWriter, r *http.Request)
+	// DeleteProjectConfig Delete the project's ProjectConfig (no Stage is auto-promoted then)
+	// (DELETE /projects/{project}/config)
+	DeleteProjectConfig(w http.ResponseWriter, r *http.Request, project ProjectParam)
+	// GetProjectConfig The project's ProjectConfig
+	// (GET /projects/{project}/config)
+	GetProjectConfig(w http.ResponseWriter, r *http.Request, project ProjectParam)
+	// PutProjectConfig Create or replace the project's ProjectConfig
+	// (PUT /projects/{project}/config)
+	PutProjectConfig(w http.ResponseWriter, r *http.Request, project ProjectParam)
 	// StreamRunSummaries Live stream of the run summaries of a project and domain
 	// (GET /projects/{project}/domains/{domain}/events)
 	StreamRunSummaries(w http.ResponseWriter, r *http.Request, project ProjectParam, domain DomainParam, params StreamRunSummariesParams)
@@ -2406,6 +2441,24 @@ func (_ Unimplemented) StreamProjects(w http.ResponseWriter, r *http.Request, pa
 // ListProjects The projects and domains that have runs
 // (GET /projects)
 func (_ Unimplemented) ListProjects(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// DeleteProjectConfig Delete the project's ProjectConfig (no Stage is auto-promoted then)
+// (DELETE /projects/{project}/config)
+func (_ Unimplemented) DeleteProjectConfig(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetProjectConfig The project's ProjectConfig
+// (GET /projects/{project}/config)
+func (_ Unimplemented) GetProjectConfig(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// PutProjectConfig Create or replace the project's ProjectConfig
+// (PUT /projects/{project}/config)
+func (_ Unimplemented) PutProjectConfig(w http.ResponseWriter, r *http.Request, project ProjectParam) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2789,6 +2842,84 @@ func (siw *ServerInterfaceWrapper) ListProjects(w http.ResponseWriter, r *http.R
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListProjects(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteProjectConfig operation middleware
+func (siw *ServerInterfaceWrapper) DeleteProjectConfig(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteProjectConfig(w, r, project)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetProjectConfig operation middleware
+func (siw *ServerInterfaceWrapper) GetProjectConfig(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetProjectConfig(w, r, project)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// PutProjectConfig operation middleware
+func (siw *ServerInterfaceWrapper) PutProjectConfig(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PutProjectConfig(w, r, project)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5355,6 +5486,15 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/projects/{project}/warehouse-events", wrapper.StreamProjectWarehouses)
 	})
 	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/projects/{project}/config", wrapper.DeleteProjectConfig)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/config", wrapper.GetProjectConfig)
+	})
+	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/projects/{project}/config", wrapper.PutProjectConfig)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/projects/{project}/freight", wrapper.ListFreight)
 	})
 	r.Group(func(r chi.Router) {
@@ -5622,6 +5762,153 @@ type ListProjectsdefaultApplicationProblemPlusJSONResponse struct {
 }
 
 func (response ListProjectsdefaultApplicationProblemPlusJSONResponse) VisitListProjectsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteProjectConfigRequestObject struct {
+	Project ProjectParam `json:"project"`
+}
+
+type DeleteProjectConfigResponseObject interface {
+	VisitDeleteProjectConfigResponse(w http.ResponseWriter) error
+}
+
+type DeleteProjectConfig204Response struct {
+}
+
+func (response DeleteProjectConfig204Response) VisitDeleteProjectConfigResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteProjectConfigdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response DeleteProjectConfigdefaultApplicationProblemPlusJSONResponse) VisitDeleteProjectConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProjectConfigRequestObject struct {
+	Project ProjectParam `json:"project"`
+}
+
+type GetProjectConfigResponseObject interface {
+	VisitGetProjectConfigResponse(w http.ResponseWriter) error
+}
+
+type GetProjectConfig200JSONResponse ProjectConfig
+
+func (response GetProjectConfig200JSONResponse) VisitGetProjectConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProjectConfig200ApplicationyamlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response GetProjectConfig200ApplicationyamlResponse) VisitGetProjectConfigResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "application/yaml")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetProjectConfigdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response GetProjectConfigdefaultApplicationProblemPlusJSONResponse) VisitGetProjectConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutProjectConfigRequestObject struct {
+	Project  ProjectParam `json:"project"`
+	JSONBody *PutProjectConfigJSONRequestBody
+	Body     io.Reader
+}
+
+type PutProjectConfigResponseObject interface {
+	VisitPutProjectConfigResponse(w http.ResponseWriter) error
+}
+
+type PutProjectConfig200JSONResponse ProjectConfig
+
+func (response PutProjectConfig200JSONResponse) VisitPutProjectConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutProjectConfig201JSONResponse ProjectConfig
+
+func (response PutProjectConfig201JSONResponse) VisitPutProjectConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutProjectConfigdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response PutProjectConfigdefaultApplicationProblemPlusJSONResponse) VisitPutProjectConfigResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -7849,6 +8136,15 @@ type StrictServerInterface interface {
 	// ListProjects The projects and domains that have runs
 	// (GET /projects)
 	ListProjects(ctx context.Context, request ListProjectsRequestObject) (ListProjectsResponseObject, error)
+	// DeleteProjectConfig Delete the project's ProjectConfig (no Stage is auto-promoted then)
+	// (DELETE /projects/{project}/config)
+	DeleteProjectConfig(ctx context.Context, request DeleteProjectConfigRequestObject) (DeleteProjectConfigResponseObject, error)
+	// GetProjectConfig The project's ProjectConfig
+	// (GET /projects/{project}/config)
+	GetProjectConfig(ctx context.Context, request GetProjectConfigRequestObject) (GetProjectConfigResponseObject, error)
+	// PutProjectConfig Create or replace the project's ProjectConfig
+	// (PUT /projects/{project}/config)
+	PutProjectConfig(ctx context.Context, request PutProjectConfigRequestObject) (PutProjectConfigResponseObject, error)
 	// StreamRunSummaries Live stream of the run summaries of a project and domain
 	// (GET /projects/{project}/domains/{domain}/events)
 	StreamRunSummaries(ctx context.Context, request StreamRunSummariesRequestObject) (StreamRunSummariesResponseObject, error)
@@ -8147,6 +8443,97 @@ func (sh *strictHandler) ListProjects(w http.ResponseWriter, r *http.Request) {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListProjectsResponseObject); ok {
 		if err := validResponse.VisitListProjectsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteProjectConfig operation middleware
+func (sh *strictHandler) DeleteProjectConfig(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	var request DeleteProjectConfigRequestObject
+
+	request.Project = project
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteProjectConfig(ctx, request.(DeleteProjectConfigRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteProjectConfig")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteProjectConfigResponseObject); ok {
+		if err := validResponse.VisitDeleteProjectConfigResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetProjectConfig operation middleware
+func (sh *strictHandler) GetProjectConfig(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	var request GetProjectConfigRequestObject
+
+	request.Project = project
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetProjectConfig(ctx, request.(GetProjectConfigRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetProjectConfig")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetProjectConfigResponseObject); ok {
+		if err := validResponse.VisitGetProjectConfigResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// PutProjectConfig operation middleware
+func (sh *strictHandler) PutProjectConfig(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	var request PutProjectConfigRequestObject
+
+	request.Project = project
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+
+		var body PutProjectConfigJSONRequestBody
+		if err := runtime.BindJSONBody(r, &body); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+		request.JSONBody = &body
+
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/yaml") {
+		request.Body = r.Body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PutProjectConfig(ctx, request.(PutProjectConfigRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PutProjectConfig")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PutProjectConfigResponseObject); ok {
+		if err := validResponse.VisitPutProjectConfigResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

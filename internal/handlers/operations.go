@@ -95,6 +95,12 @@ var operations = map[string]operation{
 	"deleteWarehouse":         {verb: write, scope: inProject, kube: kargoKube("warehouses", "delete")},
 	"refreshWarehouse":        {verb: write, scope: inProject, kube: kargoKube("warehouses", "patch")},
 
+	// A project's one ProjectConfig: a put, which creates it or replaces
+	// it, is checked as Kubernetes' update either way.
+	"getProjectConfig":    {verb: read, scope: inProject, kube: kargoKube("projectconfigs", "get")},
+	"putProjectConfig":    {verb: write, scope: inProject, kube: kargoKube("projectconfigs", "update")},
+	"deleteProjectConfig": {verb: write, scope: inProject, kube: kargoKube("projectconfigs", "delete")},
+
 	"listFreight":             {verb: read, scope: inProject, kube: kargoKube("freights", "list")},
 	"getFreight":              {verb: read, scope: inProject, kube: kargoKube("freights", "get")},
 	"createFreight":           {verb: write, scope: inProject, kube: kargoKube("freights", "create")},

@@ -13,6 +13,7 @@ import (
 	"taskactions/api"
 	"taskactions/internal/auth"
 	"taskactions/internal/kargo/freight"
+	"taskactions/internal/kargo/projectconfigs"
 	"taskactions/internal/kargo/promotions"
 	"taskactions/internal/kargo/stages"
 	"taskactions/internal/kargo/warehouses"
@@ -32,6 +33,8 @@ type Config struct {
 	Freight *freight.Manager
 	// Warehouses serves Warehouses.
 	Warehouses *warehouses.Manager
+	// ProjectConfigs serves each project's ProjectConfig.
+	ProjectConfigs *projectconfigs.Manager
 	// Promotions serves Promotions.
 	Promotions *promotions.Manager
 	Runs       *runs.Service
@@ -139,7 +142,7 @@ func apiRouter(cfg Config, v *validator, doc OpenAPIDocument) http.Handler {
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
 	r.Use(gate(cfg.Synced), middleware.GetHead, markHead, splitCommaLists(commaListParams(v.doc)), keepRequest)
-	srv := &Server{mgr: cfg.Manager, stages: cfg.Stages, freight: cfg.Freight, warehouses: cfg.Warehouses, promos: cfg.Promotions, runs: cfg.Runs, logs: cfg.Logs, authz: cfg.Authorizer, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, throttle: cfg.Throttle, streams: newStreamSlots(cfg.MaxStreams), document: doc}
+	srv := &Server{mgr: cfg.Manager, stages: cfg.Stages, freight: cfg.Freight, warehouses: cfg.Warehouses, configs: cfg.ProjectConfigs, promos: cfg.Promotions, runs: cfg.Runs, logs: cfg.Logs, authz: cfg.Authorizer, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, throttle: cfg.Throttle, streams: newStreamSlots(cfg.MaxStreams), document: doc}
 	az := &authorizer{authz: cfg.Authorizer, executeTypes: cfg.ExecuteTaskTypes}
 	strict := NewStrictHandlerWithOptions(srv, []StrictMiddlewareFunc{az.middleware}, StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(w, r, badRequest{err}) },

@@ -11,6 +11,7 @@ import (
 	"taskactions/internal/history"
 	"taskactions/internal/journal"
 	"taskactions/internal/kargo/freight"
+	"taskactions/internal/kargo/projectconfigs"
 	"taskactions/internal/kargo/promotions"
 	"taskactions/internal/kargo/stages"
 	"taskactions/internal/kargo/warehouses"
@@ -26,6 +27,7 @@ type Server struct {
 	stages     *stages.Manager
 	freight    *freight.Manager
 	warehouses *warehouses.Manager
+	configs    *projectconfigs.Manager
 	promos     *promotions.Manager
 	runs       *runs.Service
 	logs       *logs.Store

@@ -735,6 +735,11 @@ type Problem struct {
 	Type string `json:"type"`
 }
 
+// ProjectConfig A Kargo ProjectConfig (kargo.akuity.io/v1alpha1, the schema of Kargo
+// v1.6.3), as the Kubernetes API shows it. The CRD in config/crd is
+// the full schema.
+type ProjectConfig = kargoapi.ProjectConfig
+
 // ProjectDomain defines model for ProjectDomain.
 type ProjectDomain struct {
 	// Deleted In a stream, its last run was deleted; it is gone.
@@ -819,6 +824,24 @@ type PromotionEventStatusPhase string
 // PromotionList defines model for PromotionList.
 type PromotionList struct {
 	Items []Promotion `json:"items"`
+}
+
+// PromotionPolicy Which Stages a policy applies to (exactly one of stage, an exact
+// name, deprecated; or stageSelector) and whether new Freight is
+// promoted to them without a request.
+type PromotionPolicy struct {
+	AutoPromotionEnabled *bool   `json:"autoPromotionEnabled,omitempty"`
+	Stage                *string `json:"stage,omitempty"`
+
+	// StageSelector A name (exact, or a pattern: `glob:`, `regex:` or `regexp:`)
+	// and labels; a Stage must match both when both are given.
+	StageSelector *struct {
+		MatchExpressions *[]map[string]interface{} `json:"matchExpressions,omitempty"`
+		MatchLabels      *map[string]string        `json:"matchLabels,omitempty"`
+
+		// Name Example: test
+		Name *string `json:"name,omitempty"`
+	} `json:"stageSelector,omitempty"`
 }
 
 // PromotionStep defines model for PromotionStep.
@@ -1279,6 +1302,9 @@ type RefreshWarehouseParams struct {
 
 // EnqueueActionJSONRequestBody defines body for EnqueueAction for application/json ContentType.
 type EnqueueActionJSONRequestBody = EnqueueRequest
+
+// PutProjectConfigJSONRequestBody defines body for PutProjectConfig for application/json ContentType.
+type PutProjectConfigJSONRequestBody = ProjectConfig
 
 // AbortActionJSONRequestBody defines body for AbortAction for application/json ContentType.
 type AbortActionJSONRequestBody = AbortRequest
@@ -2240,6 +2266,48 @@ type ClientInterface interface {
 	// Corresponds with GET /projects (the `ListProjects` operationId).
 	ListProjects(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteProjectConfig Delete the project's ProjectConfig (no Stage is auto-promoted then)
+	//
+	// Corresponds with DELETE /projects/{project}/config (the `DeleteProjectConfig` operationId).
+	DeleteProjectConfig(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetProjectConfig The project's ProjectConfig
+	//
+	// Corresponds with GET /projects/{project}/config (the `GetProjectConfig` operationId).
+	GetProjectConfig(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutProjectConfigWithBody Create or replace the project's ProjectConfig
+	//
+	// The body is the whole ProjectConfig: it is created (201), or
+	// replaces the project's (200). With metadata.resourceVersion, only
+	// that version is replaced: one changed since is 409 (read it again).
+	// The name is the project's (left out, it is set to it). Kargo's
+	// validation and messages apply: no Stage named by two policies,
+	// patterns (`glob:`, `regex:`, `regexp:`) that parse, exactly one of
+	// `stage` and `stageSelector` per policy. The status is ignored. JSON
+	// or YAML.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /projects/{project}/config (the `PutProjectConfig` operationId).
+	PutProjectConfigWithBody(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutProjectConfig Create or replace the project's ProjectConfig
+	//
+	// The body is the whole ProjectConfig: it is created (201), or
+	// replaces the project's (200). With metadata.resourceVersion, only
+	// that version is replaced: one changed since is 409 (read it again).
+	// The name is the project's (left out, it is set to it). Kargo's
+	// validation and messages apply: no Stage named by two policies,
+	// patterns (`glob:`, `regex:`, `regexp:`) that parse, exactly one of
+	// `stage` and `stageSelector` per policy. The status is ignored. JSON
+	// or YAML.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /projects/{project}/config (the `PutProjectConfig` operationId).
+	PutProjectConfig(ctx context.Context, project ProjectParam, body PutProjectConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListRuns Run summaries of a project and domain, newest first
 	//
 	// Live and retired runs alike, from the history store, one page at a
@@ -2772,6 +2840,88 @@ func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) 
 // Corresponds with GET /projects (the `ListProjects` operationId).
 func (c *Client) ListProjects(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListProjectsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteProjectConfig Delete the project's ProjectConfig (no Stage is auto-promoted then)
+//
+// Corresponds with DELETE /projects/{project}/config (the `DeleteProjectConfig` operationId).
+func (c *Client) DeleteProjectConfig(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteProjectConfigRequest(c.Server, project)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetProjectConfig The project's ProjectConfig
+//
+// Corresponds with GET /projects/{project}/config (the `GetProjectConfig` operationId).
+func (c *Client) GetProjectConfig(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetProjectConfigRequest(c.Server, project)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutProjectConfigWithBody Create or replace the project's ProjectConfig
+//
+// The body is the whole ProjectConfig: it is created (201), or
+// replaces the project's (200). With metadata.resourceVersion, only
+// that version is replaced: one changed since is 409 (read it again).
+// The name is the project's (left out, it is set to it). Kargo's
+// validation and messages apply: no Stage named by two policies,
+// patterns (`glob:`, `regex:`, `regexp:`) that parse, exactly one of
+// `stage` and `stageSelector` per policy. The status is ignored. JSON
+// or YAML.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /projects/{project}/config (the `PutProjectConfig` operationId).
+func (c *Client) PutProjectConfigWithBody(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutProjectConfigRequestWithBody(c.Server, project, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutProjectConfig Create or replace the project's ProjectConfig
+//
+// The body is the whole ProjectConfig: it is created (201), or
+// replaces the project's (200). With metadata.resourceVersion, only
+// that version is replaced: one changed since is 409 (read it again).
+// The name is the project's (left out, it is set to it). Kargo's
+// validation and messages apply: no Stage named by two policies,
+// patterns (`glob:`, `regex:`, `regexp:`) that parse, exactly one of
+// `stage` and `stageSelector` per policy. The status is ignored. JSON
+// or YAML.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /projects/{project}/config (the `PutProjectConfig` operationId).
+func (c *Client) PutProjectConfig(ctx context.Context, project ProjectParam, body PutProjectConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutProjectConfigRequest(c.Server, project, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3811,6 +3961,121 @@ func NewListProjectsRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewDeleteProjectConfigRequest constructs an http.Request for the DeleteProjectConfig method
+func NewDeleteProjectConfigRequest(server string, project ProjectParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/config", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetProjectConfigRequest constructs an http.Request for the GetProjectConfig method
+func NewGetProjectConfigRequest(server string, project ProjectParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/config", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutProjectConfigRequest calls the generic PutProjectConfig builder with application/json body
+func NewPutProjectConfigRequest(server string, project ProjectParam, body PutProjectConfigJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutProjectConfigRequestWithBody(server, project, "application/json", bodyReader)
+}
+
+// NewPutProjectConfigRequestWithBody constructs an http.Request for the PutProjectConfig method, with any body, and a specified content type
+func NewPutProjectConfigRequestWithBody(server string, project ProjectParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/config", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -5961,6 +6226,52 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /projects (the `ListProjects` operationId).
 	ListProjectsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListProjectsResponse, error)
 
+	// DeleteProjectConfigWithResponse Delete the project's ProjectConfig (no Stage is auto-promoted then)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /projects/{project}/config (the `DeleteProjectConfig` operationId).
+	DeleteProjectConfigWithResponse(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*DeleteProjectConfigResponse, error)
+
+	// GetProjectConfigWithResponse The project's ProjectConfig
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /projects/{project}/config (the `GetProjectConfig` operationId).
+	GetProjectConfigWithResponse(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*GetProjectConfigResponse, error)
+
+	// PutProjectConfigWithBodyWithResponse Create or replace the project's ProjectConfig
+	//
+	// The body is the whole ProjectConfig: it is created (201), or
+	// replaces the project's (200). With metadata.resourceVersion, only
+	// that version is replaced: one changed since is 409 (read it again).
+	// The name is the project's (left out, it is set to it). Kargo's
+	// validation and messages apply: no Stage named by two policies,
+	// patterns (`glob:`, `regex:`, `regexp:`) that parse, exactly one of
+	// `stage` and `stageSelector` per policy. The status is ignored. JSON
+	// or YAML.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /projects/{project}/config (the `PutProjectConfig` operationId).
+	PutProjectConfigWithBodyWithResponse(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutProjectConfigResponse, error)
+
+	// PutProjectConfigWithResponse Create or replace the project's ProjectConfig
+	//
+	// The body is the whole ProjectConfig: it is created (201), or
+	// replaces the project's (200). With metadata.resourceVersion, only
+	// that version is replaced: one changed since is 409 (read it again).
+	// The name is the project's (left out, it is set to it). Kargo's
+	// validation and messages apply: no Stage named by two policies,
+	// patterns (`glob:`, `regex:`, `regexp:`) that parse, exactly one of
+	// `stage` and `stageSelector` per policy. The status is ignored. JSON
+	// or YAML.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /projects/{project}/config (the `PutProjectConfig` operationId).
+	PutProjectConfigWithResponse(ctx context.Context, project ProjectParam, body PutProjectConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*PutProjectConfigResponse, error)
+
 	// ListRunsWithResponse Run summaries of a project and domain, newest first
 	//
 	// Live and retired runs alike, from the history store, one page at a
@@ -6633,6 +6944,157 @@ func (r ListProjectsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListProjectsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteProjectConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DeleteProjectConfigResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteProjectConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteProjectConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteProjectConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteProjectConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetProjectConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ProjectConfig
+	// YAML200 the response for an HTTP 200 `application/yaml` response
+	YAML200 *ProjectConfig
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetProjectConfigResponse) GetJSON200() *ProjectConfig {
+	return r.JSON200
+}
+
+// GetYAML200 returns the response for an HTTP 200 `application/yaml` response
+func (r GetProjectConfigResponse) GetYAML200() *ProjectConfig {
+	return r.YAML200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetProjectConfigResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetProjectConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetProjectConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetProjectConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetProjectConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutProjectConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ProjectConfig
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ProjectConfig
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutProjectConfigResponse) GetJSON200() *ProjectConfig {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PutProjectConfigResponse) GetJSON201() *ProjectConfig {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PutProjectConfigResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PutProjectConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutProjectConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutProjectConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutProjectConfigResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8466,6 +8928,76 @@ func (c *ClientWithResponses) ListProjectsWithResponse(ctx context.Context, reqE
 	return ParseListProjectsResponse(rsp)
 }
 
+// DeleteProjectConfigWithResponse Delete the project's ProjectConfig (no Stage is auto-promoted then)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /projects/{project}/config (the `DeleteProjectConfig` operationId).
+func (c *ClientWithResponses) DeleteProjectConfigWithResponse(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*DeleteProjectConfigResponse, error) {
+	rsp, err := c.DeleteProjectConfig(ctx, project, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteProjectConfigResponse(rsp)
+}
+
+// GetProjectConfigWithResponse The project's ProjectConfig
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /projects/{project}/config (the `GetProjectConfig` operationId).
+func (c *ClientWithResponses) GetProjectConfigWithResponse(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*GetProjectConfigResponse, error) {
+	rsp, err := c.GetProjectConfig(ctx, project, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetProjectConfigResponse(rsp)
+}
+
+// PutProjectConfigWithBodyWithResponse Create or replace the project's ProjectConfig
+//
+// The body is the whole ProjectConfig: it is created (201), or
+// replaces the project's (200). With metadata.resourceVersion, only
+// that version is replaced: one changed since is 409 (read it again).
+// The name is the project's (left out, it is set to it). Kargo's
+// validation and messages apply: no Stage named by two policies,
+// patterns (`glob:`, `regex:`, `regexp:`) that parse, exactly one of
+// `stage` and `stageSelector` per policy. The status is ignored. JSON
+// or YAML.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /projects/{project}/config (the `PutProjectConfig` operationId).
+func (c *ClientWithResponses) PutProjectConfigWithBodyWithResponse(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutProjectConfigResponse, error) {
+	rsp, err := c.PutProjectConfigWithBody(ctx, project, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutProjectConfigResponse(rsp)
+}
+
+// PutProjectConfigWithResponse Create or replace the project's ProjectConfig
+//
+// The body is the whole ProjectConfig: it is created (201), or
+// replaces the project's (200). With metadata.resourceVersion, only
+// that version is replaced: one changed since is 409 (read it again).
+// The name is the project's (left out, it is set to it). Kargo's
+// validation and messages apply: no Stage named by two policies,
+// patterns (`glob:`, `regex:`, `regexp:`) that parse, exactly one of
+// `stage` and `stageSelector` per policy. The status is ignored. JSON
+// or YAML.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /projects/{project}/config (the `PutProjectConfig` operationId).
+func (c *ClientWithResponses) PutProjectConfigWithResponse(ctx context.Context, project ProjectParam, body PutProjectConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*PutProjectConfigResponse, error) {
+	rsp, err := c.PutProjectConfig(ctx, project, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutProjectConfigResponse(rsp)
+}
+
 // ListRunsWithResponse Run summaries of a project and domain, newest first
 //
 // Live and retired runs alike, from the history store, one page at a
@@ -9352,6 +9884,115 @@ func ParseListProjectsResponse(rsp *http.Response) (*ListProjectsResponse, error
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteProjectConfigResponse parses an HTTP response from a DeleteProjectConfigWithResponse call
+func ParseDeleteProjectConfigResponse(rsp *http.Response) (*DeleteProjectConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteProjectConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetProjectConfigResponse parses an HTTP response from a GetProjectConfigWithResponse call
+func ParseGetProjectConfigResponse(rsp *http.Response) (*GetProjectConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetProjectConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ProjectConfig
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
+		var dest ProjectConfig
+		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.YAML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutProjectConfigResponse parses an HTTP response from a PutProjectConfigWithResponse call
+func ParsePutProjectConfigResponse(rsp *http.Response) (*PutProjectConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutProjectConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ProjectConfig
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ProjectConfig
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem

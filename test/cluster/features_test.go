@@ -55,6 +55,9 @@ var featureList = []feature{
 	{"replace a Warehouse", (*features).replaceWarehouse},
 	{"refresh a Warehouse", (*features).refreshWarehouse},
 	{"delete a Warehouse", (*features).deleteWarehouse},
+	{"put a ProjectConfig", (*features).putProjectConfig},
+	{"replace a ProjectConfig", (*features).replaceProjectConfig},
+	{"delete a ProjectConfig", (*features).deleteProjectConfig},
 	{"keep the executor's Lease (renewed)", (*features).leaseRenewed},
 }
 
@@ -285,6 +288,28 @@ func (f *features) refreshWarehouse(ctx context.Context) error {
 
 func (f *features) deleteWarehouse(ctx context.Context) error {
 	return f.s.DoJSON(ctx, http.MethodDelete, f.warehousesPath()+"/w", nil, nil, http.StatusNoContent)
+}
+
+func (f *features) configPath() string { return "/api/v1/projects/" + f.project + "/config" }
+
+func (f *features) putProjectConfig(ctx context.Context) error {
+	body := map[string]any{"spec": map[string]any{"promotionPolicies": []any{
+		map[string]any{"stageSelector": map[string]any{"name": "test"}, "autoPromotionEnabled": true},
+	}}}
+	return f.s.DoJSON(ctx, http.MethodPut, f.configPath(), body, nil, http.StatusCreated)
+}
+
+func (f *features) replaceProjectConfig(ctx context.Context) error {
+	var have map[string]any
+	if err := f.s.DoJSON(ctx, http.MethodGet, f.configPath(), nil, &have, http.StatusOK); err != nil {
+		return err
+	}
+	have["spec"] = map[string]any{}
+	return f.s.DoJSON(ctx, http.MethodPut, f.configPath(), have, nil, http.StatusOK)
+}
+
+func (f *features) deleteProjectConfig(ctx context.Context) error {
+	return f.s.DoJSON(ctx, http.MethodDelete, f.configPath(), nil, nil, http.StatusNoContent)
 }
 
 // outsideExecutor reports statuses of an action no plugin here runs, as

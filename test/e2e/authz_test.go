@@ -141,6 +141,20 @@ func TestAuthorizationMatrix(t *testing.T) {
 		matrixPost(t, s, W, fmt.Sprintf(`{"metadata":{"name":%q},"spec":{"subscriptions":[{"image":{"repoURL":"registry.invalid/app"}}]}}`, name), http.StatusCreated, nil)
 	}
 	settledList(t, s, W, 1+3*len(subjects), "the Warehouses' statuses")
+	// The project's one ProjectConfig: each request finds it there (a
+	// delete before may have taken it away), as the admin puts it.
+	C := "/projects/authz/config"
+	haveConfig := func() string {
+		var cur map[string]any
+		if !matrixGet(t, s, C, &cur) {
+			if code, problem := matrixCall(t, s, "PUT", C, "{}", s.token); code != http.StatusCreated {
+				t.Fatalf("put the ProjectConfig: HTTP %d %s", code, problem)
+			}
+			matrixGet(t, s, C, &cur)
+		}
+		b, _ := json.Marshal(cur)
+		return string(b)
+	}
 	A := "/projects/authz/domains/dev/runs/r1/actions"
 	enqueueOf := func(taskType string) func(string) (string, string, string) {
 		return func(sub string) (string, string, string) {
@@ -221,6 +235,17 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}},
 		"refreshWarehouse": {verbs: []string{"write"}, stage: true, ok: 200, request: func(sub string) (string, string, string) {
 			return "POST", W + "/rf-" + sub + "/refresh", ""
+		}},
+		"getProjectConfig": {verbs: read, stage: true, ok: 200, request: func(string) (string, string, string) {
+			haveConfig()
+			return "GET", C, ""
+		}},
+		"putProjectConfig": {verbs: []string{"write"}, stage: true, ok: 200, request: func(string) (string, string, string) {
+			return "PUT", C, haveConfig() // a replace, from the version of now
+		}},
+		"deleteProjectConfig": {verbs: []string{"write"}, stage: true, ok: 204, request: func(string) (string, string, string) {
+			haveConfig()
+			return "DELETE", C, ""
 		}},
 		// Freight and Promotions belong to the project too.
 		"listFreight":             {verbs: read, stage: true, ok: 200, request: get("/projects/authz/freight")},

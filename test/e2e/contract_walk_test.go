@@ -30,6 +30,7 @@ func TestEveryOperationThroughTheGoClient(t *testing.T) {
 	t.Run("actions", func(t *testing.T) { contractActions(t, ctx, c) })
 	t.Run("kargo", func(t *testing.T) { contractKargo(t, ctx, c) })
 	t.Run("warehouses", func(t *testing.T) { contractWarehouses(t, ctx, c) })
+	t.Run("project config", func(t *testing.T) { contractProjectConfig(t, ctx, c) })
 	t.Run("every operation", rec.check)
 }
 

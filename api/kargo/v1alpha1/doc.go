@@ -1,6 +1,6 @@
-// Package v1alpha1 holds Kargo's Stage, Promotion and Freight custom
-// resources (kargo.akuity.io/v1alpha1) and the types their schemas
-// reference.
+// Package v1alpha1 holds Kargo's Stage, Promotion, Freight, Warehouse and
+// ProjectConfig custom resources (kargo.akuity.io/v1alpha1) and the types
+// their schemas reference.
 //
 // Kargo's Go API module is not on the module proxy, so the types are
 // defined here. They follow Kargo v1.6.3 field for field (JSON names,

@@ -9,8 +9,9 @@ import (
 // GroupName is Kargo's API group.
 const GroupName = "kargo.akuity.io"
 
-// SchemeGroupVersion is the API group and version of Stage, Promotion and
-// Freight. The generated clientset refers to it by this name.
+// SchemeGroupVersion is the API group and version of Stage, Promotion,
+// Freight, Warehouse and ProjectConfig. The generated clientset refers to
+// it by this name.
 var SchemeGroupVersion = schema.GroupVersion{Group: GroupName, Version: "v1alpha1"}
 
 // GroupVersion is SchemeGroupVersion under the name Kargo's code uses.
@@ -41,6 +42,7 @@ func addKnownTypes(s *runtime.Scheme) error {
 		&Promotion{}, &PromotionList{},
 		&Freight{}, &FreightList{},
 		&Warehouse{}, &WarehouseList{},
+		&ProjectConfig{}, &ProjectConfigList{},
 	)
 	metav1.AddToGroupVersion(s, SchemeGroupVersion)
 	return nil

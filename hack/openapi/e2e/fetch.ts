@@ -222,6 +222,7 @@ export async function openapiFetch(t: Target): Promise<Suite> {
 
   await kargo(t, r, c, `${t.prefix}fk`);
   await warehouses(t, r, c, `${t.prefix}fw`);
+  await projectConfig(r, c, `${t.prefix}fc`);
   return r;
 }
 
@@ -389,5 +390,29 @@ async function warehouses(t: Target, r: Suite, c: Client, project: string): Prom
   await r.step('deleteWarehouse', async () => {
     const { response } = await c.DELETE('/projects/{project}/warehouses/{warehouse}', w);
     r.answered('deleteWarehouse', response.status, 204);
+  });
+}
+
+// A project's ProjectConfig: created by a put without a resourceVersion,
+// replaced by one with it, deleted.
+async function projectConfig(r: Suite, c: Client, project: string): Promise<void> {
+  const path = { params: { path: { project } } };
+  await r.step('putProjectConfig', async () => {
+    const body: S['ProjectConfig'] = { spec: { promotionPolicies: [{ stageSelector: { name: 'test' }, autoPromotionEnabled: true }] } };
+    const { data, error, response } = await c.PUT('/projects/{project}/config', { ...path, body });
+    r.answered('putProjectConfig', response.status, 201, error);
+    check(data?.metadata?.name === project, 'named after the project');
+  });
+  await r.step('getProjectConfig', async () => {
+    const { data: have, error, response } = await c.GET('/projects/{project}/config', path);
+    r.answered('getProjectConfig', response.status, 200, error);
+    const policies = [...(have?.spec?.promotionPolicies ?? []), { stage: 'uat' }];
+    const { data, error: putError, response: put } = await c.PUT('/projects/{project}/config', { ...path, body: { ...have, spec: { ...have!.spec, promotionPolicies: policies } } });
+    r.answered('putProjectConfig', put.status, 200, putError);
+    check(data?.spec?.promotionPolicies?.length === 2, 'replaced');
+  });
+  await r.step('deleteProjectConfig', async () => {
+    const { response } = await c.DELETE('/projects/{project}/config', path);
+    r.answered('deleteProjectConfig', response.status, 204);
   });
 }

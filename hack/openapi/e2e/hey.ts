@@ -9,6 +9,7 @@ import type {
   ActionStreamData,
   EnqueueRequest,
   LogStreamData,
+  ProjectConfig,
   ResetEvent,
   Stage,
   Warehouse,
@@ -211,6 +212,7 @@ export async function heyApi(t: Target): Promise<Suite> {
 
   await kargo(r, client, sse, `${t.prefix}hk`);
   await warehouses(r, client, sse, `${t.prefix}hw`);
+  await projectConfig(r, client, `${t.prefix}hc`);
   return r;
 }
 
@@ -378,5 +380,29 @@ async function warehouses(r: Suite, client: Client, sse: SSE, project: string): 
   await r.step('deleteWarehouse', async () => {
     const { error, response } = await sdk.deleteWarehouse({ client, path });
     r.answered('deleteWarehouse', response?.status, 204, error);
+  });
+}
+
+// A project's ProjectConfig: created by a put without a resourceVersion,
+// replaced by one with it, deleted.
+async function projectConfig(r: Suite, client: Client, project: string): Promise<void> {
+  const path = { project };
+  await r.step('putProjectConfig', async () => {
+    const body: ProjectConfig = { spec: { promotionPolicies: [{ stageSelector: { name: 'test' }, autoPromotionEnabled: true }] } };
+    const { data, error, response } = await sdk.putProjectConfig({ client, path, body });
+    r.answered('putProjectConfig', response?.status, 201, error);
+    check(data?.metadata?.name === project, 'named after the project');
+  });
+  await r.step('getProjectConfig', async () => {
+    const { data: have, error, response } = await sdk.getProjectConfig({ client, path });
+    r.answered('getProjectConfig', response?.status, 200, error);
+    const policies = [...(have?.spec?.promotionPolicies ?? []), { stage: 'uat' }];
+    const { data, error: putError, response: put } = await sdk.putProjectConfig({ client, path, body: { ...have, spec: { ...have!.spec, promotionPolicies: policies } } });
+    r.answered('putProjectConfig', put?.status, 200, putError);
+    check(data?.spec?.promotionPolicies?.length === 2, 'replaced');
+  });
+  await r.step('deleteProjectConfig', async () => {
+    const { error, response } = await sdk.deleteProjectConfig({ client, path });
+    r.answered('deleteProjectConfig', response?.status, 204, error);
   });
 }

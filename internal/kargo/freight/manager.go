@@ -90,6 +90,16 @@ func (m *Manager) Cache() pipeline.Stats { return m.freight }
 // Journal exposes cursor formatting for Freight streams.
 func (m *Manager) Journal() *journal.Journal[*View] { return m.freight.Journal() }
 
+// FreightInformer is the Freight informer: new Freight is a reason for
+// the Stage controller to auto-promote.
+func (m *Manager) FreightInformer() cache.SharedIndexInformer { return m.freight.Informer() }
+
+// InProject returns a project's cached Freight as it is now, unsorted:
+// the input of the Stage controller.
+func (m *Manager) InProject(project string) ([]*kargoapi.Freight, error) {
+	return m.freight.ByIndex(pipeline.IndexNamespace, project)
+}
+
 // stage reads a Stage through the Stage manager (its project checked).
 func (m *Manager) stage(ctx context.Context, project, name string) (*kargoapi.Stage, error) {
 	u, err := m.stages.Get(ctx, project, name)

@@ -174,6 +174,10 @@ func (m *Manager) ForStage(project, stage string) []*kargoapi.Promotion {
 	return ps
 }
 
+// CatchUp waits (briefly) until the cache has the Promotions this server
+// wrote: the Stage controller must not create one it cannot see yet.
+func (m *Manager) CatchUp(ctx context.Context) { m.promotions.CatchUp(ctx) }
+
 // Subscription delivers Promotion views.
 type Subscription = journal.Subscription[*View]
 

@@ -90,6 +90,18 @@ func (m *Manager) PromoteDownstream(ctx context.Context, project, stage string, 
 	return out, errors.Join(errs...)
 }
 
+// AutoPromote creates a Promotion of freight to st as Kargo's Stage
+// controller does when it auto-promotes: built as any, with no
+// create-actor (Kargo's webhook names no actor for its own controller).
+// The Stage controller decided that the Freight is available.
+func (m *Manager) AutoPromote(ctx context.Context, st *kargoapi.Stage, freight string) (*kargoapi.Promotion, error) {
+	v, err := m.create(ctx, st, freight, "")
+	if err != nil {
+		return nil, err
+	}
+	return v.Object, nil
+}
+
 // downstreamOf returns the Stages among inProject that take f from stage,
 // once each has f available (all or nothing, as Kargo checks): none is
 // ErrNotFound, one without f available ErrInvalid, in Kargo's words.

@@ -7,6 +7,9 @@
 //   - freight.go: Freight IDs, and the Freight webhooks' defaulting and
 //     validation;
 //   - warehouse.go: the Warehouse webhooks' defaulting and validation;
+//   - projectconfig.go: the ProjectConfig webhook's validation;
+//   - autopromotion.go: which Freight the Stage controller promotes with
+//     no one asking, as a project's ProjectConfig allows;
 //   - builder.go: the Promotion builder (names, vars, steps), the Promotion
 //     webhook's update rule and the promotion API's messages;
 //   - queue.go: the order of a Stage's Promotions;

@@ -22,35 +22,56 @@ import (
 // conditions, Kargo's queue of Promotions (currentPromotion, lastPromotion
 // and the Freight history), health and verification, the freight summary
 // and the observed generation, and has the Freight manager record where
-// Freight is and where it was verified. It runs on the embedded control
-// plane, where no Kargo controller does; against a cluster it is off
-// unless asked for, because Kargo's controller owns those statuses there.
+// Freight is and where it was verified. Where a project's ProjectConfig
+// says so, it auto-promotes (autopromote.go). It runs on the embedded
+// control plane, where no Kargo controller does; against a cluster it is
+// off unless asked for, because Kargo's controller owns those statuses
+// there.
 type Controller struct {
 	m          *Manager
 	promotions Promotions
 	freight    Freight
+	configs    ProjectConfigs
 	workers    int
 	log        zerolog.Logger
 	now        func() time.Time
 }
 
-// Promotions is what the controller reads of Promotions: a Stage's status
-// follows its Promotions.
+// Promotions is what the controller reads of Promotions (a Stage's status
+// follows its Promotions) and the Promotions it creates (auto-promotion).
 type Promotions interface {
 	ForStage(project, stage string) []*kargoapi.Promotion
 	PromotionInformer() cache.SharedIndexInformer
+	// CatchUp waits until the cache has the Promotions this server
+	// created, so that one is not created twice.
+	CatchUp(ctx context.Context)
+	// AutoPromote creates a Promotion of freight to s as Kargo's
+	// controller does: built from the Stage, with no actor.
+	AutoPromote(ctx context.Context, s *kargoapi.Stage, freight string) (*kargoapi.Promotion, error)
 }
 
-// Freight is what the controller writes of Freight: where it is, and
-// where it was verified, which makes it available downstream.
+// Freight is what the controller writes of Freight (where it is, and
+// where it was verified, which makes it available downstream) and reads
+// (what may be auto-promoted).
 type Freight interface {
 	Sync(ctx context.Context, s *kargoapi.Stage, now time.Time) error
+	InProject(project string) ([]*kargoapi.Freight, error)
+	FreightInformer() cache.SharedIndexInformer
+}
+
+// ProjectConfigs is what the controller reads of ProjectConfigs: whether
+// a project auto-promotes its Stages.
+type ProjectConfigs interface {
+	Cached(project string) (*kargoapi.ProjectConfig, error)
+	Informer() cache.SharedIndexInformer
 }
 
 // NewController returns a Stage controller over the manager's cache;
-// promotions and freight may be nil (no Promotions or Freight are served).
-func NewController(m *Manager, promotions Promotions, freight Freight, workers int, log zerolog.Logger) *Controller {
-	return &Controller{m: m, promotions: promotions, freight: freight, workers: max(workers, 1), log: log, now: time.Now}
+// promotions, freight and configs may be nil (no Promotions, Freight or
+// ProjectConfigs are served). Without all three there is no
+// auto-promotion.
+func NewController(m *Manager, promotions Promotions, freight Freight, configs ProjectConfigs, workers int, log zerolog.Logger) *Controller {
+	return &Controller{m: m, promotions: promotions, freight: freight, configs: configs, workers: max(workers, 1), log: log, now: time.Now}
 }
 
 // Run reconciles every Stage that is added or changes until ctx ends.
@@ -64,56 +85,87 @@ func (c *Controller) Run(ctx context.Context, ready func()) error {
 		return errors.New("stage controller: cannot watch Promotions (failpoint)")
 	}
 	k := pipeline.NewKeyQueue("stage-controller", c.workers, c.log)
-	if c.promotions != nil { // a Promotion's change is its Stage's
-		stageOf := func(obj any) {
-			if key, ok := stageKeyOf(obj); ok {
-				k.AddKey(key)
-			}
-		}
-		pinf := c.promotions.PromotionInformer()
-		reg, err := pinf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc: stageOf, UpdateFunc: func(_, obj any) { stageOf(obj) }, DeleteFunc: stageOf,
-		})
+	if c.promotions != nil {
+		remove, err := c.wakeForPromotions(k)
 		if err != nil {
 			return err
 		}
-		defer func() { _ = pinf.RemoveEventHandler(reg) }()
+		defer remove()
+	}
+	if c.autoPromotes() {
+		remove, err := c.wakeForAutoPromotion(k)
+		if err != nil {
+			return err
+		}
+		defer remove()
 	}
 	return k.Run(ctx, ready, inf, cache.ResourceEventHandlerFuncs{
 		AddFunc:    k.Add,
 		UpdateFunc: func(_, obj any) { k.Add(obj) },
-	}, c.reconcile)
+	}, func(ctx context.Context, key string) error {
+		again, err := c.reconcile(ctx, key)
+		if again > 0 {
+			k.AddAfter(key, again)
+		}
+		return err
+	})
+}
+
+// wakeForPromotions queues a Stage when one of its Promotions changes,
+// and returns what stops it.
+func (c *Controller) wakeForPromotions(k *pipeline.KeyQueue) (func(), error) {
+	stageOf := func(obj any) {
+		if key, ok := stageKeyOf(obj); ok {
+			k.AddKey(key)
+		}
+	}
+	return wakeOn(c.promotions.PromotionInformer(), cache.ResourceEventHandlerFuncs{
+		AddFunc: stageOf, UpdateFunc: func(_, obj any) { stageOf(obj) }, DeleteFunc: stageOf,
+	})
+}
+
+// wakeOn adds handler to inf and returns what removes it.
+func wakeOn(inf cache.SharedIndexInformer, handler cache.ResourceEventHandler) (func(), error) {
+	reg, err := inf.AddEventHandler(handler)
+	if err != nil {
+		return nil, err
+	}
+	return func() { _ = inf.RemoveEventHandler(reg) }, nil
 }
 
 // reconcile writes the status Kargo's rules give the cached Stage, if it
-// differs. A conflict means a newer version is on its way: its event
-// queues the Stage again.
-func (c *Controller) reconcile(ctx context.Context, key string) error {
+// differs, then records it on Freight and auto-promotes, as Kargo's
+// controller does in that order. A conflict means a newer version is on
+// its way: its event queues the Stage again. It returns when to look
+// again, if no event will say (a soak ends).
+func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, error) {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
-		return nil
+		return 0, nil
 	}
 	s, err := c.m.stages.Get(ns, name)
 	if err != nil || s == nil || s.DeletionTimestamp != nil {
-		return err
+		return 0, err
 	}
 	var promos []*kargoapi.Promotion
 	if c.promotions != nil {
 		promos = c.promotions.ForStage(ns, name)
 	}
-	next := statusUpdate(s, promos, c.now())
-	if next == nil {
-		return c.syncFreight(ctx, s)
+	if next := statusUpdate(s, promos, c.now()); next != nil {
+		out, err := c.m.client.KargoV1alpha1().Stages(ns).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+		switch {
+		case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+			return 0, nil
+		case err != nil:
+			return 0, fmt.Errorf("update status of Stage %s: %w", key, err)
+		}
+		c.m.stages.Wrote(out)
+		s = out
 	}
-	out, err := c.m.client.KargoV1alpha1().Stages(ns).UpdateStatus(ctx, next, metav1.UpdateOptions{})
-	switch {
-	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
-		return nil
-	case err != nil:
-		return fmt.Errorf("update status of Stage %s: %w", key, err)
+	if err := c.syncFreight(ctx, s); err != nil {
+		return 0, err
 	}
-	c.m.stages.Wrote(out)
-	return c.syncFreight(ctx, out)
+	return c.autoPromote(ctx, s)
 }
 
 // stageKeyOf is the key of the Stage a Promotion's event is about: a

@@ -94,3 +94,44 @@ func TestStatusUpdate(t *testing.T) {
 		t.Errorf("refresh: %+v", next)
 	}
 }
+
+// What wakes a Stage for auto-promotion: Freight of an origin it requests,
+// newly verified or approved; any change of its project's config.
+func TestAutoPromotionWakeUps(t *testing.T) {
+	w := kargoapi.FreightOrigin{Kind: kargoapi.FreightOriginKindWarehouse, Name: "w"}
+	s := validStage("s")
+	s.Spec.RequestedFreight = []kargoapi.FreightRequest{{Origin: w, Sources: kargoapi.FreightSources{Direct: true}}}
+	if !requests(s, w) || requests(s, kargoapi.FreightOrigin{Kind: kargoapi.FreightOriginKindWarehouse, Name: "x"}) {
+		t.Error("requests: the Stage requests w and not x")
+	}
+
+	f := &kargoapi.Freight{ObjectMeta: metav1.ObjectMeta{Name: "f", Namespace: "p"}, Origin: w}
+	verified, approved, moved, labelled := f.DeepCopy(), f.DeepCopy(), f.DeepCopy(), f.DeepCopy()
+	verified.Status.AddVerifiedStage("s", time.Now())
+	approved.Status.AddApprovedStage("s", time.Now())
+	moved.Status.AddCurrentStage("s", time.Now())
+	labelled.Labels = map[string]string{"a": "b"}
+	tests := []struct {
+		name     string
+		old, obj any
+		want     bool
+	}{
+		{"verified", f, verified, true},
+		{"approved", f, approved, true},
+		{"in a Stage, not yet verified there", f, moved, false},
+		{"a label", f, labelled, false},
+		{"not Freight", s, s, false},
+	}
+	for _, tc := range tests {
+		if got := availabilityChanged(tc.old, tc.obj); got != tc.want {
+			t.Errorf("%s: availabilityChanged = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+
+	cfg := &kargoapi.ProjectConfig{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "p"}}
+	for _, obj := range []any{cfg, cache.DeletedFinalStateUnknown{Key: "p/p", Obj: cfg}} {
+		if got := projectOf(obj); got != "p" {
+			t.Errorf("projectOf(%T) = %q, want p", obj, got)
+		}
+	}
+}

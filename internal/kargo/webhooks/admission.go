@@ -1,9 +1,10 @@
-// Package webhooks does in process what Kargo's Stage, Promotion, Freight
-// and Warehouse webhooks (v1.6) do in a cluster, as an admission plugin of the
-// embedded API server: that server has no Services, so it cannot call
-// admission webhooks. The rules themselves are package rules'; this package
-// reads them off admission requests and answers as the webhooks would. The
-// control plane only chains the plugin into its API server.
+// Package webhooks does in process what Kargo's Stage, Promotion, Freight,
+// Warehouse and ProjectConfig webhooks (v1.6) do in a cluster, as an
+// admission plugin of the embedded API server: that server has no
+// Services, so it cannot call admission webhooks. The rules themselves
+// are package rules'; this package reads them off admission requests and
+// answers as the webhooks would. The control plane only chains the plugin
+// into its API server.
 package webhooks
 
 import (
@@ -29,6 +30,8 @@ var (
 	freightGroupKind   = schema.GroupKind{Group: kargoapi.GroupName, Kind: "Freight"}
 	warehouseResource  = kargoapi.Resource(kargoapi.WarehousePlural)
 	warehouseGroupKind = schema.GroupKind{Group: kargoapi.GroupName, Kind: "Warehouse"}
+	configResource     = kargoapi.Resource(kargoapi.ProjectConfigPlural)
+	configGroupKind    = schema.GroupKind{Group: kargoapi.GroupName, Kind: "ProjectConfig"}
 )
 
 // Admission is Kargo's webhooks as one admission plugin. The schema rules
@@ -49,6 +52,9 @@ var (
 //     has, needs a Freight lister.
 //   - Warehouse, on create and update: defaults the shard label and
 //     rejects what Kargo's validating webhook rejects.
+//   - ProjectConfig, on create and update: rejects what Kargo's
+//     validating webhook rejects (on create, a name that is not the
+//     project's too).
 type Admission struct {
 	*admission.Handler
 }
@@ -79,8 +85,8 @@ func (k *Admission) Admit(_ context.Context, a admission.Attributes, _ admission
 	return nil
 }
 
-// Validate rejects a Stage, Promotion or Freight write Kargo's validating
-// webhooks would reject.
+// Validate rejects a Stage, Promotion, Freight, Warehouse or ProjectConfig
+// write Kargo's validating webhooks would reject.
 func (k *Admission) Validate(_ context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
 	if a.GetSubresource() != "" {
 		return nil
@@ -94,6 +100,8 @@ func (k *Admission) Validate(_ context.Context, a admission.Attributes, _ admiss
 		return validateFreight(a)
 	case warehouseResource:
 		return validateWarehouse(a)
+	case configResource:
+		return validateProjectConfig(a)
 	}
 	return nil
 }
@@ -121,6 +129,20 @@ func validateWarehouse(a admission.Attributes) error {
 	}
 	if errs := rules.ValidateWarehouse(w); len(errs) > 0 {
 		return apierrors.NewInvalid(warehouseGroupKind, w.Name, errs)
+	}
+	return nil
+}
+
+func validateProjectConfig(a admission.Attributes) error {
+	_, cfg, ok := objectOf[kargoapi.ProjectConfig](a.GetObject())
+	if !ok {
+		return nil
+	}
+	if cfg.Namespace == "" { // the request's, on a create
+		cfg.Namespace = a.GetNamespace()
+	}
+	if errs := rules.ValidateProjectConfig(cfg, a.GetOperation() == admission.Create); len(errs) > 0 {
+		return apierrors.NewInvalid(configGroupKind, cfg.Name, errs)
 	}
 	return nil
 }

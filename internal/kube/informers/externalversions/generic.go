@@ -48,6 +48,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		// Group=kargo.akuity.io, Version=v1alpha1
 	case v1alpha1.SchemeGroupVersion.WithResource("freights"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Kargo().V1alpha1().Freights().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("projectconfigs"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Kargo().V1alpha1().ProjectConfigs().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("promotions"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Kargo().V1alpha1().Promotions().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("stages"):

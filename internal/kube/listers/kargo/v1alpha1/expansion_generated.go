@@ -14,6 +14,14 @@ type FreightListerExpansion interface{}
 // FreightNamespaceLister.
 type FreightNamespaceListerExpansion interface{}
 
+// ProjectConfigListerExpansion allows custom methods to be added to
+// ProjectConfigLister.
+type ProjectConfigListerExpansion interface{}
+
+// ProjectConfigNamespaceListerExpansion allows custom methods to be added to
+// ProjectConfigNamespaceLister.
+type ProjectConfigNamespaceListerExpansion interface{}
+
 // PromotionListerExpansion allows custom methods to be added to
 // PromotionLister.
 type PromotionListerExpansion interface{}

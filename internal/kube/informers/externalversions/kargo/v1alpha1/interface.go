@@ -14,6 +14,8 @@ import (
 type Interface interface {
 	// Freights returns a FreightInformer.
 	Freights() TypedFreightInformer
+	// ProjectConfigs returns a ProjectConfigInformer.
+	ProjectConfigs() TypedProjectConfigInformer
 	// Promotions returns a PromotionInformer.
 	Promotions() TypedPromotionInformer
 	// Stages returns a StageInformer.
@@ -36,6 +38,11 @@ func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakList
 // Freights returns a TypedFreightInformer.
 func (v *version) Freights() TypedFreightInformer {
 	return &freightInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// ProjectConfigs returns a TypedProjectConfigInformer.
+func (v *version) ProjectConfigs() TypedProjectConfigInformer {
+	return &projectConfigInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // Promotions returns a TypedPromotionInformer.

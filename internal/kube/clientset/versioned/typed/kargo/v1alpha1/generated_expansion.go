@@ -8,6 +8,8 @@ package v1alpha1
 
 type FreightExpansion interface{}
 
+type ProjectConfigExpansion interface{}
+
 type PromotionExpansion interface{}
 
 type StageExpansion interface{}

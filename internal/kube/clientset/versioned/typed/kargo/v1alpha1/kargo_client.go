@@ -17,6 +17,7 @@ import (
 type KargoV1alpha1Interface interface {
 	RESTClient() rest.Interface
 	FreightsGetter
+	ProjectConfigsGetter
 	PromotionsGetter
 	StagesGetter
 	WarehousesGetter
@@ -29,6 +30,10 @@ type KargoV1alpha1Client struct {
 
 func (c *KargoV1alpha1Client) Freights(namespace string) FreightInterface {
 	return newFreights(c, namespace)
+}
+
+func (c *KargoV1alpha1Client) ProjectConfigs(namespace string) ProjectConfigInterface {
+	return newProjectConfigs(c, namespace)
 }
 
 func (c *KargoV1alpha1Client) Promotions(namespace string) PromotionInterface {

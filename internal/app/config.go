@@ -60,8 +60,8 @@ type Config struct {
 	// PromotionHTTPAllow are the hosts the http step may call (host,
 	// host:port, IP or CIDR; "*" any); empty: none, loopback included.
 	PromotionHTTPAllow []string
-	// PromotionGitLocal lets the git promotion steps and Warehouses use
-	// file:// URLs and local paths (repositories on this server's disk).
+	// PromotionGitLocal lets the git promotion steps use file:// URLs and
+	// local paths (repositories on this server's disk).
 	PromotionGitLocal bool
 	// KargoCredentialsFile holds repositories' credentials for the
 	// promotion steps (credentials.File); on a cluster Kargo's labelled

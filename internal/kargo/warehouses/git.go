@@ -31,8 +31,8 @@ type gitSource struct {
 func discoverCommits(ctx context.Context, sub kargoapi.GitSubscription, src gitSource) (res kargoapi.GitDiscoveryResult, err error) {
 	res.RepoURL = sub.RepoURL
 	if git.IsLocalURL(sub.RepoURL) && !src.client.AllowLocal {
-		// Else git's own "transport 'file' not allowed", which does not
-		// say what to do.
+		// Kargo's CRD refuses such URLs; this holds wherever a CRD does
+		// not (a cluster's may be older), with a message that says why.
 		return res, fmt.Errorf("repository %s is a local path or file:// URL: Warehouses may use repositories on this server's disk only when the server runs with --promotion-git-local", git.Redact(sub.RepoURL))
 	}
 	src.client.InsecureSkipTLSVerify = sub.InsecureSkipTLSVerify

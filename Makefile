@@ -120,7 +120,10 @@ CHAOS_ARGS ?=
 chaos: build
 	$(GO) run ./hack/chaos -bin $(BIN) $(CHAOS_ARGS)
 
-bench:
+# test-deps: BenchmarkRunPage (test/browser) measures the run page in
+# Chromium, at 50, 10,000 and 50,000 actions (RUNPAGE_SIZES=50,10000 for
+# fewer; docs/performance.md).
+bench: test-deps
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 60m $(PKGS)
 
 # The OpenAPI document as outside tools see it: Redocly's recommended rules

@@ -118,8 +118,11 @@ export class ActionTree {
     };
     // In display order, so that each insert is an append: the server sends
     // names in byte order (c10 before c2), the page shows c2 first.
-    const order = [...added.values()].sort((x, y) => ((ms(x.createdAt) || 0) - (ms(y.createdAt) || 0)) || compareNames(x.actionId.name, y.actionId.name));
-    for (const a of order) add(a.actionId.name);
+    // Each time parsed once, not in every comparison (a page of 2,000
+    // was some 44,000 parses).
+    const keyed = [...added.values()].map((a) => ({ a, t: ms(a.createdAt) || 0 }));
+    keyed.sort((x, y) => (x.t - y.t) || compareNames(x.a.actionId.name, y.a.actionId.name));
+    for (const { a } of keyed) add(a.actionId.name);
     this.list.update();
     this.onChange();
   }

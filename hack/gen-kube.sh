@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Generates the typed clientset, listers and informers for api/v1 (flyte.org
-# TaskAction) and api/kargo/v1alpha1 (kargo.akuity.io Stage).
+# TaskAction), api/kargo/v1alpha1 (kargo.akuity.io: Stage, ...) and
+# api/rollouts/v1alpha1 (argoproj.io: AnalysisTemplate, ...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mod=taskactions
 out=internal/kube
 hdr=hack/boilerplate.go.txt
-apis=(api/v1 api/kargo/v1alpha1)
+apis=(api/v1 api/kargo/v1alpha1 api/rollouts/v1alpha1)
 rm -rf "$out/clientset" "$out/listers" "$out/informers"
 inputs=()
 for a in "${apis[@]}"; do inputs+=(--input "$a"); done

@@ -44,3 +44,18 @@ var Warehouses []byte
 //
 //go:embed kargo.akuity.io_projectconfigs.yaml
 var ProjectConfigs []byte
+
+// AnalysisTemplates, ClusterAnalysisTemplates and AnalysisRuns are Argo
+// Rollouts' own CRDs of argoproj.io/v1alpha1 AnalysisTemplate,
+// ClusterAnalysisTemplate and AnalysisRun, copied verbatim from Rollouts
+// v1.10.2 (manifests/crds), not generated: on a cluster with Rollouts the
+// two are the same definitions.
+//
+//go:embed argoproj.io_analysistemplates.yaml
+var AnalysisTemplates []byte
+
+//go:embed argoproj.io_clusteranalysistemplates.yaml
+var ClusterAnalysisTemplates []byte
+
+//go:embed argoproj.io_analysisruns.yaml
+var AnalysisRuns []byte

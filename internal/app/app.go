@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"taskactions/internal/analysis/resources"
 	"taskactions/internal/controlplane"
 	"taskactions/internal/executor"
 	"taskactions/internal/handlers"
@@ -72,6 +73,7 @@ type App struct {
 	promos     *promotions.Manager
 	warehouses *warehouses.Manager
 	configs    *projectconfigs.Manager
+	analysis   *resources.Manager
 	runs       *runs.Service
 	history    *history.Store
 	logs       *logs.Store
@@ -254,7 +256,8 @@ func (a *App) serve() {
 
 // caches are the pipelines of every kind this server serves.
 func (a *App) caches() []pipeline.Stats {
-	return []pipeline.Stats{a.mgr.Cache(), a.stages.Cache(), a.freight.Cache(), a.promos.Cache(), a.warehouses.Cache(), a.configs.Cache()}
+	stats := []pipeline.Stats{a.mgr.Cache(), a.stages.Cache(), a.freight.Cache(), a.promos.Cache(), a.warehouses.Cache(), a.configs.Cache()}
+	return append(stats, a.analysis.Caches()...)
 }
 
 // synced reports whether every kind's cache is synced.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
+	"taskactions/internal/analysis/resources"
 	"taskactions/internal/controlplane"
 	"taskactions/internal/executor"
 	"taskactions/internal/handlers"
@@ -52,6 +53,7 @@ func (a *App) newParts() *lifecycle.Group {
 	g.Add("promotions", lifecycle.Service(a.startPromotions, func() error { a.promos.Stop(); return nil }))
 	g.Add("warehouses", lifecycle.Service(a.startWarehouses, func() error { a.warehouses.Stop(); return nil }))
 	g.Add("project configs", lifecycle.Service(a.startProjectConfigs, func() error { a.configs.Stop(); return nil }))
+	g.Add("analysis", lifecycle.Service(a.startAnalysis, func() error { a.analysis.Stop(); return nil }))
 	g.Add("api", lifecycle.Service(func(context.Context) error { return a.serveAPI(a.restCfg) }, nil))
 	g.Add("metrics listener", lifecycle.Func(a.runMetricsListener))
 	g.Add("aborter", lifecycle.Func(func(ctx context.Context, ready func()) error {
@@ -210,6 +212,13 @@ func (a *App) startWarehouses(ctx context.Context) error {
 func (a *App) startProjectConfigs(ctx context.Context) error {
 	a.configs = projectconfigs.New(projectconfigs.Config{Client: a.client, Stages: a.stages, Journal: a.journalConfig(), Log: a.component("projectconfigs")})
 	return a.configs.Start(ctx)
+}
+
+// startAnalysis starts the caches of Argo Rollouts' analysis kinds, whose
+// projects are Kargo's.
+func (a *App) startAnalysis(ctx context.Context) error {
+	a.analysis = resources.New(resources.Config{Client: a.client, Projects: a.stages, Journal: a.journalConfig(), Log: a.component("analysis")})
+	return a.analysis.Start(ctx)
 }
 
 // runMetricsListener serves /metrics, without a token, on

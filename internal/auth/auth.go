@@ -126,6 +126,9 @@ type Denied struct {
 }
 
 func (d *Denied) Error() string {
+	if d.Project == Any && d.Kube.Resource != "" { // cluster-scoped (ClusterAnalysisTemplates)
+		return fmt.Sprintf("%s may not %s %s, which belong to no project: that takes a grant of every project and domain, or a ClusterRole", d.Subject, d.Kube.Verb, d.Kube.resource())
+	}
 	if d.Kube.Namespace != "" {
 		return fmt.Sprintf("%s may not %s %s in namespace %q (project %q, domain %q)", d.Subject, d.Kube.Verb, d.Kube.resource(), d.Kube.Namespace, d.Project, d.Domain)
 	}

@@ -91,9 +91,13 @@ func (c *Cluster) Authorize(ctx context.Context, s *Subject, a Attributes) error
 	if !s.Cluster {
 		return GrantAuthorizer{}.Authorize(ctx, s, a)
 	}
-	a.Kube.Namespace = a.Project // Kargo's resources: the project's namespace
-	if a.Kube.Group == "flyte.org" {
+	switch {
+	case a.Project == Any: // a cluster-scoped resource: a cluster-wide review
+		a.Kube.Namespace = ""
+	case a.Kube.Group == "flyte.org":
 		a.Kube.Namespace = c.namespace(a.Project, a.Domain)
+	default: // Kargo's and Rollouts' resources: the project's namespace
+		a.Kube.Namespace = a.Project
 	}
 	key := s.Name + "\x00" + strings.Join(s.Groups, ",") + "\x00" + fmt.Sprint(a.Kube)
 	if v, ok := c.decisions.Get(key); ok {

@@ -1,8 +1,10 @@
 // Package controlplane gives the rest of the program a Kubernetes API to
 // store TaskActions in: an embedded one (etcd and the apiextensions API
 // server in this process) or an external cluster. Either way it installs
-// the CRDs it serves (TaskAction; Kargo's Stage, Freight, Promotion and
-// Warehouse; crd.go) and hands out a *rest.Config.
+// the CRDs it serves (TaskAction; Kargo's Stage, Freight, Promotion,
+// Warehouse and ProjectConfig; Argo Rollouts' AnalysisTemplate,
+// ClusterAnalysisTemplate and AnalysisRun; crd.go) and hands out a
+// *rest.Config.
 //
 // The embedded one (embedded.go) also:
 //   - holds the data dir with an exclusive lock (lock.go), and keeps etcd
@@ -25,6 +27,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -52,6 +56,7 @@ type ControlPlane struct {
 	embedded *embedded
 	source   string
 	kargo    bool
+	rollouts bool
 }
 
 // Start brings the control plane up and returns once the TaskAction CRD is
@@ -92,15 +97,35 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 	t0 := time.Now()
 	foreign, err := EnsureCRDs(ctx, cp.rest, CRD{YAML: crd.TaskActions},
 		CRD{YAML: crd.Stages, KeepForeign: true}, CRD{YAML: crd.Freights, KeepForeign: true}, CRD{YAML: crd.Promotions, KeepForeign: true},
-		CRD{YAML: crd.Warehouses, KeepForeign: true}, CRD{YAML: crd.ProjectConfigs, KeepForeign: true})
+		CRD{YAML: crd.Warehouses, KeepForeign: true}, CRD{YAML: crd.ProjectConfigs, KeepForeign: true},
+		CRD{YAML: crd.AnalysisTemplates, KeepForeign: true, OwnedWith: rolloutCRD},
+		CRD{YAML: crd.ClusterAnalysisTemplates, KeepForeign: true, OwnedWith: rolloutCRD},
+		CRD{YAML: crd.AnalysisRuns, KeepForeign: true, OwnedWith: rolloutCRD})
 	if err != nil {
 		_ = cp.Stop()
 		return nil, fmt.Errorf("control plane (%s): %w", cp.source, err)
 	}
-	cp.kargo = len(foreign) > 0
-	cfg.Log.Info().Dur("tookMs", time.Since(t0)).Bool("kargoInstalled", cp.kargo).Msg("CRDs established")
+	cp.kargo = slices.ContainsFunc(foreign, inGroup("kargo.akuity.io"))
+	cp.rollouts = slices.ContainsFunc(foreign, inGroup("argoproj.io"))
+	cfg.Log.Info().Dur("tookMs", time.Since(t0)).Bool("kargoInstalled", cp.kargo).Bool("rolloutsInstalled", cp.rollouts).Msg("CRDs established")
 	return cp, nil
 }
+
+// rolloutCRD is Argo Rollouts' Rollout CRD, which this binary never
+// installs: where it exists, Rollouts is installed and owns its analysis
+// CRDs.
+const rolloutCRD = "rollouts.argoproj.io"
+
+// inGroup matches the names of the CRDs of an API group.
+func inGroup(group string) func(crd string) bool {
+	return func(crd string) bool { return strings.HasSuffix(crd, "."+group) }
+}
+
+// RolloutsInstalled reports whether the cluster has Argo Rollouts' own
+// analysis CRDs (AnalysisTemplate, ClusterAnalysisTemplate, AnalysisRun),
+// which are then served as they are: Rollouts' controller runs
+// AnalysisRuns there.
+func (c *ControlPlane) RolloutsInstalled() bool { return c.rollouts }
 
 // KargoInstalled reports whether the cluster has Kargo's own Stage CRD,
 // which is then served as it is: Kargo's controller owns Stage statuses,

@@ -25,6 +25,12 @@ type CRD struct {
 	// binary did not install: Kargo's own Stage CRD on a cluster with Kargo
 	// is the one to serve, whatever version it is.
 	KeepForeign bool
+	// OwnedWith, with KeepForeign, names a CRD whose presence says another
+	// installation owns this one even if it carries this binary's
+	// annotation: Rollouts' Rollout CRD for its analysis CRDs, which this
+	// binary may have installed before Rollouts was, and must not then
+	// turn back into its own version.
+	OwnedWith string
 }
 
 // installedBy marks the CRDs this binary installed, so that it updates its
@@ -45,12 +51,18 @@ func EnsureCRDs(ctx context.Context, cfg *rest.Config, crds ...CRD) (foreign []s
 	kept := make([]string, len(crds))
 	g, gctx := errgroup.WithContext(ctx)
 	for i, c := range crds {
-		var want apiextensionsv1.CustomResourceDefinition
-		if err := yaml.UnmarshalStrict(c.YAML, &want); err != nil {
-			return nil, fmt.Errorf("decode embedded CRD: %w", err)
-		}
 		g.Go(func() error {
-			k, err := ensureCRD(gctx, client, &want, c.KeepForeign)
+			// Decoded here too, in parallel: Rollouts' CRDs are some 650 KB
+			// of YAML each, a tenth of a second apiece.
+			var want apiextensionsv1.CustomResourceDefinition
+			if err := yaml.UnmarshalStrict(c.YAML, &want); err != nil {
+				return fmt.Errorf("decode embedded CRD: %w", err)
+			}
+			owned, err := exists(gctx, client, c.OwnedWith)
+			if err != nil {
+				return err
+			}
+			k, err := ensureCRD(gctx, client, &want, c.KeepForeign, owned)
 			if k {
 				kept[i] = want.Name
 			}
@@ -68,21 +80,62 @@ func EnsureCRDs(ctx context.Context, cfg *rest.Config, crds ...CRD) (foreign []s
 	return foreign, nil
 }
 
-// ensureCRD installs one CRD and waits for it to be served.
-func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, want *apiextensionsv1.CustomResourceDefinition, keepForeign bool) (kept bool, err error) {
+// exists reports whether the CRD of that name is installed (false for no
+// name).
+func exists(ctx context.Context, client apiextensionsclient.Interface, name string) (bool, error) {
+	if name == "" {
+		return false, nil
+	}
+	_, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("read CRD %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// ensureCRD installs one CRD and waits for it to be served. With
+// keepForeign, one installed by someone else is kept as it is; owned says
+// it is someone else's whatever its annotation says (CRD.OwnedWith).
+func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, want *apiextensionsv1.CustomResourceDefinition, keepForeign, owned bool) (kept bool, err error) {
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
+	have, kept, err := install(ctx, crds, want, keepForeign, owned)
+	if err != nil {
+		return false, fmt.Errorf("install CRD %s: %w", want.Name, err)
+	}
+	// A CRD read as it was (an earlier start's, or the chart's) is most
+	// often established already: no need to read it again, which for
+	// Rollouts' CRDs (650 KB each) is a tenth of a second apiece.
+	if have == nil || !established(have) {
+		if have, err = waitEstablished(ctx, crds, want.Name); err != nil {
+			return kept, fmt.Errorf("wait for CRD %s to be established: %w", want.Name, err)
+		}
+	}
+	if err := waitServed(ctx, client, want); err != nil {
+		return kept, fmt.Errorf("wait for %s to be served: %w", want.Name, err)
+	}
+	return kept, creatable(ctx, have)
+}
+
+// install creates or updates the CRD until it is this binary's (or kept
+// as someone else's). It returns the installed CRD when it was read and
+// not written, nil when it was written.
+func install(ctx context.Context, crds apiextensionsv1client.CustomResourceDefinitionInterface, want *apiextensionsv1.CustomResourceDefinition, keepForeign, owned bool) (read *apiextensionsv1.CustomResourceDefinition, kept bool, err error) {
 	metav1.SetMetaDataAnnotation(&want.ObjectMeta, installedBy, "taskactions")
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		have, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
 			_, err = crds.Create(ctx, want, metav1.CreateOptions{})
-		case err == nil && keepForeign && have.Annotations[installedBy] == "":
-			kept = true
+		case err == nil && keepForeign && (owned || have.Annotations[installedBy] == ""):
+			read, kept = have, true
 			return true, nil
 		case err == nil && current(have, want):
 			// Installed by the chart or an earlier start: no write, so a
 			// server on a cluster needs no more than get on CRDs.
+			read = have
 			return true, nil
 		case err == nil:
 			want.ResourceVersion = have.ResourceVersion
@@ -93,32 +146,33 @@ func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, want *
 		}
 		return err == nil, err
 	})
-	if err != nil {
-		return false, fmt.Errorf("install CRD %s: %w", want.Name, err)
-	}
-	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		have, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
-		if err != nil {
+	return read, kept, err
+}
+
+// waitEstablished reads the CRD until it is established.
+func waitEstablished(ctx context.Context, crds apiextensionsv1client.CustomResourceDefinitionInterface, name string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	var have *apiextensionsv1.CustomResourceDefinition
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		var err error
+		if have, err = crds.Get(ctx, name, metav1.GetOptions{}); err != nil {
 			return false, err
 		}
 		return established(have), nil
 	})
-	if err != nil {
-		return kept, fmt.Errorf("wait for CRD %s to be established: %w", want.Name, err)
-	}
-	// Established comes a moment before the resource is served; an informer
-	// listing in that moment backs off for a second. Wait for a list to work.
+	return have, err
+}
+
+// waitServed lists the CRD's objects until a list works: Established
+// comes a moment before the resource is served, and an informer listing
+// in that moment backs off for a second.
+func waitServed(ctx context.Context, client apiextensionsclient.Interface, want *apiextensionsv1.CustomResourceDefinition) error {
 	path := "/apis/" + want.Spec.Group + "/" + storageVersion(want) + "/" + want.Spec.Names.Plural
 	rc := client.ApiextensionsV1().RESTClient()
-	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	return wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		status := 0
 		rc.Get().AbsPath(path).Param("limit", "1").Do(ctx).StatusCode(&status)
 		return status == 200, nil
 	})
-	if err != nil {
-		return kept, fmt.Errorf("wait for %s to be served: %w", want.Name, err)
-	}
-	return kept, creatable(ctx, crds, want.Name)
 }
 
 // creatableAfter is how long after a CRD becomes Established the API
@@ -129,13 +183,10 @@ func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, want *
 // first start took two seconds.
 const creatableAfter = 2 * time.Second
 
-// creatable waits until creates of the CRD's objects are served at once.
-// Only a CRD established a moment ago (a first start) waits.
-func creatable(ctx context.Context, crds apiextensionsv1client.CustomResourceDefinitionInterface, name string) error {
-	have, err := crds.Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("read CRD %s: %w", name, err)
-	}
+// creatable waits until creates of the established CRD's objects are
+// served at once. Only a CRD established a moment ago (a first start)
+// waits.
+func creatable(ctx context.Context, have *apiextensionsv1.CustomResourceDefinition) error {
 	var since time.Time
 	for _, cond := range have.Status.Conditions {
 		if cond.Type == apiextensionsv1.Established {
@@ -152,7 +203,7 @@ func creatable(ctx context.Context, crds apiextensionsv1client.CustomResourceDef
 	case <-t.C:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("wait for CRD %s to take creates: %w", name, context.Cause(ctx))
+		return fmt.Errorf("wait for CRD %s to take creates: %w", have.Name, context.Cause(ctx))
 	}
 }
 

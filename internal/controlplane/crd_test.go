@@ -86,6 +86,41 @@ func TestForeignCRDIsKept(t *testing.T) {
 	}
 }
 
+// TestOwnedCRDIsKeptThoughOurs: a CRD this binary installed is left as it
+// is once the CRD named by OwnedWith exists (Rollouts installed after this
+// server had installed Rollouts' analysis CRDs): the owner's version
+// stays, and it is reported as foreign.
+func TestOwnedCRDIsKeptThoughOurs(t *testing.T) {
+	ctx := t.Context()
+	cfg := shared.RESTConfig()
+	named := func(kind, description string) []byte {
+		return []byte(strings.NewReplacer("widget", kind, "Widget", strings.ToUpper(kind[:1])+kind[1:]).Replace(string(widgetCRD(description))))
+	}
+	owned := CRD{YAML: named("sprocket", "ours"), KeepForeign: true, OwnedWith: "cogs.example.test"}
+	if foreign, err := EnsureCRDs(ctx, cfg, owned); err != nil || len(foreign) != 0 {
+		t.Fatalf("no owner yet: foreign %v, %v; want ours installed", foreign, err)
+	}
+	// The owner comes, with its own version of the CRD.
+	if _, err := EnsureCRDs(ctx, cfg, CRD{YAML: named("cog", "the owner")}, CRD{YAML: named("sprocket", "the owner's")}); err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := EnsureCRDs(ctx, cfg, owned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ac, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ac.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, "sprockets.example.test", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Spec.Versions[0].Schema.OpenAPIV3Schema.Description; !slices.Equal(foreign, []string{"sprockets.example.test"}) || got != "the owner's" {
+		t.Fatalf("foreign = %v, schema %q; want the owner's CRD kept as it is", foreign, got)
+	}
+}
+
 // TestCurrentCRDIsNotWritten: a CRD already at this binary's schema (the
 // chart installed it, or an earlier start did) is left alone, so that on a
 // cluster the server needs only get on CRDs; a changed schema is written.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
+	rolloutsapi "taskactions/api/rollouts/v1alpha1"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/oapi-codegen/runtime"
@@ -50,6 +51,39 @@ func (e ActionEventActionType) Valid() bool {
 	case ActionEventActionTypeCondition:
 		return true
 	case ActionEventActionTypeTask:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AnalysisPhase.
+const (
+	AnalysisPhaseEmpty        AnalysisPhase = ""
+	AnalysisPhaseError        AnalysisPhase = "Error"
+	AnalysisPhaseFailed       AnalysisPhase = "Failed"
+	AnalysisPhaseInconclusive AnalysisPhase = "Inconclusive"
+	AnalysisPhasePending      AnalysisPhase = "Pending"
+	AnalysisPhaseRunning      AnalysisPhase = "Running"
+	AnalysisPhaseSuccessful   AnalysisPhase = "Successful"
+)
+
+// Valid indicates whether the value is a known member of the AnalysisPhase enum.
+func (e AnalysisPhase) Valid() bool {
+	switch e {
+	case AnalysisPhaseEmpty:
+		return true
+	case AnalysisPhaseError:
+		return true
+	case AnalysisPhaseFailed:
+		return true
+	case AnalysisPhaseInconclusive:
+		return true
+	case AnalysisPhasePending:
+		return true
+	case AnalysisPhaseRunning:
+		return true
+	case AnalysisPhaseSuccessful:
 		return true
 	default:
 		return false
@@ -331,19 +365,19 @@ func (e Verb) Valid() bool {
 
 // Defines values for WarehouseEventSpecFreightCreationPolicy.
 const (
-	Automatic WarehouseEventSpecFreightCreationPolicy = "Automatic"
-	Empty     WarehouseEventSpecFreightCreationPolicy = ""
-	Manual    WarehouseEventSpecFreightCreationPolicy = "Manual"
+	WarehouseEventSpecFreightCreationPolicyAutomatic WarehouseEventSpecFreightCreationPolicy = "Automatic"
+	WarehouseEventSpecFreightCreationPolicyEmpty     WarehouseEventSpecFreightCreationPolicy = ""
+	WarehouseEventSpecFreightCreationPolicyManual    WarehouseEventSpecFreightCreationPolicy = "Manual"
 )
 
 // Valid indicates whether the value is a known member of the WarehouseEventSpecFreightCreationPolicy enum.
 func (e WarehouseEventSpecFreightCreationPolicy) Valid() bool {
 	switch e {
-	case Automatic:
+	case WarehouseEventSpecFreightCreationPolicyAutomatic:
 		return true
-	case Empty:
+	case WarehouseEventSpecFreightCreationPolicyEmpty:
 		return true
-	case Manual:
+	case WarehouseEventSpecFreightCreationPolicyManual:
 		return true
 	default:
 		return false
@@ -398,7 +432,12 @@ type Action struct {
 	// server writes it, or binary (Flyte writes a serialized protobuf).
 	TaskTemplate *TaskTemplateInfo `json:"taskTemplate,omitempty"`
 	TaskType     string            `json:"taskType"`
-	UpdatedAt    time.Time         `json:"updatedAt"`
+
+	// TraceId The OpenTelemetry trace id of the action's run (its enqueue
+	// request's trace); present when the server traces
+	// (OTEL_EXPORTER_OTLP_ENDPOINT set, docs/operations.md).
+	TraceId   *string   `json:"traceId,omitempty"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // ActionActionType A condition action (Flyte's human-in-the-loop) runs no task; it waits for a signal.
@@ -450,7 +489,12 @@ type ActionEvent struct {
 	// server writes it, or binary (Flyte writes a serialized protobuf).
 	TaskTemplate *TaskTemplateInfo `json:"taskTemplate,omitempty"`
 	TaskType     string            `json:"taskType"`
-	UpdatedAt    time.Time         `json:"updatedAt"`
+
+	// TraceId The OpenTelemetry trace id of the action's run (its enqueue
+	// request's trace); present when the server traces
+	// (OTEL_EXPORTER_OTLP_ENDPOINT set, docs/operations.md).
+	TraceId   *string   `json:"traceId,omitempty"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // ActionEventActionType A condition action (Flyte's human-in-the-loop) runs no task; it waits for a signal.
@@ -505,8 +549,157 @@ type ActionStreamData struct {
 	union json.RawMessage
 }
 
+// AnalysisArgument An argument, with its value, or where it comes from (a Secret's key, a field).
+type AnalysisArgument struct {
+	Name      *string `json:"name,omitempty"`
+	Value     *string `json:"value,omitempty"`
+	ValueFrom *struct {
+		FieldRef *struct {
+			FieldPath *string `json:"fieldPath,omitempty"`
+		} `json:"fieldRef,omitempty"`
+		SecretKeyRef *struct {
+			Key  *string `json:"key,omitempty"`
+			Name *string `json:"name,omitempty"`
+		} `json:"secretKeyRef,omitempty"`
+	} `json:"valueFrom,omitempty"`
+}
+
+// AnalysisMetric One metric: how often it is measured, which measurements succeed or
+// fail, and the provider that measures it (exactly one).
+type AnalysisMetric = rolloutsapi.Metric
+
+// AnalysisMetricProvider Where a measurement comes from. `web`, `job` and `prometheus` are
+// typed; the other providers of Rollouts (kayenta, datadog, wavefront,
+// newRelic, cloudWatch, graphite, influxdb, skywalking, plugin) are
+// kept as they are written.
+type AnalysisMetricProvider = rolloutsapi.MetricProvider
+
+// AnalysisMetricRule A dry-run or retention rule, for the metrics whose names its regular expression matches.
+type AnalysisMetricRule struct {
+	// Limit Retention only.
+	Limit *int32 `json:"limit,omitempty"`
+
+	// MetricName Example: .*
+	MetricName *string `json:"metricName,omitempty"`
+}
+
+// AnalysisPhase Empty until the analysis controller has looked at the run.
+type AnalysisPhase string
+
+// AnalysisRun An Argo Rollouts AnalysisRun (argoproj.io/v1alpha1, the schema of
+// Rollouts v1.10.2): a template's metrics with their args, and what
+// their measurements found so far.
+type AnalysisRun = rolloutsapi.AnalysisRun
+
+// AnalysisRunEvent The data of an `analysisrun` stream event.
+type AnalysisRunEvent struct {
+	// ApiVersion Example: argoproj.io/v1alpha1
+	ApiVersion *string `json:"apiVersion,omitempty"`
+
+	// Deleted True when the AnalysisRun was deleted.
+	Deleted bool `json:"deleted"`
+
+	// Kind Example: AnalysisRun
+	Kind *string `json:"kind,omitempty"`
+
+	// Metadata Kubernetes object metadata (the fields this API reads and writes).
+	Metadata *ObjectMeta `json:"metadata,omitempty"`
+	Spec     *struct {
+		Args                 *[]AnalysisArgument     `json:"args,omitempty"`
+		DryRun               *[]AnalysisMetricRule   `json:"dryRun,omitempty"`
+		MeasurementRetention *[]AnalysisMetricRule   `json:"measurementRetention,omitempty"`
+		Metrics              *[]AnalysisMetric       `json:"metrics,omitempty"`
+		Terminate            *bool                   `json:"terminate,omitempty"`
+		TtlStrategy          *map[string]interface{} `json:"ttlStrategy,omitempty"`
+	} `json:"spec,omitempty"`
+	Status *AnalysisRunStatus `json:"status,omitempty"`
+}
+
+// AnalysisRunList defines model for AnalysisRunList.
+type AnalysisRunList struct {
+	Items []AnalysisRun `json:"items"`
+}
+
+// AnalysisRunStatus defines model for AnalysisRunStatus.
+type AnalysisRunStatus struct {
+	CompletedAt   *time.Time          `json:"completedAt,omitempty"`
+	DryRunSummary *AnalysisRunSummary `json:"dryRunSummary,omitempty"`
+	Message       *string             `json:"message,omitempty"`
+	MetricResults *[]struct {
+		ConsecutiveError   *int32 `json:"consecutiveError,omitempty"`
+		ConsecutiveSuccess *int32 `json:"consecutiveSuccess,omitempty"`
+		Count              *int32 `json:"count,omitempty"`
+		DryRun             *bool  `json:"dryRun,omitempty"`
+		Error              *int32 `json:"error,omitempty"`
+		Failed             *int32 `json:"failed,omitempty"`
+		Inconclusive       *int32 `json:"inconclusive,omitempty"`
+		Measurements       *[]struct {
+			FinishedAt *time.Time         `json:"finishedAt,omitempty"`
+			Message    *string            `json:"message,omitempty"`
+			Metadata   *map[string]string `json:"metadata,omitempty"`
+
+			// Phase Empty until the analysis controller has looked at the run.
+			Phase     *AnalysisPhase `json:"phase,omitempty"`
+			ResumeAt  *time.Time     `json:"resumeAt,omitempty"`
+			StartedAt *time.Time     `json:"startedAt,omitempty"`
+			Value     *string        `json:"value,omitempty"`
+		} `json:"measurements,omitempty"`
+		Message  *string            `json:"message,omitempty"`
+		Metadata *map[string]string `json:"metadata,omitempty"`
+		Name     *string            `json:"name,omitempty"`
+
+		// Phase Empty until the analysis controller has looked at the run.
+		Phase      *AnalysisPhase `json:"phase,omitempty"`
+		Successful *int32         `json:"successful,omitempty"`
+	} `json:"metricResults,omitempty"`
+
+	// Phase Empty until the analysis controller has looked at the run.
+	Phase      *AnalysisPhase      `json:"phase,omitempty"`
+	RunSummary *AnalysisRunSummary `json:"runSummary,omitempty"`
+	StartedAt  *time.Time          `json:"startedAt,omitempty"`
+}
+
+// AnalysisRunStreamData An AnalysisRun stream (see ActionStreamData).
+// What the `data` of one event parses to (JSON), by the event's name:
+// `analysisrun` AnalysisRunEvent, `synced` SyncedEvent, `reset` ResetEvent.
+type AnalysisRunStreamData struct {
+	union json.RawMessage
+}
+
+// AnalysisRunSummary defines model for AnalysisRunSummary.
+type AnalysisRunSummary struct {
+	Count        *int32 `json:"count,omitempty"`
+	Error        *int32 `json:"error,omitempty"`
+	Failed       *int32 `json:"failed,omitempty"`
+	Inconclusive *int32 `json:"inconclusive,omitempty"`
+	Successful   *int32 `json:"successful,omitempty"`
+}
+
+// AnalysisTemplate An Argo Rollouts AnalysisTemplate (argoproj.io/v1alpha1, the schema
+// of Rollouts v1.10.2), as the Kubernetes API shows it. The CRD in
+// config/crd is the full schema; this one types what clients commonly
+// read.
+type AnalysisTemplate = rolloutsapi.AnalysisTemplate
+
+// AnalysisTemplateList defines model for AnalysisTemplateList.
+type AnalysisTemplateList struct {
+	Items []AnalysisTemplate `json:"items"`
+}
+
+// AnalysisTemplateSpec The metrics to measure, the args they take, and the templates they are combined with.
+type AnalysisTemplateSpec = rolloutsapi.AnalysisTemplateSpec
+
 // CacheStatus defines model for CacheStatus.
 type CacheStatus string
+
+// ClusterAnalysisTemplate An Argo Rollouts ClusterAnalysisTemplate: an AnalysisTemplate for
+// every project (cluster-scoped, no namespace).
+type ClusterAnalysisTemplate = rolloutsapi.ClusterAnalysisTemplate
+
+// ClusterAnalysisTemplateList defines model for ClusterAnalysisTemplateList.
+type ClusterAnalysisTemplateList struct {
+	Items []ClusterAnalysisTemplate `json:"items"`
+}
 
 // Condition defines model for Condition.
 type Condition struct {
@@ -597,6 +790,17 @@ type Grant struct {
 	Project string `json:"project"`
 	Verbs   []Verb `json:"verbs"`
 }
+
+// IntOrString A number, or a string (such as `{{args.count}}`).
+type IntOrString struct {
+	union json.RawMessage
+}
+
+// IntOrString0 defines model for IntOrString.0.
+type IntOrString0 = int
+
+// IntOrString1 defines model for IntOrString.1.
+type IntOrString1 = string
 
 // InvalidParam defines model for InvalidParam.
 type InvalidParam struct {
@@ -1172,8 +1376,17 @@ type ActionParam = ActionName
 // ActionPhaseParam defines model for actionPhaseParam.
 type ActionPhaseParam = []Phase
 
+// AnalysisRunParam Example: test
+type AnalysisRunParam = StageName
+
+// AnalysisTemplateParam Example: test
+type AnalysisTemplateParam = StageName
+
 // AttemptParam defines model for attemptParam.
 type AttemptParam = int
+
+// ClusterAnalysisTemplateParam Example: test
+type ClusterAnalysisTemplateParam = StageName
 
 // ContinueParam defines model for continueParam.
 type ContinueParam = string
@@ -1213,6 +1426,15 @@ type WarehouseParam = StageName
 
 // StreamProjectsParams defines parameters for StreamProjects.
 type StreamProjectsParams struct {
+	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
+	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
+
+	// LastEventID The id of the last event received; EventSource sends it when it reconnects.
+	LastEventID *LastEventIdHeaderParam `json:"Last-Event-ID,omitempty"`
+}
+
+// StreamProjectAnalysisRunsParams defines parameters for StreamProjectAnalysisRuns.
+type StreamProjectAnalysisRunsParams struct {
 	// LastEventId Like Last-Event-ID, for a first connect (EventSource cannot set headers).
 	LastEventId *LastEventIdQueryParam `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
 
@@ -1406,6 +1628,21 @@ type RefreshWarehouseParams struct {
 
 // EnqueueActionJSONRequestBody defines body for EnqueueAction for application/json ContentType.
 type EnqueueActionJSONRequestBody = EnqueueRequest
+
+// CreateClusterAnalysisTemplateJSONRequestBody defines body for CreateClusterAnalysisTemplate for application/json ContentType.
+type CreateClusterAnalysisTemplateJSONRequestBody = ClusterAnalysisTemplate
+
+// ReplaceClusterAnalysisTemplateJSONRequestBody defines body for ReplaceClusterAnalysisTemplate for application/json ContentType.
+type ReplaceClusterAnalysisTemplateJSONRequestBody = ClusterAnalysisTemplate
+
+// CreateAnalysisRunJSONRequestBody defines body for CreateAnalysisRun for application/json ContentType.
+type CreateAnalysisRunJSONRequestBody = AnalysisRun
+
+// CreateAnalysisTemplateJSONRequestBody defines body for CreateAnalysisTemplate for application/json ContentType.
+type CreateAnalysisTemplateJSONRequestBody = AnalysisTemplate
+
+// ReplaceAnalysisTemplateJSONRequestBody defines body for ReplaceAnalysisTemplate for application/json ContentType.
+type ReplaceAnalysisTemplateJSONRequestBody = AnalysisTemplate
 
 // PutProjectConfigJSONRequestBody defines body for PutProjectConfig for application/json ContentType.
 type PutProjectConfigJSONRequestBody = ProjectConfig
@@ -1715,6 +1952,156 @@ func (t ActionStreamData) MarshalJSON() ([]byte, error) {
 }
 
 func (t *ActionStreamData) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsAnalysisRunEvent returns the union data inside the AnalysisRunStreamData as a AnalysisRunEvent
+func (t AnalysisRunStreamData) AsAnalysisRunEvent() (AnalysisRunEvent, error) {
+	var body AnalysisRunEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAnalysisRunEvent overwrites any union data inside the AnalysisRunStreamData as the provided AnalysisRunEvent
+func (t *AnalysisRunStreamData) FromAnalysisRunEvent(v AnalysisRunEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAnalysisRunEvent performs a merge with any union data inside the AnalysisRunStreamData, using the provided AnalysisRunEvent
+func (t *AnalysisRunStreamData) MergeAnalysisRunEvent(v AnalysisRunEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSyncedEvent returns the union data inside the AnalysisRunStreamData as a SyncedEvent
+func (t AnalysisRunStreamData) AsSyncedEvent() (SyncedEvent, error) {
+	var body SyncedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSyncedEvent overwrites any union data inside the AnalysisRunStreamData as the provided SyncedEvent
+func (t *AnalysisRunStreamData) FromSyncedEvent(v SyncedEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSyncedEvent performs a merge with any union data inside the AnalysisRunStreamData, using the provided SyncedEvent
+func (t *AnalysisRunStreamData) MergeSyncedEvent(v SyncedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsResetEvent returns the union data inside the AnalysisRunStreamData as a ResetEvent
+func (t AnalysisRunStreamData) AsResetEvent() (ResetEvent, error) {
+	var body ResetEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResetEvent overwrites any union data inside the AnalysisRunStreamData as the provided ResetEvent
+func (t *AnalysisRunStreamData) FromResetEvent(v ResetEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeResetEvent performs a merge with any union data inside the AnalysisRunStreamData, using the provided ResetEvent
+func (t *AnalysisRunStreamData) MergeResetEvent(v ResetEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AnalysisRunStreamData) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AnalysisRunStreamData) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsIntOrString0 returns the union data inside the IntOrString as a IntOrString0
+func (t IntOrString) AsIntOrString0() (IntOrString0, error) {
+	var body IntOrString0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromIntOrString0 overwrites any union data inside the IntOrString as the provided IntOrString0
+func (t *IntOrString) FromIntOrString0(v IntOrString0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeIntOrString0 performs a merge with any union data inside the IntOrString, using the provided IntOrString0
+func (t *IntOrString) MergeIntOrString0(v IntOrString0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsIntOrString1 returns the union data inside the IntOrString as a IntOrString1
+func (t IntOrString) AsIntOrString1() (IntOrString1, error) {
+	var body IntOrString1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromIntOrString1 overwrites any union data inside the IntOrString as the provided IntOrString1
+func (t *IntOrString) FromIntOrString1(v IntOrString1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeIntOrString1 performs a merge with any union data inside the IntOrString, using the provided IntOrString1
+func (t *IntOrString) MergeIntOrString1(v IntOrString1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t IntOrString) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *IntOrString) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -2252,6 +2639,21 @@ type ServerInterface interface {
 	// EnqueueAction Enqueue an action
 	// (POST /actions)
 	EnqueueAction(w http.ResponseWriter, r *http.Request)
+	// ListClusterAnalysisTemplates Every ClusterAnalysisTemplate, sorted by name
+	// (GET /cluster-analysis-templates)
+	ListClusterAnalysisTemplates(w http.ResponseWriter, r *http.Request)
+	// CreateClusterAnalysisTemplate Create a ClusterAnalysisTemplate
+	// (POST /cluster-analysis-templates)
+	CreateClusterAnalysisTemplate(w http.ResponseWriter, r *http.Request)
+	// DeleteClusterAnalysisTemplate Delete a ClusterAnalysisTemplate
+	// (DELETE /cluster-analysis-templates/{clusterAnalysisTemplate})
+	DeleteClusterAnalysisTemplate(w http.ResponseWriter, r *http.Request, clusterAnalysisTemplate ClusterAnalysisTemplateParam)
+	// GetClusterAnalysisTemplate One ClusterAnalysisTemplate
+	// (GET /cluster-analysis-templates/{clusterAnalysisTemplate})
+	GetClusterAnalysisTemplate(w http.ResponseWriter, r *http.Request, clusterAnalysisTemplate ClusterAnalysisTemplateParam)
+	// ReplaceClusterAnalysisTemplate Replace a ClusterAnalysisTemplate
+	// (PUT /cluster-analysis-templates/{clusterAnalysisTemplate})
+	ReplaceClusterAnalysisTemplate(w http.ResponseWriter, r *http.Request, clusterAnalysisTemplate ClusterAnalysisTemplateParam)
 	// GetOpenAPIJSON This document, in JSON
 	// (GET /openapi.json)
 	GetOpenAPIJSON(w http.ResponseWriter, r *http.Request)
@@ -2264,6 +2666,36 @@ type ServerInterface interface {
 	// ListProjects The projects and domains that have runs
 	// (GET /projects)
 	ListProjects(w http.ResponseWriter, r *http.Request)
+	// StreamProjectAnalysisRuns Live stream of every AnalysisRun of a project
+	// (GET /projects/{project}/analysis-run-events)
+	StreamProjectAnalysisRuns(w http.ResponseWriter, r *http.Request, project ProjectParam, params StreamProjectAnalysisRunsParams)
+	// ListAnalysisRuns Every AnalysisRun of a project, sorted by name
+	// (GET /projects/{project}/analysis-runs)
+	ListAnalysisRuns(w http.ResponseWriter, r *http.Request, project ProjectParam)
+	// CreateAnalysisRun Create an AnalysisRun by hand
+	// (POST /projects/{project}/analysis-runs)
+	CreateAnalysisRun(w http.ResponseWriter, r *http.Request, project ProjectParam)
+	// DeleteAnalysisRun Delete an AnalysisRun
+	// (DELETE /projects/{project}/analysis-runs/{analysisRun})
+	DeleteAnalysisRun(w http.ResponseWriter, r *http.Request, project ProjectParam, analysisRun AnalysisRunParam)
+	// GetAnalysisRun One AnalysisRun, with its measurements
+	// (GET /projects/{project}/analysis-runs/{analysisRun})
+	GetAnalysisRun(w http.ResponseWriter, r *http.Request, project ProjectParam, analysisRun AnalysisRunParam)
+	// ListAnalysisTemplates Every AnalysisTemplate of a project, sorted by name
+	// (GET /projects/{project}/analysis-templates)
+	ListAnalysisTemplates(w http.ResponseWriter, r *http.Request, project ProjectParam)
+	// CreateAnalysisTemplate Create an AnalysisTemplate
+	// (POST /projects/{project}/analysis-templates)
+	CreateAnalysisTemplate(w http.ResponseWriter, r *http.Request, project ProjectParam)
+	// DeleteAnalysisTemplate Delete an AnalysisTemplate (its AnalysisRuns stay)
+	// (DELETE /projects/{project}/analysis-templates/{analysisTemplate})
+	DeleteAnalysisTemplate(w http.ResponseWriter, r *http.Request, project ProjectParam, analysisTemplate AnalysisTemplateParam)
+	// GetAnalysisTemplate One AnalysisTemplate
+	// (GET /projects/{project}/analysis-templates/{analysisTemplate})
+	GetAnalysisTemplate(w http.ResponseWriter, r *http.Request, project ProjectParam, analysisTemplate AnalysisTemplateParam)
+	// ReplaceAnalysisTemplate Replace an AnalysisTemplate
+	// (PUT /projects/{project}/analysis-templates/{analysisTemplate})
+	ReplaceAnalysisTemplate(w http.ResponseWriter, r *http.Request, project ProjectParam, analysisTemplate AnalysisTemplateParam)
 	// DeleteProjectConfig Delete the project's ProjectConfig (no Stage is auto-promoted then)
 	// (DELETE /projects/{project}/config)
 	DeleteProjectConfig(w http.ResponseWriter, r *http.Request, project ProjectParam)
@@ -2420,6 +2852,36 @@ func (_ Unimplemented) EnqueueAction(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// ListClusterAnalysisTemplates Every ClusterAnalysisTemplate, sorted by name
+// (GET /cluster-analysis-templates)
+func (_ Unimplemented) ListClusterAnalysisTemplates(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateClusterAnalysisTemplate Create a ClusterAnalysisTemplate
+// (POST /cluster-analysis-templates)
+func (_ Unimplemented) CreateClusterAnalysisTemplate(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// DeleteClusterAnalysisTemplate Delete a ClusterAnalysisTemplate
+// (DELETE /cluster-analysis-templates/{clusterAnalysisTemplate})
+func (_ Unimplemented) DeleteClusterAnalysisTemplate(w http.ResponseWriter, r *http.Request, clusterAnalysisTemplate ClusterAnalysisTemplateParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetClusterAnalysisTemplate One ClusterAnalysisTemplate
+// (GET /cluster-analysis-templates/{clusterAnalysisTemplate})
+func (_ Unimplemented) GetClusterAnalysisTemplate(w http.ResponseWriter, r *http.Request, clusterAnalysisTemplate ClusterAnalysisTemplateParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ReplaceClusterAnalysisTemplate Replace a ClusterAnalysisTemplate
+// (PUT /cluster-analysis-templates/{clusterAnalysisTemplate})
+func (_ Unimplemented) ReplaceClusterAnalysisTemplate(w http.ResponseWriter, r *http.Request, clusterAnalysisTemplate ClusterAnalysisTemplateParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // GetOpenAPIJSON This document, in JSON
 // (GET /openapi.json)
 func (_ Unimplemented) GetOpenAPIJSON(w http.ResponseWriter, r *http.Request) {
@@ -2441,6 +2903,66 @@ func (_ Unimplemented) StreamProjects(w http.ResponseWriter, r *http.Request, pa
 // ListProjects The projects and domains that have runs
 // (GET /projects)
 func (_ Unimplemented) ListProjects(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// StreamProjectAnalysisRuns Live stream of every AnalysisRun of a project
+// (GET /projects/{project}/analysis-run-events)
+func (_ Unimplemented) StreamProjectAnalysisRuns(w http.ResponseWriter, r *http.Request, project ProjectParam, params StreamProjectAnalysisRunsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListAnalysisRuns Every AnalysisRun of a project, sorted by name
+// (GET /projects/{project}/analysis-runs)
+func (_ Unimplemented) ListAnalysisRuns(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateAnalysisRun Create an AnalysisRun by hand
+// (POST /projects/{project}/analysis-runs)
+func (_ Unimplemented) CreateAnalysisRun(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// DeleteAnalysisRun Delete an AnalysisRun
+// (DELETE /projects/{project}/analysis-runs/{analysisRun})
+func (_ Unimplemented) DeleteAnalysisRun(w http.ResponseWriter, r *http.Request, project ProjectParam, analysisRun AnalysisRunParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetAnalysisRun One AnalysisRun, with its measurements
+// (GET /projects/{project}/analysis-runs/{analysisRun})
+func (_ Unimplemented) GetAnalysisRun(w http.ResponseWriter, r *http.Request, project ProjectParam, analysisRun AnalysisRunParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListAnalysisTemplates Every AnalysisTemplate of a project, sorted by name
+// (GET /projects/{project}/analysis-templates)
+func (_ Unimplemented) ListAnalysisTemplates(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateAnalysisTemplate Create an AnalysisTemplate
+// (POST /projects/{project}/analysis-templates)
+func (_ Unimplemented) CreateAnalysisTemplate(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// DeleteAnalysisTemplate Delete an AnalysisTemplate (its AnalysisRuns stay)
+// (DELETE /projects/{project}/analysis-templates/{analysisTemplate})
+func (_ Unimplemented) DeleteAnalysisTemplate(w http.ResponseWriter, r *http.Request, project ProjectParam, analysisTemplate AnalysisTemplateParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetAnalysisTemplate One AnalysisTemplate
+// (GET /projects/{project}/analysis-templates/{analysisTemplate})
+func (_ Unimplemented) GetAnalysisTemplate(w http.ResponseWriter, r *http.Request, project ProjectParam, analysisTemplate AnalysisTemplateParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ReplaceAnalysisTemplate Replace an AnalysisTemplate
+// (PUT /projects/{project}/analysis-templates/{analysisTemplate})
+func (_ Unimplemented) ReplaceAnalysisTemplate(w http.ResponseWriter, r *http.Request, project ProjectParam, analysisTemplate AnalysisTemplateParam) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2755,6 +3277,112 @@ func (siw *ServerInterfaceWrapper) EnqueueAction(w http.ResponseWriter, r *http.
 	handler.ServeHTTP(w, r)
 }
 
+// ListClusterAnalysisTemplates operation middleware
+func (siw *ServerInterfaceWrapper) ListClusterAnalysisTemplates(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListClusterAnalysisTemplates(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateClusterAnalysisTemplate operation middleware
+func (siw *ServerInterfaceWrapper) CreateClusterAnalysisTemplate(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateClusterAnalysisTemplate(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteClusterAnalysisTemplate operation middleware
+func (siw *ServerInterfaceWrapper) DeleteClusterAnalysisTemplate(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "clusterAnalysisTemplate" -------------
+	var clusterAnalysisTemplate ClusterAnalysisTemplateParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "clusterAnalysisTemplate", chi.URLParam(r, "clusterAnalysisTemplate"), &clusterAnalysisTemplate, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "clusterAnalysisTemplate", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteClusterAnalysisTemplate(w, r, clusterAnalysisTemplate)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetClusterAnalysisTemplate operation middleware
+func (siw *ServerInterfaceWrapper) GetClusterAnalysisTemplate(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "clusterAnalysisTemplate" -------------
+	var clusterAnalysisTemplate ClusterAnalysisTemplateParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "clusterAnalysisTemplate", chi.URLParam(r, "clusterAnalysisTemplate"), &clusterAnalysisTemplate, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "clusterAnalysisTemplate", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetClusterAnalysisTemplate(w, r, clusterAnalysisTemplate)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ReplaceClusterAnalysisTemplate operation middleware
+func (siw *ServerInterfaceWrapper) ReplaceClusterAnalysisTemplate(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "clusterAnalysisTemplate" -------------
+	var clusterAnalysisTemplate ClusterAnalysisTemplateParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "clusterAnalysisTemplate", chi.URLParam(r, "clusterAnalysisTemplate"), &clusterAnalysisTemplate, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "clusterAnalysisTemplate", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ReplaceClusterAnalysisTemplate(w, r, clusterAnalysisTemplate)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetOpenAPIJSON operation middleware
 func (siw *ServerInterfaceWrapper) GetOpenAPIJSON(w http.ResponseWriter, r *http.Request) {
 
@@ -2842,6 +3470,348 @@ func (siw *ServerInterfaceWrapper) ListProjects(w http.ResponseWriter, r *http.R
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListProjects(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// StreamProjectAnalysisRuns operation middleware
+func (siw *ServerInterfaceWrapper) StreamProjectAnalysisRuns(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params StreamProjectAnalysisRunsParams
+
+	// ------------- Optional query parameter "lastEventId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "lastEventId", r.URL.Query(), &params.LastEventId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "lastEventId"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "lastEventId", Err: err})
+		}
+		return
+	}
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Last-Event-ID" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Last-Event-ID")]; found {
+		var LastEventID LastEventIdHeaderParam
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Last-Event-ID", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Last-Event-ID", valueList[0], &LastEventID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Last-Event-ID", Err: err})
+			return
+		}
+
+		params.LastEventID = &LastEventID
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.StreamProjectAnalysisRuns(w, r, project, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListAnalysisRuns operation middleware
+func (siw *ServerInterfaceWrapper) ListAnalysisRuns(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAnalysisRuns(w, r, project)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateAnalysisRun operation middleware
+func (siw *ServerInterfaceWrapper) CreateAnalysisRun(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateAnalysisRun(w, r, project)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteAnalysisRun operation middleware
+func (siw *ServerInterfaceWrapper) DeleteAnalysisRun(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "analysisRun" -------------
+	var analysisRun AnalysisRunParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "analysisRun", chi.URLParam(r, "analysisRun"), &analysisRun, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "analysisRun", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteAnalysisRun(w, r, project, analysisRun)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetAnalysisRun operation middleware
+func (siw *ServerInterfaceWrapper) GetAnalysisRun(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "analysisRun" -------------
+	var analysisRun AnalysisRunParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "analysisRun", chi.URLParam(r, "analysisRun"), &analysisRun, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "analysisRun", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetAnalysisRun(w, r, project, analysisRun)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListAnalysisTemplates operation middleware
+func (siw *ServerInterfaceWrapper) ListAnalysisTemplates(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAnalysisTemplates(w, r, project)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateAnalysisTemplate operation middleware
+func (siw *ServerInterfaceWrapper) CreateAnalysisTemplate(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateAnalysisTemplate(w, r, project)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteAnalysisTemplate operation middleware
+func (siw *ServerInterfaceWrapper) DeleteAnalysisTemplate(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "analysisTemplate" -------------
+	var analysisTemplate AnalysisTemplateParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "analysisTemplate", chi.URLParam(r, "analysisTemplate"), &analysisTemplate, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "analysisTemplate", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteAnalysisTemplate(w, r, project, analysisTemplate)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetAnalysisTemplate operation middleware
+func (siw *ServerInterfaceWrapper) GetAnalysisTemplate(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "analysisTemplate" -------------
+	var analysisTemplate AnalysisTemplateParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "analysisTemplate", chi.URLParam(r, "analysisTemplate"), &analysisTemplate, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "analysisTemplate", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetAnalysisTemplate(w, r, project, analysisTemplate)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ReplaceAnalysisTemplate operation middleware
+func (siw *ServerInterfaceWrapper) ReplaceAnalysisTemplate(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "analysisTemplate" -------------
+	var analysisTemplate AnalysisTemplateParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "analysisTemplate", chi.URLParam(r, "analysisTemplate"), &analysisTemplate, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "analysisTemplate", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ReplaceAnalysisTemplate(w, r, project, analysisTemplate)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5531,6 +6501,51 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/projects/{project}/stages/{stage}/promotions/events", wrapper.StreamStagePromotions)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/analysis-templates", wrapper.ListAnalysisTemplates)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/projects/{project}/analysis-templates", wrapper.CreateAnalysisTemplate)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/projects/{project}/analysis-templates/{analysisTemplate}", wrapper.DeleteAnalysisTemplate)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/analysis-templates/{analysisTemplate}", wrapper.GetAnalysisTemplate)
+	})
+	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/projects/{project}/analysis-templates/{analysisTemplate}", wrapper.ReplaceAnalysisTemplate)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/cluster-analysis-templates", wrapper.ListClusterAnalysisTemplates)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/cluster-analysis-templates", wrapper.CreateClusterAnalysisTemplate)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/cluster-analysis-templates/{clusterAnalysisTemplate}", wrapper.DeleteClusterAnalysisTemplate)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/cluster-analysis-templates/{clusterAnalysisTemplate}", wrapper.GetClusterAnalysisTemplate)
+	})
+	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/cluster-analysis-templates/{clusterAnalysisTemplate}", wrapper.ReplaceClusterAnalysisTemplate)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/analysis-runs", wrapper.ListAnalysisRuns)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/projects/{project}/analysis-runs", wrapper.CreateAnalysisRun)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/projects/{project}/analysis-runs/{analysisRun}", wrapper.DeleteAnalysisRun)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/analysis-runs/{analysisRun}", wrapper.GetAnalysisRun)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/projects/{project}/analysis-run-events", wrapper.StreamProjectAnalysisRuns)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/openapi.yaml", wrapper.GetOpenAPI)
 	})
 	r.Group(func(r chi.Router) {
@@ -5541,6 +6556,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 }
 
 type ActionStreamTexteventStreamResponse struct {
+	Body io.Reader
+
+	ContentLength int64
+}
+
+type AnalysisRunStreamTexteventStreamResponse struct {
 	Body io.Reader
 
 	ContentLength int64
@@ -5608,6 +6629,217 @@ type EnqueueActiondefaultApplicationProblemPlusJSONResponse struct {
 }
 
 func (response EnqueueActiondefaultApplicationProblemPlusJSONResponse) VisitEnqueueActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListClusterAnalysisTemplatesRequestObject struct {
+}
+
+type ListClusterAnalysisTemplatesResponseObject interface {
+	VisitListClusterAnalysisTemplatesResponse(w http.ResponseWriter) error
+}
+
+type ListClusterAnalysisTemplates200JSONResponse ClusterAnalysisTemplateList
+
+func (response ListClusterAnalysisTemplates200JSONResponse) VisitListClusterAnalysisTemplatesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListClusterAnalysisTemplatesdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response ListClusterAnalysisTemplatesdefaultApplicationProblemPlusJSONResponse) VisitListClusterAnalysisTemplatesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateClusterAnalysisTemplateRequestObject struct {
+	JSONBody *CreateClusterAnalysisTemplateJSONRequestBody
+	Body     io.Reader
+}
+
+type CreateClusterAnalysisTemplateResponseObject interface {
+	VisitCreateClusterAnalysisTemplateResponse(w http.ResponseWriter) error
+}
+
+type CreateClusterAnalysisTemplate201JSONResponse ClusterAnalysisTemplate
+
+func (response CreateClusterAnalysisTemplate201JSONResponse) VisitCreateClusterAnalysisTemplateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateClusterAnalysisTemplatedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response CreateClusterAnalysisTemplatedefaultApplicationProblemPlusJSONResponse) VisitCreateClusterAnalysisTemplateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteClusterAnalysisTemplateRequestObject struct {
+	ClusterAnalysisTemplate ClusterAnalysisTemplateParam `json:"clusterAnalysisTemplate"`
+}
+
+type DeleteClusterAnalysisTemplateResponseObject interface {
+	VisitDeleteClusterAnalysisTemplateResponse(w http.ResponseWriter) error
+}
+
+type DeleteClusterAnalysisTemplate204Response struct {
+}
+
+func (response DeleteClusterAnalysisTemplate204Response) VisitDeleteClusterAnalysisTemplateResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteClusterAnalysisTemplatedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response DeleteClusterAnalysisTemplatedefaultApplicationProblemPlusJSONResponse) VisitDeleteClusterAnalysisTemplateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetClusterAnalysisTemplateRequestObject struct {
+	ClusterAnalysisTemplate ClusterAnalysisTemplateParam `json:"clusterAnalysisTemplate"`
+}
+
+type GetClusterAnalysisTemplateResponseObject interface {
+	VisitGetClusterAnalysisTemplateResponse(w http.ResponseWriter) error
+}
+
+type GetClusterAnalysisTemplate200JSONResponse ClusterAnalysisTemplate
+
+func (response GetClusterAnalysisTemplate200JSONResponse) VisitGetClusterAnalysisTemplateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetClusterAnalysisTemplate200ApplicationyamlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response GetClusterAnalysisTemplate200ApplicationyamlResponse) VisitGetClusterAnalysisTemplateResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "application/yaml")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetClusterAnalysisTemplatedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response GetClusterAnalysisTemplatedefaultApplicationProblemPlusJSONResponse) VisitGetClusterAnalysisTemplateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplaceClusterAnalysisTemplateRequestObject struct {
+	ClusterAnalysisTemplate ClusterAnalysisTemplateParam `json:"clusterAnalysisTemplate"`
+	JSONBody                *ReplaceClusterAnalysisTemplateJSONRequestBody
+	Body                    io.Reader
+}
+
+type ReplaceClusterAnalysisTemplateResponseObject interface {
+	VisitReplaceClusterAnalysisTemplateResponse(w http.ResponseWriter) error
+}
+
+type ReplaceClusterAnalysisTemplate200JSONResponse ClusterAnalysisTemplate
+
+func (response ReplaceClusterAnalysisTemplate200JSONResponse) VisitReplaceClusterAnalysisTemplateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplaceClusterAnalysisTemplatedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response ReplaceClusterAnalysisTemplatedefaultApplicationProblemPlusJSONResponse) VisitReplaceClusterAnalysisTemplateResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -5762,6 +6994,464 @@ type ListProjectsdefaultApplicationProblemPlusJSONResponse struct {
 }
 
 func (response ListProjectsdefaultApplicationProblemPlusJSONResponse) VisitListProjectsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamProjectAnalysisRunsRequestObject struct {
+	Project ProjectParam `json:"project"`
+	Params  StreamProjectAnalysisRunsParams
+}
+
+type StreamProjectAnalysisRunsResponseObject interface {
+	VisitStreamProjectAnalysisRunsResponse(w http.ResponseWriter) error
+}
+
+type StreamProjectAnalysisRuns200TexteventStreamResponse struct {
+	AnalysisRunStreamTexteventStreamResponse
+}
+
+func (response StreamProjectAnalysisRuns200TexteventStreamResponse) VisitStreamProjectAnalysisRunsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type StreamProjectAnalysisRunsdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response StreamProjectAnalysisRunsdefaultApplicationProblemPlusJSONResponse) VisitStreamProjectAnalysisRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAnalysisRunsRequestObject struct {
+	Project ProjectParam `json:"project"`
+}
+
+type ListAnalysisRunsResponseObject interface {
+	VisitListAnalysisRunsResponse(w http.ResponseWriter) error
+}
+
+type ListAnalysisRuns200JSONResponse AnalysisRunList
+
+func (response ListAnalysisRuns200JSONResponse) VisitListAnalysisRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAnalysisRunsdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response ListAnalysisRunsdefaultApplicationProblemPlusJSONResponse) VisitListAnalysisRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAnalysisRunRequestObject struct {
+	Project  ProjectParam `json:"project"`
+	JSONBody *CreateAnalysisRunJSONRequestBody
+	Body     io.Reader
+}
+
+type CreateAnalysisRunResponseObject interface {
+	VisitCreateAnalysisRunResponse(w http.ResponseWriter) error
+}
+
+type CreateAnalysisRun201JSONResponse AnalysisRun
+
+func (response CreateAnalysisRun201JSONResponse) VisitCreateAnalysisRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAnalysisRundefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response CreateAnalysisRundefaultApplicationProblemPlusJSONResponse) VisitCreateAnalysisRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteAnalysisRunRequestObject struct {
+	Project     ProjectParam     `json:"project"`
+	AnalysisRun AnalysisRunParam `json:"analysisRun"`
+}
+
+type DeleteAnalysisRunResponseObject interface {
+	VisitDeleteAnalysisRunResponse(w http.ResponseWriter) error
+}
+
+type DeleteAnalysisRun204Response struct {
+}
+
+func (response DeleteAnalysisRun204Response) VisitDeleteAnalysisRunResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteAnalysisRundefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response DeleteAnalysisRundefaultApplicationProblemPlusJSONResponse) VisitDeleteAnalysisRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAnalysisRunRequestObject struct {
+	Project     ProjectParam     `json:"project"`
+	AnalysisRun AnalysisRunParam `json:"analysisRun"`
+}
+
+type GetAnalysisRunResponseObject interface {
+	VisitGetAnalysisRunResponse(w http.ResponseWriter) error
+}
+
+type GetAnalysisRun200JSONResponse AnalysisRun
+
+func (response GetAnalysisRun200JSONResponse) VisitGetAnalysisRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAnalysisRun200ApplicationyamlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response GetAnalysisRun200ApplicationyamlResponse) VisitGetAnalysisRunResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "application/yaml")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetAnalysisRundefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response GetAnalysisRundefaultApplicationProblemPlusJSONResponse) VisitGetAnalysisRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAnalysisTemplatesRequestObject struct {
+	Project ProjectParam `json:"project"`
+}
+
+type ListAnalysisTemplatesResponseObject interface {
+	VisitListAnalysisTemplatesResponse(w http.ResponseWriter) error
+}
+
+type ListAnalysisTemplates200JSONResponse AnalysisTemplateList
+
+func (response ListAnalysisTemplates200JSONResponse) VisitListAnalysisTemplatesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAnalysisTemplatesdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response ListAnalysisTemplatesdefaultApplicationProblemPlusJSONResponse) VisitListAnalysisTemplatesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAnalysisTemplateRequestObject struct {
+	Project  ProjectParam `json:"project"`
+	JSONBody *CreateAnalysisTemplateJSONRequestBody
+	Body     io.Reader
+}
+
+type CreateAnalysisTemplateResponseObject interface {
+	VisitCreateAnalysisTemplateResponse(w http.ResponseWriter) error
+}
+
+type CreateAnalysisTemplate201JSONResponse AnalysisTemplate
+
+func (response CreateAnalysisTemplate201JSONResponse) VisitCreateAnalysisTemplateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAnalysisTemplatedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response CreateAnalysisTemplatedefaultApplicationProblemPlusJSONResponse) VisitCreateAnalysisTemplateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteAnalysisTemplateRequestObject struct {
+	Project          ProjectParam          `json:"project"`
+	AnalysisTemplate AnalysisTemplateParam `json:"analysisTemplate"`
+}
+
+type DeleteAnalysisTemplateResponseObject interface {
+	VisitDeleteAnalysisTemplateResponse(w http.ResponseWriter) error
+}
+
+type DeleteAnalysisTemplate204Response struct {
+}
+
+func (response DeleteAnalysisTemplate204Response) VisitDeleteAnalysisTemplateResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteAnalysisTemplatedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response DeleteAnalysisTemplatedefaultApplicationProblemPlusJSONResponse) VisitDeleteAnalysisTemplateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAnalysisTemplateRequestObject struct {
+	Project          ProjectParam          `json:"project"`
+	AnalysisTemplate AnalysisTemplateParam `json:"analysisTemplate"`
+}
+
+type GetAnalysisTemplateResponseObject interface {
+	VisitGetAnalysisTemplateResponse(w http.ResponseWriter) error
+}
+
+type GetAnalysisTemplate200JSONResponse AnalysisTemplate
+
+func (response GetAnalysisTemplate200JSONResponse) VisitGetAnalysisTemplateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAnalysisTemplate200ApplicationyamlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response GetAnalysisTemplate200ApplicationyamlResponse) VisitGetAnalysisTemplateResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "application/yaml")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetAnalysisTemplatedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response GetAnalysisTemplatedefaultApplicationProblemPlusJSONResponse) VisitGetAnalysisTemplateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplaceAnalysisTemplateRequestObject struct {
+	Project          ProjectParam          `json:"project"`
+	AnalysisTemplate AnalysisTemplateParam `json:"analysisTemplate"`
+	JSONBody         *ReplaceAnalysisTemplateJSONRequestBody
+	Body             io.Reader
+}
+
+type ReplaceAnalysisTemplateResponseObject interface {
+	VisitReplaceAnalysisTemplateResponse(w http.ResponseWriter) error
+}
+
+type ReplaceAnalysisTemplate200JSONResponse AnalysisTemplate
+
+func (response ReplaceAnalysisTemplate200JSONResponse) VisitReplaceAnalysisTemplateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplaceAnalysisTemplatedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response ReplaceAnalysisTemplatedefaultApplicationProblemPlusJSONResponse) VisitReplaceAnalysisTemplateResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -8124,6 +9814,21 @@ type StrictServerInterface interface {
 	// EnqueueAction Enqueue an action
 	// (POST /actions)
 	EnqueueAction(ctx context.Context, request EnqueueActionRequestObject) (EnqueueActionResponseObject, error)
+	// ListClusterAnalysisTemplates Every ClusterAnalysisTemplate, sorted by name
+	// (GET /cluster-analysis-templates)
+	ListClusterAnalysisTemplates(ctx context.Context, request ListClusterAnalysisTemplatesRequestObject) (ListClusterAnalysisTemplatesResponseObject, error)
+	// CreateClusterAnalysisTemplate Create a ClusterAnalysisTemplate
+	// (POST /cluster-analysis-templates)
+	CreateClusterAnalysisTemplate(ctx context.Context, request CreateClusterAnalysisTemplateRequestObject) (CreateClusterAnalysisTemplateResponseObject, error)
+	// DeleteClusterAnalysisTemplate Delete a ClusterAnalysisTemplate
+	// (DELETE /cluster-analysis-templates/{clusterAnalysisTemplate})
+	DeleteClusterAnalysisTemplate(ctx context.Context, request DeleteClusterAnalysisTemplateRequestObject) (DeleteClusterAnalysisTemplateResponseObject, error)
+	// GetClusterAnalysisTemplate One ClusterAnalysisTemplate
+	// (GET /cluster-analysis-templates/{clusterAnalysisTemplate})
+	GetClusterAnalysisTemplate(ctx context.Context, request GetClusterAnalysisTemplateRequestObject) (GetClusterAnalysisTemplateResponseObject, error)
+	// ReplaceClusterAnalysisTemplate Replace a ClusterAnalysisTemplate
+	// (PUT /cluster-analysis-templates/{clusterAnalysisTemplate})
+	ReplaceClusterAnalysisTemplate(ctx context.Context, request ReplaceClusterAnalysisTemplateRequestObject) (ReplaceClusterAnalysisTemplateResponseObject, error)
 	// GetOpenAPIJSON This document, in JSON
 	// (GET /openapi.json)
 	GetOpenAPIJSON(ctx context.Context, request GetOpenAPIJSONRequestObject) (GetOpenAPIJSONResponseObject, error)
@@ -8136,6 +9841,36 @@ type StrictServerInterface interface {
 	// ListProjects The projects and domains that have runs
 	// (GET /projects)
 	ListProjects(ctx context.Context, request ListProjectsRequestObject) (ListProjectsResponseObject, error)
+	// StreamProjectAnalysisRuns Live stream of every AnalysisRun of a project
+	// (GET /projects/{project}/analysis-run-events)
+	StreamProjectAnalysisRuns(ctx context.Context, request StreamProjectAnalysisRunsRequestObject) (StreamProjectAnalysisRunsResponseObject, error)
+	// ListAnalysisRuns Every AnalysisRun of a project, sorted by name
+	// (GET /projects/{project}/analysis-runs)
+	ListAnalysisRuns(ctx context.Context, request ListAnalysisRunsRequestObject) (ListAnalysisRunsResponseObject, error)
+	// CreateAnalysisRun Create an AnalysisRun by hand
+	// (POST /projects/{project}/analysis-runs)
+	CreateAnalysisRun(ctx context.Context, request CreateAnalysisRunRequestObject) (CreateAnalysisRunResponseObject, error)
+	// DeleteAnalysisRun Delete an AnalysisRun
+	// (DELETE /projects/{project}/analysis-runs/{analysisRun})
+	DeleteAnalysisRun(ctx context.Context, request DeleteAnalysisRunRequestObject) (DeleteAnalysisRunResponseObject, error)
+	// GetAnalysisRun One AnalysisRun, with its measurements
+	// (GET /projects/{project}/analysis-runs/{analysisRun})
+	GetAnalysisRun(ctx context.Context, request GetAnalysisRunRequestObject) (GetAnalysisRunResponseObject, error)
+	// ListAnalysisTemplates Every AnalysisTemplate of a project, sorted by name
+	// (GET /projects/{project}/analysis-templates)
+	ListAnalysisTemplates(ctx context.Context, request ListAnalysisTemplatesRequestObject) (ListAnalysisTemplatesResponseObject, error)
+	// CreateAnalysisTemplate Create an AnalysisTemplate
+	// (POST /projects/{project}/analysis-templates)
+	CreateAnalysisTemplate(ctx context.Context, request CreateAnalysisTemplateRequestObject) (CreateAnalysisTemplateResponseObject, error)
+	// DeleteAnalysisTemplate Delete an AnalysisTemplate (its AnalysisRuns stay)
+	// (DELETE /projects/{project}/analysis-templates/{analysisTemplate})
+	DeleteAnalysisTemplate(ctx context.Context, request DeleteAnalysisTemplateRequestObject) (DeleteAnalysisTemplateResponseObject, error)
+	// GetAnalysisTemplate One AnalysisTemplate
+	// (GET /projects/{project}/analysis-templates/{analysisTemplate})
+	GetAnalysisTemplate(ctx context.Context, request GetAnalysisTemplateRequestObject) (GetAnalysisTemplateResponseObject, error)
+	// ReplaceAnalysisTemplate Replace an AnalysisTemplate
+	// (PUT /projects/{project}/analysis-templates/{analysisTemplate})
+	ReplaceAnalysisTemplate(ctx context.Context, request ReplaceAnalysisTemplateRequestObject) (ReplaceAnalysisTemplateResponseObject, error)
 	// DeleteProjectConfig Delete the project's ProjectConfig (no Stage is auto-promoted then)
 	// (DELETE /projects/{project}/config)
 	DeleteProjectConfig(ctx context.Context, request DeleteProjectConfigRequestObject) (DeleteProjectConfigResponseObject, error)
@@ -8352,6 +10087,159 @@ func (sh *strictHandler) EnqueueAction(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// ListClusterAnalysisTemplates operation middleware
+func (sh *strictHandler) ListClusterAnalysisTemplates(w http.ResponseWriter, r *http.Request) {
+	var request ListClusterAnalysisTemplatesRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListClusterAnalysisTemplates(ctx, request.(ListClusterAnalysisTemplatesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListClusterAnalysisTemplates")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListClusterAnalysisTemplatesResponseObject); ok {
+		if err := validResponse.VisitListClusterAnalysisTemplatesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateClusterAnalysisTemplate operation middleware
+func (sh *strictHandler) CreateClusterAnalysisTemplate(w http.ResponseWriter, r *http.Request) {
+	var request CreateClusterAnalysisTemplateRequestObject
+
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+
+		var body CreateClusterAnalysisTemplateJSONRequestBody
+		if err := runtime.BindJSONBody(r, &body); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+		request.JSONBody = &body
+
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/yaml") {
+		request.Body = r.Body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateClusterAnalysisTemplate(ctx, request.(CreateClusterAnalysisTemplateRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateClusterAnalysisTemplate")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateClusterAnalysisTemplateResponseObject); ok {
+		if err := validResponse.VisitCreateClusterAnalysisTemplateResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteClusterAnalysisTemplate operation middleware
+func (sh *strictHandler) DeleteClusterAnalysisTemplate(w http.ResponseWriter, r *http.Request, clusterAnalysisTemplate ClusterAnalysisTemplateParam) {
+	var request DeleteClusterAnalysisTemplateRequestObject
+
+	request.ClusterAnalysisTemplate = clusterAnalysisTemplate
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteClusterAnalysisTemplate(ctx, request.(DeleteClusterAnalysisTemplateRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteClusterAnalysisTemplate")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteClusterAnalysisTemplateResponseObject); ok {
+		if err := validResponse.VisitDeleteClusterAnalysisTemplateResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetClusterAnalysisTemplate operation middleware
+func (sh *strictHandler) GetClusterAnalysisTemplate(w http.ResponseWriter, r *http.Request, clusterAnalysisTemplate ClusterAnalysisTemplateParam) {
+	var request GetClusterAnalysisTemplateRequestObject
+
+	request.ClusterAnalysisTemplate = clusterAnalysisTemplate
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetClusterAnalysisTemplate(ctx, request.(GetClusterAnalysisTemplateRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetClusterAnalysisTemplate")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetClusterAnalysisTemplateResponseObject); ok {
+		if err := validResponse.VisitGetClusterAnalysisTemplateResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ReplaceClusterAnalysisTemplate operation middleware
+func (sh *strictHandler) ReplaceClusterAnalysisTemplate(w http.ResponseWriter, r *http.Request, clusterAnalysisTemplate ClusterAnalysisTemplateParam) {
+	var request ReplaceClusterAnalysisTemplateRequestObject
+
+	request.ClusterAnalysisTemplate = clusterAnalysisTemplate
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+
+		var body ReplaceClusterAnalysisTemplateJSONRequestBody
+		if err := runtime.BindJSONBody(r, &body); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+		request.JSONBody = &body
+
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/yaml") {
+		request.Body = r.Body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ReplaceClusterAnalysisTemplate(ctx, request.(ReplaceClusterAnalysisTemplateRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ReplaceClusterAnalysisTemplate")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ReplaceClusterAnalysisTemplateResponseObject); ok {
+		if err := validResponse.VisitReplaceClusterAnalysisTemplateResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // GetOpenAPIJSON operation middleware
 func (sh *strictHandler) GetOpenAPIJSON(w http.ResponseWriter, r *http.Request) {
 	var request GetOpenAPIJSONRequestObject
@@ -8443,6 +10331,311 @@ func (sh *strictHandler) ListProjects(w http.ResponseWriter, r *http.Request) {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListProjectsResponseObject); ok {
 		if err := validResponse.VisitListProjectsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// StreamProjectAnalysisRuns operation middleware
+func (sh *strictHandler) StreamProjectAnalysisRuns(w http.ResponseWriter, r *http.Request, project ProjectParam, params StreamProjectAnalysisRunsParams) {
+	var request StreamProjectAnalysisRunsRequestObject
+
+	request.Project = project
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.StreamProjectAnalysisRuns(ctx, request.(StreamProjectAnalysisRunsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StreamProjectAnalysisRuns")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(StreamProjectAnalysisRunsResponseObject); ok {
+		if err := validResponse.VisitStreamProjectAnalysisRunsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListAnalysisRuns operation middleware
+func (sh *strictHandler) ListAnalysisRuns(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	var request ListAnalysisRunsRequestObject
+
+	request.Project = project
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAnalysisRuns(ctx, request.(ListAnalysisRunsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAnalysisRuns")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListAnalysisRunsResponseObject); ok {
+		if err := validResponse.VisitListAnalysisRunsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateAnalysisRun operation middleware
+func (sh *strictHandler) CreateAnalysisRun(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	var request CreateAnalysisRunRequestObject
+
+	request.Project = project
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+
+		var body CreateAnalysisRunJSONRequestBody
+		if err := runtime.BindJSONBody(r, &body); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+		request.JSONBody = &body
+
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/yaml") {
+		request.Body = r.Body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateAnalysisRun(ctx, request.(CreateAnalysisRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateAnalysisRun")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateAnalysisRunResponseObject); ok {
+		if err := validResponse.VisitCreateAnalysisRunResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteAnalysisRun operation middleware
+func (sh *strictHandler) DeleteAnalysisRun(w http.ResponseWriter, r *http.Request, project ProjectParam, analysisRun AnalysisRunParam) {
+	var request DeleteAnalysisRunRequestObject
+
+	request.Project = project
+	request.AnalysisRun = analysisRun
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteAnalysisRun(ctx, request.(DeleteAnalysisRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteAnalysisRun")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteAnalysisRunResponseObject); ok {
+		if err := validResponse.VisitDeleteAnalysisRunResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetAnalysisRun operation middleware
+func (sh *strictHandler) GetAnalysisRun(w http.ResponseWriter, r *http.Request, project ProjectParam, analysisRun AnalysisRunParam) {
+	var request GetAnalysisRunRequestObject
+
+	request.Project = project
+	request.AnalysisRun = analysisRun
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetAnalysisRun(ctx, request.(GetAnalysisRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetAnalysisRun")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetAnalysisRunResponseObject); ok {
+		if err := validResponse.VisitGetAnalysisRunResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListAnalysisTemplates operation middleware
+func (sh *strictHandler) ListAnalysisTemplates(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	var request ListAnalysisTemplatesRequestObject
+
+	request.Project = project
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAnalysisTemplates(ctx, request.(ListAnalysisTemplatesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAnalysisTemplates")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListAnalysisTemplatesResponseObject); ok {
+		if err := validResponse.VisitListAnalysisTemplatesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateAnalysisTemplate operation middleware
+func (sh *strictHandler) CreateAnalysisTemplate(w http.ResponseWriter, r *http.Request, project ProjectParam) {
+	var request CreateAnalysisTemplateRequestObject
+
+	request.Project = project
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+
+		var body CreateAnalysisTemplateJSONRequestBody
+		if err := runtime.BindJSONBody(r, &body); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+		request.JSONBody = &body
+
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/yaml") {
+		request.Body = r.Body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateAnalysisTemplate(ctx, request.(CreateAnalysisTemplateRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateAnalysisTemplate")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateAnalysisTemplateResponseObject); ok {
+		if err := validResponse.VisitCreateAnalysisTemplateResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteAnalysisTemplate operation middleware
+func (sh *strictHandler) DeleteAnalysisTemplate(w http.ResponseWriter, r *http.Request, project ProjectParam, analysisTemplate AnalysisTemplateParam) {
+	var request DeleteAnalysisTemplateRequestObject
+
+	request.Project = project
+	request.AnalysisTemplate = analysisTemplate
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteAnalysisTemplate(ctx, request.(DeleteAnalysisTemplateRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteAnalysisTemplate")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteAnalysisTemplateResponseObject); ok {
+		if err := validResponse.VisitDeleteAnalysisTemplateResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetAnalysisTemplate operation middleware
+func (sh *strictHandler) GetAnalysisTemplate(w http.ResponseWriter, r *http.Request, project ProjectParam, analysisTemplate AnalysisTemplateParam) {
+	var request GetAnalysisTemplateRequestObject
+
+	request.Project = project
+	request.AnalysisTemplate = analysisTemplate
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetAnalysisTemplate(ctx, request.(GetAnalysisTemplateRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetAnalysisTemplate")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetAnalysisTemplateResponseObject); ok {
+		if err := validResponse.VisitGetAnalysisTemplateResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ReplaceAnalysisTemplate operation middleware
+func (sh *strictHandler) ReplaceAnalysisTemplate(w http.ResponseWriter, r *http.Request, project ProjectParam, analysisTemplate AnalysisTemplateParam) {
+	var request ReplaceAnalysisTemplateRequestObject
+
+	request.Project = project
+	request.AnalysisTemplate = analysisTemplate
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+
+		var body ReplaceAnalysisTemplateJSONRequestBody
+		if err := runtime.BindJSONBody(r, &body); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+		request.JSONBody = &body
+
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/yaml") {
+		request.Body = r.Body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ReplaceAnalysisTemplate(ctx, request.(ReplaceAnalysisTemplateRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ReplaceAnalysisTemplate")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ReplaceAnalysisTemplateResponseObject); ok {
+		if err := validResponse.VisitReplaceAnalysisTemplateResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

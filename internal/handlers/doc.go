@@ -2,8 +2,9 @@
 // types and strict server interface are generated from api/openapi.yaml
 // (api.gen.go, by oapi-codegen); Server implements them, translating HTTP
 // to calls of the managers (taskactions, stages, freight, promotions,
-// warehouses, projectconfigs), the run service (runs) and the log store
-// (logs), and nothing more: what an operation does is theirs. Around them:
+// warehouses, projectconfigs, and analysis/resources for Argo Rollouts'
+// kinds), the run service (runs) and the log store (logs), and nothing
+// more: what an operation does is theirs. Around them:
 //   - NewRouter (router.go): chi routes for /api/v1, /healthz, /readyz,
 //     /metrics, /login and the dashboard, and Starting, the answers of a
 //     server that is not ready yet (starting.go);

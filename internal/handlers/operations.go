@@ -39,14 +39,24 @@ const (
 	inDomain               // the path's {project} and {domain}
 	inProject              // the path's {project}: Kargo's objects (grants need domain *)
 	inBody                 // the enqueue body's run
+	// clusterWide: a cluster-scoped object (ClusterAnalysisTemplate), in
+	// no project. It is authorized as in every project and domain, which
+	// only a grant of project * and domain * allows, as only a
+	// ClusterRole bound cluster-wide does in Kubernetes; with
+	// --auth=kubernetes the review names no namespace.
+	clusterWide
 )
 
-// actions and kargoKube make the kube side of an operation.
+// actions, kargoKube and rolloutsKube make the kube side of an operation.
 func actions(verb string) auth.KubeAttributes {
 	return auth.KubeAttributes{Group: "flyte.org", Resource: "taskactions", Verb: verb}
 }
 func kargoKube(resource, verb string) auth.KubeAttributes {
 	return auth.KubeAttributes{Group: "kargo.akuity.io", Resource: resource, Verb: verb}
+}
+
+func rolloutsKube(resource, verb string) auth.KubeAttributes {
+	return auth.KubeAttributes{Group: "argoproj.io", Resource: resource, Verb: verb}
 }
 
 var actionStatus = auth.KubeAttributes{Group: "flyte.org", Resource: "taskactions", Subresource: "status", Verb: "update"}
@@ -100,6 +110,23 @@ var operations = map[string]operation{
 	"getProjectConfig":    {verb: read, scope: inProject, kube: kargoKube("projectconfigs", "get")},
 	"putProjectConfig":    {verb: write, scope: inProject, kube: kargoKube("projectconfigs", "update")},
 	"deleteProjectConfig": {verb: write, scope: inProject, kube: kargoKube("projectconfigs", "delete")},
+
+	// Argo Rollouts' analysis kinds.
+	"listAnalysisTemplates":          {verb: read, scope: inProject, kube: rolloutsKube("analysistemplates", "list")},
+	"getAnalysisTemplate":            {verb: read, scope: inProject, kube: rolloutsKube("analysistemplates", "get")},
+	"createAnalysisTemplate":         {verb: write, scope: inProject, kube: rolloutsKube("analysistemplates", "create")},
+	"replaceAnalysisTemplate":        {verb: write, scope: inProject, kube: rolloutsKube("analysistemplates", "update")},
+	"deleteAnalysisTemplate":         {verb: write, scope: inProject, kube: rolloutsKube("analysistemplates", "delete")},
+	"listClusterAnalysisTemplates":   {verb: read, scope: clusterWide, kube: rolloutsKube("clusteranalysistemplates", "list")},
+	"getClusterAnalysisTemplate":     {verb: read, scope: clusterWide, kube: rolloutsKube("clusteranalysistemplates", "get")},
+	"createClusterAnalysisTemplate":  {verb: write, scope: clusterWide, kube: rolloutsKube("clusteranalysistemplates", "create")},
+	"replaceClusterAnalysisTemplate": {verb: write, scope: clusterWide, kube: rolloutsKube("clusteranalysistemplates", "update")},
+	"deleteClusterAnalysisTemplate":  {verb: write, scope: clusterWide, kube: rolloutsKube("clusteranalysistemplates", "delete")},
+	"listAnalysisRuns":               {verb: read, scope: inProject, kube: rolloutsKube("analysisruns", "list")},
+	"getAnalysisRun":                 {verb: read, scope: inProject, kube: rolloutsKube("analysisruns", "get")},
+	"createAnalysisRun":              {verb: write, scope: inProject, kube: rolloutsKube("analysisruns", "create")},
+	"deleteAnalysisRun":              {verb: write, scope: inProject, kube: rolloutsKube("analysisruns", "delete")},
+	"streamProjectAnalysisRuns":      {verb: read, scope: inProject, stream: "analysisruns", kube: rolloutsKube("analysisruns", "watch")},
 
 	"listFreight":             {verb: read, scope: inProject, kube: kargoKube("freights", "list")},
 	"getFreight":              {verb: read, scope: inProject, kube: kargoKube("freights", "get")},
@@ -165,6 +192,8 @@ func (o operation) check(path string, op *openapi3.Operation) error {
 		return fmt.Errorf("scoped to a domain, but the path names no {project} and {domain}")
 	case o.scope == inProject && !(has("project") && !has("domain")):
 		return fmt.Errorf("scoped to a project, but the path does not name {project} alone")
+	case o.scope == clusterWide && (has("project") || has("domain")):
+		return fmt.Errorf("cluster-wide, but the path names a {project} or {domain}")
 	case o.scope == inBody && op.RequestBody == nil:
 		return fmt.Errorf("scoped by its body, but it has none")
 	case (o.task == inRun || o.task == itself) && !has("run"):
@@ -205,6 +234,9 @@ func targetOf(r *http.Request, o operation, request any) (target, bool) {
 		}
 		a := q.Body.Action
 		return target{project: a.ActionId.Run.Project, domain: a.ActionId.Run.Domain, run: a.ActionId.Run.Name, action: a.ActionId.Name, parent: value(a.ParentActionName)}, true
+	}
+	if o.scope == clusterWide {
+		return target{project: auth.Any, domain: auth.Any}, true
 	}
 	t := target{project: pathParam(r, "project"), run: pathParam(r, "run"), action: pathParam(r, "action")}
 	if o.scope == inDomain {

@@ -65,7 +65,7 @@ func TestOperationsTableHoldsToTheDocument(t *testing.T) {
 // Every stream kind of the table is counted from the start.
 func TestStreamKindsFromTheTable(t *testing.T) {
 	got := strings.Join(streamKinds(), ",")
-	if got != "action,logs,projects,promotions,run,runs,stages,warehouses" {
+	if got != "action,analysisruns,logs,projects,promotions,run,runs,stages,warehouses" {
 		t.Errorf("stream kinds %s", got)
 	}
 }
@@ -73,7 +73,7 @@ func TestStreamKindsFromTheTable(t *testing.T) {
 // The stream metrics' event label covers the events of every stream the
 // document describes.
 func TestStreamEventsFromTheDocument(t *testing.T) {
-	if got := strings.Join(streamEvents(), ","); got != "action,log,project,promotion,run,stage,warehouse" {
+	if got := strings.Join(streamEvents(), ","); got != "action,analysisrun,log,project,promotion,run,stage,warehouse" {
 		t.Errorf("stream events %s", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"taskactions/api"
+	"taskactions/internal/analysis/resources"
 	"taskactions/internal/auth"
 	"taskactions/internal/kargo/freight"
 	"taskactions/internal/kargo/projectconfigs"
@@ -37,7 +38,10 @@ type Config struct {
 	ProjectConfigs *projectconfigs.Manager
 	// Promotions serves Promotions.
 	Promotions *promotions.Manager
-	Runs       *runs.Service
+	// Analysis serves Argo Rollouts' AnalysisTemplates,
+	// ClusterAnalysisTemplates and AnalysisRuns.
+	Analysis *resources.Manager
+	Runs     *runs.Service
 	// Logs holds the tasks' stdout and stderr.
 	Logs    *logs.Store
 	SSE     sse.Config
@@ -142,7 +146,7 @@ func apiRouter(cfg Config, v *validator, doc OpenAPIDocument) http.Handler {
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
 	r.Use(gate(cfg.Synced), middleware.GetHead, markHead, splitCommaLists(commaListParams(v.doc)), keepRequest)
-	srv := &Server{mgr: cfg.Manager, stages: cfg.Stages, freight: cfg.Freight, warehouses: cfg.Warehouses, configs: cfg.ProjectConfigs, promos: cfg.Promotions, runs: cfg.Runs, logs: cfg.Logs, authz: cfg.Authorizer, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, throttle: cfg.Throttle, streams: newStreamSlots(cfg.MaxStreams), document: doc}
+	srv := &Server{mgr: cfg.Manager, stages: cfg.Stages, freight: cfg.Freight, warehouses: cfg.Warehouses, configs: cfg.ProjectConfigs, promos: cfg.Promotions, analysis: cfg.Analysis, runs: cfg.Runs, logs: cfg.Logs, authz: cfg.Authorizer, sse: cfg.SSE, metrics: cfg.Metrics, sessions: cfg.Sessions, throttle: cfg.Throttle, streams: newStreamSlots(cfg.MaxStreams), document: doc}
 	az := &authorizer{authz: cfg.Authorizer, executeTypes: cfg.ExecuteTaskTypes}
 	strict := NewStrictHandlerWithOptions(srv, []StrictMiddlewareFunc{az.middleware}, StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(w, r, badRequest{err}) },

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	v1 "taskactions/api/v1"
+	"taskactions/internal/analysis/resources"
 	"taskactions/internal/auth"
 	"taskactions/internal/history"
 	"taskactions/internal/journal"
@@ -29,6 +30,7 @@ type Server struct {
 	warehouses *warehouses.Manager
 	configs    *projectconfigs.Manager
 	promos     *promotions.Manager
+	analysis   *resources.Manager
 	runs       *runs.Service
 	logs       *logs.Store
 	authz      auth.Authorizer

@@ -220,14 +220,15 @@ func (c *Cache[T, V]) CatchUpWith(ctx context.Context, obj T) bool {
 	return true
 }
 
-// Get returns the cached object ns/name, or the zero T.
+// Get returns the cached object ns/name, or the zero T. A cluster-scoped
+// object has no namespace (ns empty).
 func (c *Cache[T, V]) Get(ns, name string) (T, error) {
 	var zero T
 	inf := c.Informer()
 	if inf == nil {
 		return zero, errNotWatching
 	}
-	obj, ok, err := inf.GetStore().GetByKey(ns + "/" + name)
+	obj, ok, err := inf.GetStore().GetByKey(cache.ObjectName{Namespace: ns, Name: name}.String())
 	if err != nil || !ok {
 		return zero, err
 	}

@@ -11,7 +11,8 @@ import (
 // The reads every namespaced kind served by project has (Stages, Freight,
 // Promotions): a namespace's objects as one sorted list, one object, and
 // streams of either. A kind gets them by listing and routing its objects
-// with ByNamespace.
+// with ByNamespace. A cluster-scoped kind (ClusterAnalysisTemplate) gets
+// them too, every object in the empty namespace.
 
 // IndexNamespace indexes objects by namespace.
 const IndexNamespace = "namespace"

@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
+	rolloutsapi "taskactions/api/rollouts/v1alpha1"
 
 	"github.com/oapi-codegen/runtime"
 )
@@ -51,6 +52,39 @@ func (e ActionEventActionType) Valid() bool {
 	case ActionEventActionTypeCondition:
 		return true
 	case ActionEventActionTypeTask:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AnalysisPhase.
+const (
+	AnalysisPhaseEmpty        AnalysisPhase = ""
+	AnalysisPhaseError        AnalysisPhase = "Error"
+	AnalysisPhaseFailed       AnalysisPhase = "Failed"
+	AnalysisPhaseInconclusive AnalysisPhase = "Inconclusive"
+	AnalysisPhasePending      AnalysisPhase = "Pending"
+	AnalysisPhaseRunning      AnalysisPhase = "Running"
+	AnalysisPhaseSuccessful   AnalysisPhase = "Successful"
+)
+
+// Valid indicates whether the value is a known member of the AnalysisPhase enum.
+func (e AnalysisPhase) Valid() bool {
+	switch e {
+	case AnalysisPhaseEmpty:
+		return true
+	case AnalysisPhaseError:
+		return true
+	case AnalysisPhaseFailed:
+		return true
+	case AnalysisPhaseInconclusive:
+		return true
+	case AnalysisPhasePending:
+		return true
+	case AnalysisPhaseRunning:
+		return true
+	case AnalysisPhaseSuccessful:
 		return true
 	default:
 		return false
@@ -332,19 +366,19 @@ func (e Verb) Valid() bool {
 
 // Defines values for WarehouseEventSpecFreightCreationPolicy.
 const (
-	Automatic WarehouseEventSpecFreightCreationPolicy = "Automatic"
-	Empty     WarehouseEventSpecFreightCreationPolicy = ""
-	Manual    WarehouseEventSpecFreightCreationPolicy = "Manual"
+	WarehouseEventSpecFreightCreationPolicyAutomatic WarehouseEventSpecFreightCreationPolicy = "Automatic"
+	WarehouseEventSpecFreightCreationPolicyEmpty     WarehouseEventSpecFreightCreationPolicy = ""
+	WarehouseEventSpecFreightCreationPolicyManual    WarehouseEventSpecFreightCreationPolicy = "Manual"
 )
 
 // Valid indicates whether the value is a known member of the WarehouseEventSpecFreightCreationPolicy enum.
 func (e WarehouseEventSpecFreightCreationPolicy) Valid() bool {
 	switch e {
-	case Automatic:
+	case WarehouseEventSpecFreightCreationPolicyAutomatic:
 		return true
-	case Empty:
+	case WarehouseEventSpecFreightCreationPolicyEmpty:
 		return true
-	case Manual:
+	case WarehouseEventSpecFreightCreationPolicyManual:
 		return true
 	default:
 		return false
@@ -399,7 +433,12 @@ type Action struct {
 	// server writes it, or binary (Flyte writes a serialized protobuf).
 	TaskTemplate *TaskTemplateInfo `json:"taskTemplate,omitempty"`
 	TaskType     string            `json:"taskType"`
-	UpdatedAt    time.Time         `json:"updatedAt"`
+
+	// TraceId The OpenTelemetry trace id of the action's run (its enqueue
+	// request's trace); present when the server traces
+	// (OTEL_EXPORTER_OTLP_ENDPOINT set, docs/operations.md).
+	TraceId   *string   `json:"traceId,omitempty"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // ActionActionType A condition action (Flyte's human-in-the-loop) runs no task; it waits for a signal.
@@ -451,7 +490,12 @@ type ActionEvent struct {
 	// server writes it, or binary (Flyte writes a serialized protobuf).
 	TaskTemplate *TaskTemplateInfo `json:"taskTemplate,omitempty"`
 	TaskType     string            `json:"taskType"`
-	UpdatedAt    time.Time         `json:"updatedAt"`
+
+	// TraceId The OpenTelemetry trace id of the action's run (its enqueue
+	// request's trace); present when the server traces
+	// (OTEL_EXPORTER_OTLP_ENDPOINT set, docs/operations.md).
+	TraceId   *string   `json:"traceId,omitempty"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // ActionEventActionType A condition action (Flyte's human-in-the-loop) runs no task; it waits for a signal.
@@ -506,8 +550,157 @@ type ActionStreamData struct {
 	union json.RawMessage
 }
 
+// AnalysisArgument An argument, with its value, or where it comes from (a Secret's key, a field).
+type AnalysisArgument struct {
+	Name      *string `json:"name,omitempty"`
+	Value     *string `json:"value,omitempty"`
+	ValueFrom *struct {
+		FieldRef *struct {
+			FieldPath *string `json:"fieldPath,omitempty"`
+		} `json:"fieldRef,omitempty"`
+		SecretKeyRef *struct {
+			Key  *string `json:"key,omitempty"`
+			Name *string `json:"name,omitempty"`
+		} `json:"secretKeyRef,omitempty"`
+	} `json:"valueFrom,omitempty"`
+}
+
+// AnalysisMetric One metric: how often it is measured, which measurements succeed or
+// fail, and the provider that measures it (exactly one).
+type AnalysisMetric = rolloutsapi.Metric
+
+// AnalysisMetricProvider Where a measurement comes from. `web`, `job` and `prometheus` are
+// typed; the other providers of Rollouts (kayenta, datadog, wavefront,
+// newRelic, cloudWatch, graphite, influxdb, skywalking, plugin) are
+// kept as they are written.
+type AnalysisMetricProvider = rolloutsapi.MetricProvider
+
+// AnalysisMetricRule A dry-run or retention rule, for the metrics whose names its regular expression matches.
+type AnalysisMetricRule struct {
+	// Limit Retention only.
+	Limit *int32 `json:"limit,omitempty"`
+
+	// MetricName Example: .*
+	MetricName *string `json:"metricName,omitempty"`
+}
+
+// AnalysisPhase Empty until the analysis controller has looked at the run.
+type AnalysisPhase string
+
+// AnalysisRun An Argo Rollouts AnalysisRun (argoproj.io/v1alpha1, the schema of
+// Rollouts v1.10.2): a template's metrics with their args, and what
+// their measurements found so far.
+type AnalysisRun = rolloutsapi.AnalysisRun
+
+// AnalysisRunEvent The data of an `analysisrun` stream event.
+type AnalysisRunEvent struct {
+	// ApiVersion Example: argoproj.io/v1alpha1
+	ApiVersion *string `json:"apiVersion,omitempty"`
+
+	// Deleted True when the AnalysisRun was deleted.
+	Deleted bool `json:"deleted"`
+
+	// Kind Example: AnalysisRun
+	Kind *string `json:"kind,omitempty"`
+
+	// Metadata Kubernetes object metadata (the fields this API reads and writes).
+	Metadata *ObjectMeta `json:"metadata,omitempty"`
+	Spec     *struct {
+		Args                 *[]AnalysisArgument     `json:"args,omitempty"`
+		DryRun               *[]AnalysisMetricRule   `json:"dryRun,omitempty"`
+		MeasurementRetention *[]AnalysisMetricRule   `json:"measurementRetention,omitempty"`
+		Metrics              *[]AnalysisMetric       `json:"metrics,omitempty"`
+		Terminate            *bool                   `json:"terminate,omitempty"`
+		TtlStrategy          *map[string]interface{} `json:"ttlStrategy,omitempty"`
+	} `json:"spec,omitempty"`
+	Status *AnalysisRunStatus `json:"status,omitempty"`
+}
+
+// AnalysisRunList defines model for AnalysisRunList.
+type AnalysisRunList struct {
+	Items []AnalysisRun `json:"items"`
+}
+
+// AnalysisRunStatus defines model for AnalysisRunStatus.
+type AnalysisRunStatus struct {
+	CompletedAt   *time.Time          `json:"completedAt,omitempty"`
+	DryRunSummary *AnalysisRunSummary `json:"dryRunSummary,omitempty"`
+	Message       *string             `json:"message,omitempty"`
+	MetricResults *[]struct {
+		ConsecutiveError   *int32 `json:"consecutiveError,omitempty"`
+		ConsecutiveSuccess *int32 `json:"consecutiveSuccess,omitempty"`
+		Count              *int32 `json:"count,omitempty"`
+		DryRun             *bool  `json:"dryRun,omitempty"`
+		Error              *int32 `json:"error,omitempty"`
+		Failed             *int32 `json:"failed,omitempty"`
+		Inconclusive       *int32 `json:"inconclusive,omitempty"`
+		Measurements       *[]struct {
+			FinishedAt *time.Time         `json:"finishedAt,omitempty"`
+			Message    *string            `json:"message,omitempty"`
+			Metadata   *map[string]string `json:"metadata,omitempty"`
+
+			// Phase Empty until the analysis controller has looked at the run.
+			Phase     *AnalysisPhase `json:"phase,omitempty"`
+			ResumeAt  *time.Time     `json:"resumeAt,omitempty"`
+			StartedAt *time.Time     `json:"startedAt,omitempty"`
+			Value     *string        `json:"value,omitempty"`
+		} `json:"measurements,omitempty"`
+		Message  *string            `json:"message,omitempty"`
+		Metadata *map[string]string `json:"metadata,omitempty"`
+		Name     *string            `json:"name,omitempty"`
+
+		// Phase Empty until the analysis controller has looked at the run.
+		Phase      *AnalysisPhase `json:"phase,omitempty"`
+		Successful *int32         `json:"successful,omitempty"`
+	} `json:"metricResults,omitempty"`
+
+	// Phase Empty until the analysis controller has looked at the run.
+	Phase      *AnalysisPhase      `json:"phase,omitempty"`
+	RunSummary *AnalysisRunSummary `json:"runSummary,omitempty"`
+	StartedAt  *time.Time          `json:"startedAt,omitempty"`
+}
+
+// AnalysisRunStreamData An AnalysisRun stream (see ActionStreamData).
+// What the `data` of one event parses to (JSON), by the event's name:
+// `analysisrun` AnalysisRunEvent, `synced` SyncedEvent, `reset` ResetEvent.
+type AnalysisRunStreamData struct {
+	union json.RawMessage
+}
+
+// AnalysisRunSummary defines model for AnalysisRunSummary.
+type AnalysisRunSummary struct {
+	Count        *int32 `json:"count,omitempty"`
+	Error        *int32 `json:"error,omitempty"`
+	Failed       *int32 `json:"failed,omitempty"`
+	Inconclusive *int32 `json:"inconclusive,omitempty"`
+	Successful   *int32 `json:"successful,omitempty"`
+}
+
+// AnalysisTemplate An Argo Rollouts AnalysisTemplate (argoproj.io/v1alpha1, the schema
+// of Rollouts v1.10.2), as the Kubernetes API shows it. The CRD in
+// config/crd is the full schema; this one types what clients commonly
+// read.
+type AnalysisTemplate = rolloutsapi.AnalysisTemplate
+
+// AnalysisTemplateList defines model for AnalysisTemplateList.
+type AnalysisTemplateList struct {
+	Items []AnalysisTemplate `json:"items"`
+}
+
+// AnalysisTemplateSpec The metrics to measure, the args they take, and the templates they are combined with.
+type AnalysisTemplateSpec = rolloutsapi.AnalysisTemplateSpec
+
 // CacheStatus defines model for CacheStatus.
 type CacheStatus string
+
+// ClusterAnalysisTemplate An Argo Rollouts ClusterAnalysisTemplate: an AnalysisTemplate for
+// every project (cluster-scoped, no namespace).
+type ClusterAnalysisTemplate = rolloutsapi.ClusterAnalysisTemplate
+
+// ClusterAnalysisTemplateList defines model for ClusterAnalysisTemplateList.
+type ClusterAnalysisTemplateList struct {
+	Items []ClusterAnalysisTemplate `json:"items"`
+}
 
 // Condition defines model for Condition.
 type Condition struct {
@@ -598,6 +791,17 @@ type Grant struct {
 	Project string `json:"project"`
 	Verbs   []Verb `json:"verbs"`
 }
+
+// IntOrString A number, or a string (such as `{{args.count}}`).
+type IntOrString struct {
+	union json.RawMessage
+}
+
+// IntOrString0 defines model for IntOrString.0.
+type IntOrString0 = int
+
+// IntOrString1 defines model for IntOrString.1.
+type IntOrString1 = string
 
 // InvalidParam defines model for InvalidParam.
 type InvalidParam struct {
@@ -1173,8 +1377,17 @@ type ActionParam = ActionName
 // ActionPhaseParam defines model for actionPhaseParam.
 type ActionPhaseParam = []Phase
 
+// AnalysisRunParam Example: test
+type AnalysisRunParam = StageName
+
+// AnalysisTemplateParam Example: test
+type AnalysisTemplateParam = StageName
+
 // AttemptParam defines model for attemptParam.
 type AttemptParam = int
+
+// ClusterAnalysisTemplateParam Example: test
+type ClusterAnalysisTemplateParam = StageName
 
 // ContinueParam defines model for continueParam.
 type ContinueParam = string
@@ -1302,6 +1515,21 @@ type RefreshWarehouseParams struct {
 
 // EnqueueActionJSONRequestBody defines body for EnqueueAction for application/json ContentType.
 type EnqueueActionJSONRequestBody = EnqueueRequest
+
+// CreateClusterAnalysisTemplateJSONRequestBody defines body for CreateClusterAnalysisTemplate for application/json ContentType.
+type CreateClusterAnalysisTemplateJSONRequestBody = ClusterAnalysisTemplate
+
+// ReplaceClusterAnalysisTemplateJSONRequestBody defines body for ReplaceClusterAnalysisTemplate for application/json ContentType.
+type ReplaceClusterAnalysisTemplateJSONRequestBody = ClusterAnalysisTemplate
+
+// CreateAnalysisRunJSONRequestBody defines body for CreateAnalysisRun for application/json ContentType.
+type CreateAnalysisRunJSONRequestBody = AnalysisRun
+
+// CreateAnalysisTemplateJSONRequestBody defines body for CreateAnalysisTemplate for application/json ContentType.
+type CreateAnalysisTemplateJSONRequestBody = AnalysisTemplate
+
+// ReplaceAnalysisTemplateJSONRequestBody defines body for ReplaceAnalysisTemplate for application/json ContentType.
+type ReplaceAnalysisTemplateJSONRequestBody = AnalysisTemplate
 
 // PutProjectConfigJSONRequestBody defines body for PutProjectConfig for application/json ContentType.
 type PutProjectConfigJSONRequestBody = ProjectConfig
@@ -1611,6 +1839,156 @@ func (t ActionStreamData) MarshalJSON() ([]byte, error) {
 }
 
 func (t *ActionStreamData) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsAnalysisRunEvent returns the union data inside the AnalysisRunStreamData as a AnalysisRunEvent
+func (t AnalysisRunStreamData) AsAnalysisRunEvent() (AnalysisRunEvent, error) {
+	var body AnalysisRunEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAnalysisRunEvent overwrites any union data inside the AnalysisRunStreamData as the provided AnalysisRunEvent
+func (t *AnalysisRunStreamData) FromAnalysisRunEvent(v AnalysisRunEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAnalysisRunEvent performs a merge with any union data inside the AnalysisRunStreamData, using the provided AnalysisRunEvent
+func (t *AnalysisRunStreamData) MergeAnalysisRunEvent(v AnalysisRunEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSyncedEvent returns the union data inside the AnalysisRunStreamData as a SyncedEvent
+func (t AnalysisRunStreamData) AsSyncedEvent() (SyncedEvent, error) {
+	var body SyncedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSyncedEvent overwrites any union data inside the AnalysisRunStreamData as the provided SyncedEvent
+func (t *AnalysisRunStreamData) FromSyncedEvent(v SyncedEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSyncedEvent performs a merge with any union data inside the AnalysisRunStreamData, using the provided SyncedEvent
+func (t *AnalysisRunStreamData) MergeSyncedEvent(v SyncedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsResetEvent returns the union data inside the AnalysisRunStreamData as a ResetEvent
+func (t AnalysisRunStreamData) AsResetEvent() (ResetEvent, error) {
+	var body ResetEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResetEvent overwrites any union data inside the AnalysisRunStreamData as the provided ResetEvent
+func (t *AnalysisRunStreamData) FromResetEvent(v ResetEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeResetEvent performs a merge with any union data inside the AnalysisRunStreamData, using the provided ResetEvent
+func (t *AnalysisRunStreamData) MergeResetEvent(v ResetEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AnalysisRunStreamData) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AnalysisRunStreamData) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsIntOrString0 returns the union data inside the IntOrString as a IntOrString0
+func (t IntOrString) AsIntOrString0() (IntOrString0, error) {
+	var body IntOrString0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromIntOrString0 overwrites any union data inside the IntOrString as the provided IntOrString0
+func (t *IntOrString) FromIntOrString0(v IntOrString0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeIntOrString0 performs a merge with any union data inside the IntOrString, using the provided IntOrString0
+func (t *IntOrString) MergeIntOrString0(v IntOrString0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsIntOrString1 returns the union data inside the IntOrString as a IntOrString1
+func (t IntOrString) AsIntOrString1() (IntOrString1, error) {
+	var body IntOrString1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromIntOrString1 overwrites any union data inside the IntOrString as the provided IntOrString1
+func (t *IntOrString) FromIntOrString1(v IntOrString1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeIntOrString1 performs a merge with any union data inside the IntOrString, using the provided IntOrString1
+func (t *IntOrString) MergeIntOrString1(v IntOrString1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t IntOrString) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *IntOrString) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -2243,6 +2621,62 @@ type ClientInterface interface {
 	// Corresponds with POST /actions (the `EnqueueAction` operationId).
 	EnqueueAction(ctx context.Context, body EnqueueActionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListClusterAnalysisTemplates Every ClusterAnalysisTemplate, sorted by name
+	//
+	// ClusterAnalysisTemplates belong to no project: every operation on
+	// them needs a grant of every project and domain (`{project: "*",
+	// domain: "*"}`), or, with --auth=kubernetes, the RBAC verb on the
+	// cluster-scoped resource (a ClusterRole).
+	//
+	// Corresponds with GET /cluster-analysis-templates (the `ListClusterAnalysisTemplates` operationId).
+	ListClusterAnalysisTemplates(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateClusterAnalysisTemplateWithBody Create a ClusterAnalysisTemplate
+	//
+	// As an AnalysisTemplate, but for every project; a metadata.namespace is dropped, as the API server drops it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /cluster-analysis-templates (the `CreateClusterAnalysisTemplate` operationId).
+	CreateClusterAnalysisTemplateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateClusterAnalysisTemplate Create a ClusterAnalysisTemplate
+	//
+	// As an AnalysisTemplate, but for every project; a metadata.namespace is dropped, as the API server drops it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /cluster-analysis-templates (the `CreateClusterAnalysisTemplate` operationId).
+	CreateClusterAnalysisTemplate(ctx context.Context, body CreateClusterAnalysisTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteClusterAnalysisTemplate Delete a ClusterAnalysisTemplate
+	//
+	// Corresponds with DELETE /cluster-analysis-templates/{clusterAnalysisTemplate} (the `DeleteClusterAnalysisTemplate` operationId).
+	DeleteClusterAnalysisTemplate(ctx context.Context, clusterAnalysisTemplate ClusterAnalysisTemplateParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetClusterAnalysisTemplate One ClusterAnalysisTemplate
+	//
+	// Corresponds with GET /cluster-analysis-templates/{clusterAnalysisTemplate} (the `GetClusterAnalysisTemplate` operationId).
+	GetClusterAnalysisTemplate(ctx context.Context, clusterAnalysisTemplate ClusterAnalysisTemplateParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReplaceClusterAnalysisTemplateWithBody Replace a ClusterAnalysisTemplate
+	//
+	// metadata.resourceVersion is required; one changed since is 409.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /cluster-analysis-templates/{clusterAnalysisTemplate} (the `ReplaceClusterAnalysisTemplate` operationId).
+	ReplaceClusterAnalysisTemplateWithBody(ctx context.Context, clusterAnalysisTemplate ClusterAnalysisTemplateParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReplaceClusterAnalysisTemplate Replace a ClusterAnalysisTemplate
+	//
+	// metadata.resourceVersion is required; one changed since is 409.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /cluster-analysis-templates/{clusterAnalysisTemplate} (the `ReplaceClusterAnalysisTemplate` operationId).
+	ReplaceClusterAnalysisTemplate(ctx context.Context, clusterAnalysisTemplate ClusterAnalysisTemplateParam, body ReplaceClusterAnalysisTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOpenAPIJSON This document, in JSON
 	//
 	// Corresponds with GET /openapi.json (the `GetOpenAPIJSON` operationId).
@@ -2265,6 +2699,106 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /projects (the `ListProjects` operationId).
 	ListProjects(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListAnalysisRuns Every AnalysisRun of a project, sorted by name
+	//
+	// Corresponds with GET /projects/{project}/analysis-runs (the `ListAnalysisRuns` operationId).
+	ListAnalysisRuns(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateAnalysisRunWithBody Create an AnalysisRun by hand
+	//
+	// Its metrics and args as a template's would be instantiated: every
+	// arg has a value (or a Secret's), every {{args.x}} resolves, and the
+	// metrics pass Rollouts' checks (messages as Rollouts' controller
+	// words them). The status is the analysis controller's: one in the
+	// body is dropped.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /projects/{project}/analysis-runs (the `CreateAnalysisRun` operationId).
+	CreateAnalysisRunWithBody(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateAnalysisRun Create an AnalysisRun by hand
+	//
+	// Its metrics and args as a template's would be instantiated: every
+	// arg has a value (or a Secret's), every {{args.x}} resolves, and the
+	// metrics pass Rollouts' checks (messages as Rollouts' controller
+	// words them). The status is the analysis controller's: one in the
+	// body is dropped.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /projects/{project}/analysis-runs (the `CreateAnalysisRun` operationId).
+	CreateAnalysisRun(ctx context.Context, project ProjectParam, body CreateAnalysisRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteAnalysisRun Delete an AnalysisRun
+	//
+	// Corresponds with DELETE /projects/{project}/analysis-runs/{analysisRun} (the `DeleteAnalysisRun` operationId).
+	DeleteAnalysisRun(ctx context.Context, project ProjectParam, analysisRun AnalysisRunParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAnalysisRun One AnalysisRun, with its measurements
+	//
+	// Corresponds with GET /projects/{project}/analysis-runs/{analysisRun} (the `GetAnalysisRun` operationId).
+	GetAnalysisRun(ctx context.Context, project ProjectParam, analysisRun AnalysisRunParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListAnalysisTemplates Every AnalysisTemplate of a project, sorted by name
+	//
+	// Corresponds with GET /projects/{project}/analysis-templates (the `ListAnalysisTemplates` operationId).
+	ListAnalysisTemplates(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateAnalysisTemplateWithBody Create an AnalysisTemplate
+	//
+	// The body is an AnalysisTemplate as Argo Rollouts' documentation
+	// writes it, in JSON or YAML. Rollouts' CRD schema applies (the API
+	// server's), and the checks Rollouts' analysis controller makes when a
+	// run starts, with its messages (`metrics[0]: no provider specified`).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /projects/{project}/analysis-templates (the `CreateAnalysisTemplate` operationId).
+	CreateAnalysisTemplateWithBody(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateAnalysisTemplate Create an AnalysisTemplate
+	//
+	// The body is an AnalysisTemplate as Argo Rollouts' documentation
+	// writes it, in JSON or YAML. Rollouts' CRD schema applies (the API
+	// server's), and the checks Rollouts' analysis controller makes when a
+	// run starts, with its messages (`metrics[0]: no provider specified`).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /projects/{project}/analysis-templates (the `CreateAnalysisTemplate` operationId).
+	CreateAnalysisTemplate(ctx context.Context, project ProjectParam, body CreateAnalysisTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteAnalysisTemplate Delete an AnalysisTemplate (its AnalysisRuns stay)
+	//
+	// Corresponds with DELETE /projects/{project}/analysis-templates/{analysisTemplate} (the `DeleteAnalysisTemplate` operationId).
+	DeleteAnalysisTemplate(ctx context.Context, project ProjectParam, analysisTemplate AnalysisTemplateParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAnalysisTemplate One AnalysisTemplate
+	//
+	// Corresponds with GET /projects/{project}/analysis-templates/{analysisTemplate} (the `GetAnalysisTemplate` operationId).
+	GetAnalysisTemplate(ctx context.Context, project ProjectParam, analysisTemplate AnalysisTemplateParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReplaceAnalysisTemplateWithBody Replace an AnalysisTemplate
+	//
+	// metadata.resourceVersion is required; an AnalysisTemplate changed
+	// since is 409. JSON or YAML, checked as for create.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /projects/{project}/analysis-templates/{analysisTemplate} (the `ReplaceAnalysisTemplate` operationId).
+	ReplaceAnalysisTemplateWithBody(ctx context.Context, project ProjectParam, analysisTemplate AnalysisTemplateParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReplaceAnalysisTemplate Replace an AnalysisTemplate
+	//
+	// metadata.resourceVersion is required; an AnalysisTemplate changed
+	// since is 409. JSON or YAML, checked as for create.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /projects/{project}/analysis-templates/{analysisTemplate} (the `ReplaceAnalysisTemplate` operationId).
+	ReplaceAnalysisTemplate(ctx context.Context, project ProjectParam, analysisTemplate AnalysisTemplateParam, body ReplaceAnalysisTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteProjectConfig Delete the project's ProjectConfig (no Stage is auto-promoted then)
 	//
@@ -2797,6 +3331,132 @@ func (c *Client) EnqueueAction(ctx context.Context, body EnqueueActionJSONReques
 	return c.Client.Do(req)
 }
 
+// ListClusterAnalysisTemplates Every ClusterAnalysisTemplate, sorted by name
+//
+// ClusterAnalysisTemplates belong to no project: every operation on
+// them needs a grant of every project and domain (`{project: "*",
+// domain: "*"}`), or, with --auth=kubernetes, the RBAC verb on the
+// cluster-scoped resource (a ClusterRole).
+//
+// Corresponds with GET /cluster-analysis-templates (the `ListClusterAnalysisTemplates` operationId).
+func (c *Client) ListClusterAnalysisTemplates(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListClusterAnalysisTemplatesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateClusterAnalysisTemplateWithBody Create a ClusterAnalysisTemplate
+//
+// As an AnalysisTemplate, but for every project; a metadata.namespace is dropped, as the API server drops it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /cluster-analysis-templates (the `CreateClusterAnalysisTemplate` operationId).
+func (c *Client) CreateClusterAnalysisTemplateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateClusterAnalysisTemplateRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateClusterAnalysisTemplate Create a ClusterAnalysisTemplate
+//
+// As an AnalysisTemplate, but for every project; a metadata.namespace is dropped, as the API server drops it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /cluster-analysis-templates (the `CreateClusterAnalysisTemplate` operationId).
+func (c *Client) CreateClusterAnalysisTemplate(ctx context.Context, body CreateClusterAnalysisTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateClusterAnalysisTemplateRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteClusterAnalysisTemplate Delete a ClusterAnalysisTemplate
+//
+// Corresponds with DELETE /cluster-analysis-templates/{clusterAnalysisTemplate} (the `DeleteClusterAnalysisTemplate` operationId).
+func (c *Client) DeleteClusterAnalysisTemplate(ctx context.Context, clusterAnalysisTemplate ClusterAnalysisTemplateParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteClusterAnalysisTemplateRequest(c.Server, clusterAnalysisTemplate)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetClusterAnalysisTemplate One ClusterAnalysisTemplate
+//
+// Corresponds with GET /cluster-analysis-templates/{clusterAnalysisTemplate} (the `GetClusterAnalysisTemplate` operationId).
+func (c *Client) GetClusterAnalysisTemplate(ctx context.Context, clusterAnalysisTemplate ClusterAnalysisTemplateParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetClusterAnalysisTemplateRequest(c.Server, clusterAnalysisTemplate)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReplaceClusterAnalysisTemplateWithBody Replace a ClusterAnalysisTemplate
+//
+// metadata.resourceVersion is required; one changed since is 409.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /cluster-analysis-templates/{clusterAnalysisTemplate} (the `ReplaceClusterAnalysisTemplate` operationId).
+func (c *Client) ReplaceClusterAnalysisTemplateWithBody(ctx context.Context, clusterAnalysisTemplate ClusterAnalysisTemplateParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplaceClusterAnalysisTemplateRequestWithBody(c.Server, clusterAnalysisTemplate, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReplaceClusterAnalysisTemplate Replace a ClusterAnalysisTemplate
+//
+// metadata.resourceVersion is required; one changed since is 409.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /cluster-analysis-templates/{clusterAnalysisTemplate} (the `ReplaceClusterAnalysisTemplate` operationId).
+func (c *Client) ReplaceClusterAnalysisTemplate(ctx context.Context, clusterAnalysisTemplate ClusterAnalysisTemplateParam, body ReplaceClusterAnalysisTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplaceClusterAnalysisTemplateRequest(c.Server, clusterAnalysisTemplate, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetOpenAPIJSON This document, in JSON
 //
 // Corresponds with GET /openapi.json (the `GetOpenAPIJSON` operationId).
@@ -2840,6 +3500,226 @@ func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) 
 // Corresponds with GET /projects (the `ListProjects` operationId).
 func (c *Client) ListProjects(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListProjectsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListAnalysisRuns Every AnalysisRun of a project, sorted by name
+//
+// Corresponds with GET /projects/{project}/analysis-runs (the `ListAnalysisRuns` operationId).
+func (c *Client) ListAnalysisRuns(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAnalysisRunsRequest(c.Server, project)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateAnalysisRunWithBody Create an AnalysisRun by hand
+//
+// Its metrics and args as a template's would be instantiated: every
+// arg has a value (or a Secret's), every {{args.x}} resolves, and the
+// metrics pass Rollouts' checks (messages as Rollouts' controller
+// words them). The status is the analysis controller's: one in the
+// body is dropped.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /projects/{project}/analysis-runs (the `CreateAnalysisRun` operationId).
+func (c *Client) CreateAnalysisRunWithBody(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAnalysisRunRequestWithBody(c.Server, project, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateAnalysisRun Create an AnalysisRun by hand
+//
+// Its metrics and args as a template's would be instantiated: every
+// arg has a value (or a Secret's), every {{args.x}} resolves, and the
+// metrics pass Rollouts' checks (messages as Rollouts' controller
+// words them). The status is the analysis controller's: one in the
+// body is dropped.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /projects/{project}/analysis-runs (the `CreateAnalysisRun` operationId).
+func (c *Client) CreateAnalysisRun(ctx context.Context, project ProjectParam, body CreateAnalysisRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAnalysisRunRequest(c.Server, project, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteAnalysisRun Delete an AnalysisRun
+//
+// Corresponds with DELETE /projects/{project}/analysis-runs/{analysisRun} (the `DeleteAnalysisRun` operationId).
+func (c *Client) DeleteAnalysisRun(ctx context.Context, project ProjectParam, analysisRun AnalysisRunParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteAnalysisRunRequest(c.Server, project, analysisRun)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAnalysisRun One AnalysisRun, with its measurements
+//
+// Corresponds with GET /projects/{project}/analysis-runs/{analysisRun} (the `GetAnalysisRun` operationId).
+func (c *Client) GetAnalysisRun(ctx context.Context, project ProjectParam, analysisRun AnalysisRunParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAnalysisRunRequest(c.Server, project, analysisRun)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListAnalysisTemplates Every AnalysisTemplate of a project, sorted by name
+//
+// Corresponds with GET /projects/{project}/analysis-templates (the `ListAnalysisTemplates` operationId).
+func (c *Client) ListAnalysisTemplates(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAnalysisTemplatesRequest(c.Server, project)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateAnalysisTemplateWithBody Create an AnalysisTemplate
+//
+// The body is an AnalysisTemplate as Argo Rollouts' documentation
+// writes it, in JSON or YAML. Rollouts' CRD schema applies (the API
+// server's), and the checks Rollouts' analysis controller makes when a
+// run starts, with its messages (`metrics[0]: no provider specified`).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /projects/{project}/analysis-templates (the `CreateAnalysisTemplate` operationId).
+func (c *Client) CreateAnalysisTemplateWithBody(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAnalysisTemplateRequestWithBody(c.Server, project, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateAnalysisTemplate Create an AnalysisTemplate
+//
+// The body is an AnalysisTemplate as Argo Rollouts' documentation
+// writes it, in JSON or YAML. Rollouts' CRD schema applies (the API
+// server's), and the checks Rollouts' analysis controller makes when a
+// run starts, with its messages (`metrics[0]: no provider specified`).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /projects/{project}/analysis-templates (the `CreateAnalysisTemplate` operationId).
+func (c *Client) CreateAnalysisTemplate(ctx context.Context, project ProjectParam, body CreateAnalysisTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAnalysisTemplateRequest(c.Server, project, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteAnalysisTemplate Delete an AnalysisTemplate (its AnalysisRuns stay)
+//
+// Corresponds with DELETE /projects/{project}/analysis-templates/{analysisTemplate} (the `DeleteAnalysisTemplate` operationId).
+func (c *Client) DeleteAnalysisTemplate(ctx context.Context, project ProjectParam, analysisTemplate AnalysisTemplateParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteAnalysisTemplateRequest(c.Server, project, analysisTemplate)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAnalysisTemplate One AnalysisTemplate
+//
+// Corresponds with GET /projects/{project}/analysis-templates/{analysisTemplate} (the `GetAnalysisTemplate` operationId).
+func (c *Client) GetAnalysisTemplate(ctx context.Context, project ProjectParam, analysisTemplate AnalysisTemplateParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAnalysisTemplateRequest(c.Server, project, analysisTemplate)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReplaceAnalysisTemplateWithBody Replace an AnalysisTemplate
+//
+// metadata.resourceVersion is required; an AnalysisTemplate changed
+// since is 409. JSON or YAML, checked as for create.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /projects/{project}/analysis-templates/{analysisTemplate} (the `ReplaceAnalysisTemplate` operationId).
+func (c *Client) ReplaceAnalysisTemplateWithBody(ctx context.Context, project ProjectParam, analysisTemplate AnalysisTemplateParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplaceAnalysisTemplateRequestWithBody(c.Server, project, analysisTemplate, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReplaceAnalysisTemplate Replace an AnalysisTemplate
+//
+// metadata.resourceVersion is required; an AnalysisTemplate changed
+// since is 409. JSON or YAML, checked as for create.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /projects/{project}/analysis-templates/{analysisTemplate} (the `ReplaceAnalysisTemplate` operationId).
+func (c *Client) ReplaceAnalysisTemplate(ctx context.Context, project ProjectParam, analysisTemplate AnalysisTemplateParam, body ReplaceAnalysisTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplaceAnalysisTemplateRequest(c.Server, project, analysisTemplate, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3884,6 +4764,188 @@ func NewEnqueueActionRequestWithBody(server string, contentType string, body io.
 	return req, nil
 }
 
+// NewListClusterAnalysisTemplatesRequest constructs an http.Request for the ListClusterAnalysisTemplates method
+func NewListClusterAnalysisTemplatesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/cluster-analysis-templates")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateClusterAnalysisTemplateRequest calls the generic CreateClusterAnalysisTemplate builder with application/json body
+func NewCreateClusterAnalysisTemplateRequest(server string, body CreateClusterAnalysisTemplateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateClusterAnalysisTemplateRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateClusterAnalysisTemplateRequestWithBody constructs an http.Request for the CreateClusterAnalysisTemplate method, with any body, and a specified content type
+func NewCreateClusterAnalysisTemplateRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/cluster-analysis-templates")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteClusterAnalysisTemplateRequest constructs an http.Request for the DeleteClusterAnalysisTemplate method
+func NewDeleteClusterAnalysisTemplateRequest(server string, clusterAnalysisTemplate ClusterAnalysisTemplateParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "clusterAnalysisTemplate", clusterAnalysisTemplate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/cluster-analysis-templates/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetClusterAnalysisTemplateRequest constructs an http.Request for the GetClusterAnalysisTemplate method
+func NewGetClusterAnalysisTemplateRequest(server string, clusterAnalysisTemplate ClusterAnalysisTemplateParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "clusterAnalysisTemplate", clusterAnalysisTemplate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/cluster-analysis-templates/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewReplaceClusterAnalysisTemplateRequest calls the generic ReplaceClusterAnalysisTemplate builder with application/json body
+func NewReplaceClusterAnalysisTemplateRequest(server string, clusterAnalysisTemplate ClusterAnalysisTemplateParam, body ReplaceClusterAnalysisTemplateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewReplaceClusterAnalysisTemplateRequestWithBody(server, clusterAnalysisTemplate, "application/json", bodyReader)
+}
+
+// NewReplaceClusterAnalysisTemplateRequestWithBody constructs an http.Request for the ReplaceClusterAnalysisTemplate method, with any body, and a specified content type
+func NewReplaceClusterAnalysisTemplateRequestWithBody(server string, clusterAnalysisTemplate ClusterAnalysisTemplateParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "clusterAnalysisTemplate", clusterAnalysisTemplate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/cluster-analysis-templates/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetOpenAPIJSONRequest constructs an http.Request for the GetOpenAPIJSON method
 func NewGetOpenAPIJSONRequest(server string) (*http.Request, error) {
 	var err error
@@ -3961,6 +5023,386 @@ func NewListProjectsRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewListAnalysisRunsRequest constructs an http.Request for the ListAnalysisRuns method
+func NewListAnalysisRunsRequest(server string, project ProjectParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/analysis-runs", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateAnalysisRunRequest calls the generic CreateAnalysisRun builder with application/json body
+func NewCreateAnalysisRunRequest(server string, project ProjectParam, body CreateAnalysisRunJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateAnalysisRunRequestWithBody(server, project, "application/json", bodyReader)
+}
+
+// NewCreateAnalysisRunRequestWithBody constructs an http.Request for the CreateAnalysisRun method, with any body, and a specified content type
+func NewCreateAnalysisRunRequestWithBody(server string, project ProjectParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/analysis-runs", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteAnalysisRunRequest constructs an http.Request for the DeleteAnalysisRun method
+func NewDeleteAnalysisRunRequest(server string, project ProjectParam, analysisRun AnalysisRunParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "analysisRun", analysisRun, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/analysis-runs/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetAnalysisRunRequest constructs an http.Request for the GetAnalysisRun method
+func NewGetAnalysisRunRequest(server string, project ProjectParam, analysisRun AnalysisRunParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "analysisRun", analysisRun, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/analysis-runs/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListAnalysisTemplatesRequest constructs an http.Request for the ListAnalysisTemplates method
+func NewListAnalysisTemplatesRequest(server string, project ProjectParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/analysis-templates", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateAnalysisTemplateRequest calls the generic CreateAnalysisTemplate builder with application/json body
+func NewCreateAnalysisTemplateRequest(server string, project ProjectParam, body CreateAnalysisTemplateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateAnalysisTemplateRequestWithBody(server, project, "application/json", bodyReader)
+}
+
+// NewCreateAnalysisTemplateRequestWithBody constructs an http.Request for the CreateAnalysisTemplate method, with any body, and a specified content type
+func NewCreateAnalysisTemplateRequestWithBody(server string, project ProjectParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/analysis-templates", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteAnalysisTemplateRequest constructs an http.Request for the DeleteAnalysisTemplate method
+func NewDeleteAnalysisTemplateRequest(server string, project ProjectParam, analysisTemplate AnalysisTemplateParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "analysisTemplate", analysisTemplate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/analysis-templates/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetAnalysisTemplateRequest constructs an http.Request for the GetAnalysisTemplate method
+func NewGetAnalysisTemplateRequest(server string, project ProjectParam, analysisTemplate AnalysisTemplateParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "analysisTemplate", analysisTemplate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/analysis-templates/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewReplaceAnalysisTemplateRequest calls the generic ReplaceAnalysisTemplate builder with application/json body
+func NewReplaceAnalysisTemplateRequest(server string, project ProjectParam, analysisTemplate AnalysisTemplateParam, body ReplaceAnalysisTemplateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewReplaceAnalysisTemplateRequestWithBody(server, project, analysisTemplate, "application/json", bodyReader)
+}
+
+// NewReplaceAnalysisTemplateRequestWithBody constructs an http.Request for the ReplaceAnalysisTemplate method, with any body, and a specified content type
+func NewReplaceAnalysisTemplateRequestWithBody(server string, project ProjectParam, analysisTemplate AnalysisTemplateParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "analysisTemplate", analysisTemplate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/analysis-templates/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -6197,6 +7639,68 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /actions (the `EnqueueAction` operationId).
 	EnqueueActionWithResponse(ctx context.Context, body EnqueueActionJSONRequestBody, reqEditors ...RequestEditorFn) (*EnqueueActionResponse, error)
 
+	// ListClusterAnalysisTemplatesWithResponse Every ClusterAnalysisTemplate, sorted by name
+	//
+	// ClusterAnalysisTemplates belong to no project: every operation on
+	// them needs a grant of every project and domain (`{project: "*",
+	// domain: "*"}`), or, with --auth=kubernetes, the RBAC verb on the
+	// cluster-scoped resource (a ClusterRole).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /cluster-analysis-templates (the `ListClusterAnalysisTemplates` operationId).
+	ListClusterAnalysisTemplatesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListClusterAnalysisTemplatesResponse, error)
+
+	// CreateClusterAnalysisTemplateWithBodyWithResponse Create a ClusterAnalysisTemplate
+	//
+	// As an AnalysisTemplate, but for every project; a metadata.namespace is dropped, as the API server drops it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /cluster-analysis-templates (the `CreateClusterAnalysisTemplate` operationId).
+	CreateClusterAnalysisTemplateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateClusterAnalysisTemplateResponse, error)
+
+	// CreateClusterAnalysisTemplateWithResponse Create a ClusterAnalysisTemplate
+	//
+	// As an AnalysisTemplate, but for every project; a metadata.namespace is dropped, as the API server drops it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /cluster-analysis-templates (the `CreateClusterAnalysisTemplate` operationId).
+	CreateClusterAnalysisTemplateWithResponse(ctx context.Context, body CreateClusterAnalysisTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateClusterAnalysisTemplateResponse, error)
+
+	// DeleteClusterAnalysisTemplateWithResponse Delete a ClusterAnalysisTemplate
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /cluster-analysis-templates/{clusterAnalysisTemplate} (the `DeleteClusterAnalysisTemplate` operationId).
+	DeleteClusterAnalysisTemplateWithResponse(ctx context.Context, clusterAnalysisTemplate ClusterAnalysisTemplateParam, reqEditors ...RequestEditorFn) (*DeleteClusterAnalysisTemplateResponse, error)
+
+	// GetClusterAnalysisTemplateWithResponse One ClusterAnalysisTemplate
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /cluster-analysis-templates/{clusterAnalysisTemplate} (the `GetClusterAnalysisTemplate` operationId).
+	GetClusterAnalysisTemplateWithResponse(ctx context.Context, clusterAnalysisTemplate ClusterAnalysisTemplateParam, reqEditors ...RequestEditorFn) (*GetClusterAnalysisTemplateResponse, error)
+
+	// ReplaceClusterAnalysisTemplateWithBodyWithResponse Replace a ClusterAnalysisTemplate
+	//
+	// metadata.resourceVersion is required; one changed since is 409.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /cluster-analysis-templates/{clusterAnalysisTemplate} (the `ReplaceClusterAnalysisTemplate` operationId).
+	ReplaceClusterAnalysisTemplateWithBodyWithResponse(ctx context.Context, clusterAnalysisTemplate ClusterAnalysisTemplateParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplaceClusterAnalysisTemplateResponse, error)
+
+	// ReplaceClusterAnalysisTemplateWithResponse Replace a ClusterAnalysisTemplate
+	//
+	// metadata.resourceVersion is required; one changed since is 409.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /cluster-analysis-templates/{clusterAnalysisTemplate} (the `ReplaceClusterAnalysisTemplate` operationId).
+	ReplaceClusterAnalysisTemplateWithResponse(ctx context.Context, clusterAnalysisTemplate ClusterAnalysisTemplateParam, body ReplaceClusterAnalysisTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceClusterAnalysisTemplateResponse, error)
+
 	// GetOpenAPIJSONWithResponse This document, in JSON
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -6225,6 +7729,118 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /projects (the `ListProjects` operationId).
 	ListProjectsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListProjectsResponse, error)
+
+	// ListAnalysisRunsWithResponse Every AnalysisRun of a project, sorted by name
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /projects/{project}/analysis-runs (the `ListAnalysisRuns` operationId).
+	ListAnalysisRunsWithResponse(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*ListAnalysisRunsResponse, error)
+
+	// CreateAnalysisRunWithBodyWithResponse Create an AnalysisRun by hand
+	//
+	// Its metrics and args as a template's would be instantiated: every
+	// arg has a value (or a Secret's), every {{args.x}} resolves, and the
+	// metrics pass Rollouts' checks (messages as Rollouts' controller
+	// words them). The status is the analysis controller's: one in the
+	// body is dropped.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/analysis-runs (the `CreateAnalysisRun` operationId).
+	CreateAnalysisRunWithBodyWithResponse(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAnalysisRunResponse, error)
+
+	// CreateAnalysisRunWithResponse Create an AnalysisRun by hand
+	//
+	// Its metrics and args as a template's would be instantiated: every
+	// arg has a value (or a Secret's), every {{args.x}} resolves, and the
+	// metrics pass Rollouts' checks (messages as Rollouts' controller
+	// words them). The status is the analysis controller's: one in the
+	// body is dropped.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/analysis-runs (the `CreateAnalysisRun` operationId).
+	CreateAnalysisRunWithResponse(ctx context.Context, project ProjectParam, body CreateAnalysisRunJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAnalysisRunResponse, error)
+
+	// DeleteAnalysisRunWithResponse Delete an AnalysisRun
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /projects/{project}/analysis-runs/{analysisRun} (the `DeleteAnalysisRun` operationId).
+	DeleteAnalysisRunWithResponse(ctx context.Context, project ProjectParam, analysisRun AnalysisRunParam, reqEditors ...RequestEditorFn) (*DeleteAnalysisRunResponse, error)
+
+	// GetAnalysisRunWithResponse One AnalysisRun, with its measurements
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /projects/{project}/analysis-runs/{analysisRun} (the `GetAnalysisRun` operationId).
+	GetAnalysisRunWithResponse(ctx context.Context, project ProjectParam, analysisRun AnalysisRunParam, reqEditors ...RequestEditorFn) (*GetAnalysisRunResponse, error)
+
+	// ListAnalysisTemplatesWithResponse Every AnalysisTemplate of a project, sorted by name
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /projects/{project}/analysis-templates (the `ListAnalysisTemplates` operationId).
+	ListAnalysisTemplatesWithResponse(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*ListAnalysisTemplatesResponse, error)
+
+	// CreateAnalysisTemplateWithBodyWithResponse Create an AnalysisTemplate
+	//
+	// The body is an AnalysisTemplate as Argo Rollouts' documentation
+	// writes it, in JSON or YAML. Rollouts' CRD schema applies (the API
+	// server's), and the checks Rollouts' analysis controller makes when a
+	// run starts, with its messages (`metrics[0]: no provider specified`).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/analysis-templates (the `CreateAnalysisTemplate` operationId).
+	CreateAnalysisTemplateWithBodyWithResponse(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAnalysisTemplateResponse, error)
+
+	// CreateAnalysisTemplateWithResponse Create an AnalysisTemplate
+	//
+	// The body is an AnalysisTemplate as Argo Rollouts' documentation
+	// writes it, in JSON or YAML. Rollouts' CRD schema applies (the API
+	// server's), and the checks Rollouts' analysis controller makes when a
+	// run starts, with its messages (`metrics[0]: no provider specified`).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/analysis-templates (the `CreateAnalysisTemplate` operationId).
+	CreateAnalysisTemplateWithResponse(ctx context.Context, project ProjectParam, body CreateAnalysisTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAnalysisTemplateResponse, error)
+
+	// DeleteAnalysisTemplateWithResponse Delete an AnalysisTemplate (its AnalysisRuns stay)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /projects/{project}/analysis-templates/{analysisTemplate} (the `DeleteAnalysisTemplate` operationId).
+	DeleteAnalysisTemplateWithResponse(ctx context.Context, project ProjectParam, analysisTemplate AnalysisTemplateParam, reqEditors ...RequestEditorFn) (*DeleteAnalysisTemplateResponse, error)
+
+	// GetAnalysisTemplateWithResponse One AnalysisTemplate
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /projects/{project}/analysis-templates/{analysisTemplate} (the `GetAnalysisTemplate` operationId).
+	GetAnalysisTemplateWithResponse(ctx context.Context, project ProjectParam, analysisTemplate AnalysisTemplateParam, reqEditors ...RequestEditorFn) (*GetAnalysisTemplateResponse, error)
+
+	// ReplaceAnalysisTemplateWithBodyWithResponse Replace an AnalysisTemplate
+	//
+	// metadata.resourceVersion is required; an AnalysisTemplate changed
+	// since is 409. JSON or YAML, checked as for create.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /projects/{project}/analysis-templates/{analysisTemplate} (the `ReplaceAnalysisTemplate` operationId).
+	ReplaceAnalysisTemplateWithBodyWithResponse(ctx context.Context, project ProjectParam, analysisTemplate AnalysisTemplateParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplaceAnalysisTemplateResponse, error)
+
+	// ReplaceAnalysisTemplateWithResponse Replace an AnalysisTemplate
+	//
+	// metadata.resourceVersion is required; an AnalysisTemplate changed
+	// since is 409. JSON or YAML, checked as for create.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /projects/{project}/analysis-templates/{analysisTemplate} (the `ReplaceAnalysisTemplate` operationId).
+	ReplaceAnalysisTemplateWithResponse(ctx context.Context, project ProjectParam, analysisTemplate AnalysisTemplateParam, body ReplaceAnalysisTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceAnalysisTemplateResponse, error)
 
 	// DeleteProjectConfigWithResponse Delete the project's ProjectConfig (no Stage is auto-promoted then)
 	//
@@ -6820,6 +8436,246 @@ func (r EnqueueActionResponse) ContentType() string {
 	return ""
 }
 
+type ListClusterAnalysisTemplatesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ClusterAnalysisTemplateList
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListClusterAnalysisTemplatesResponse) GetJSON200() *ClusterAnalysisTemplateList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListClusterAnalysisTemplatesResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListClusterAnalysisTemplatesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListClusterAnalysisTemplatesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListClusterAnalysisTemplatesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListClusterAnalysisTemplatesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateClusterAnalysisTemplateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ClusterAnalysisTemplate
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateClusterAnalysisTemplateResponse) GetJSON201() *ClusterAnalysisTemplate {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CreateClusterAnalysisTemplateResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateClusterAnalysisTemplateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateClusterAnalysisTemplateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateClusterAnalysisTemplateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateClusterAnalysisTemplateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteClusterAnalysisTemplateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DeleteClusterAnalysisTemplateResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteClusterAnalysisTemplateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteClusterAnalysisTemplateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteClusterAnalysisTemplateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteClusterAnalysisTemplateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetClusterAnalysisTemplateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ClusterAnalysisTemplate
+	// YAML200 the response for an HTTP 200 `application/yaml` response
+	YAML200 *ClusterAnalysisTemplate
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetClusterAnalysisTemplateResponse) GetJSON200() *ClusterAnalysisTemplate {
+	return r.JSON200
+}
+
+// GetYAML200 returns the response for an HTTP 200 `application/yaml` response
+func (r GetClusterAnalysisTemplateResponse) GetYAML200() *ClusterAnalysisTemplate {
+	return r.YAML200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetClusterAnalysisTemplateResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetClusterAnalysisTemplateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetClusterAnalysisTemplateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetClusterAnalysisTemplateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetClusterAnalysisTemplateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ReplaceClusterAnalysisTemplateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ClusterAnalysisTemplate
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReplaceClusterAnalysisTemplateResponse) GetJSON200() *ClusterAnalysisTemplate {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ReplaceClusterAnalysisTemplateResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ReplaceClusterAnalysisTemplateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReplaceClusterAnalysisTemplateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReplaceClusterAnalysisTemplateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReplaceClusterAnalysisTemplateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetOpenAPIJSONResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6944,6 +8800,438 @@ func (r ListProjectsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListProjectsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListAnalysisRunsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AnalysisRunList
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAnalysisRunsResponse) GetJSON200() *AnalysisRunList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListAnalysisRunsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAnalysisRunsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAnalysisRunsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAnalysisRunsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAnalysisRunsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateAnalysisRunResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *AnalysisRun
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateAnalysisRunResponse) GetJSON201() *AnalysisRun {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CreateAnalysisRunResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateAnalysisRunResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateAnalysisRunResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateAnalysisRunResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateAnalysisRunResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteAnalysisRunResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DeleteAnalysisRunResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteAnalysisRunResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteAnalysisRunResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteAnalysisRunResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteAnalysisRunResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAnalysisRunResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AnalysisRun
+	// YAML200 the response for an HTTP 200 `application/yaml` response
+	YAML200 *AnalysisRun
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAnalysisRunResponse) GetJSON200() *AnalysisRun {
+	return r.JSON200
+}
+
+// GetYAML200 returns the response for an HTTP 200 `application/yaml` response
+func (r GetAnalysisRunResponse) GetYAML200() *AnalysisRun {
+	return r.YAML200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetAnalysisRunResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAnalysisRunResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAnalysisRunResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAnalysisRunResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAnalysisRunResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListAnalysisTemplatesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AnalysisTemplateList
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAnalysisTemplatesResponse) GetJSON200() *AnalysisTemplateList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListAnalysisTemplatesResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAnalysisTemplatesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAnalysisTemplatesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAnalysisTemplatesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAnalysisTemplatesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateAnalysisTemplateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *AnalysisTemplate
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateAnalysisTemplateResponse) GetJSON201() *AnalysisTemplate {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CreateAnalysisTemplateResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateAnalysisTemplateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateAnalysisTemplateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateAnalysisTemplateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateAnalysisTemplateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteAnalysisTemplateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DeleteAnalysisTemplateResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteAnalysisTemplateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteAnalysisTemplateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteAnalysisTemplateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteAnalysisTemplateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAnalysisTemplateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AnalysisTemplate
+	// YAML200 the response for an HTTP 200 `application/yaml` response
+	YAML200 *AnalysisTemplate
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAnalysisTemplateResponse) GetJSON200() *AnalysisTemplate {
+	return r.JSON200
+}
+
+// GetYAML200 returns the response for an HTTP 200 `application/yaml` response
+func (r GetAnalysisTemplateResponse) GetYAML200() *AnalysisTemplate {
+	return r.YAML200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetAnalysisTemplateResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAnalysisTemplateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAnalysisTemplateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAnalysisTemplateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAnalysisTemplateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ReplaceAnalysisTemplateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AnalysisTemplate
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReplaceAnalysisTemplateResponse) GetJSON200() *AnalysisTemplate {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ReplaceAnalysisTemplateResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ReplaceAnalysisTemplateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReplaceAnalysisTemplateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReplaceAnalysisTemplateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReplaceAnalysisTemplateResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8881,6 +11169,110 @@ func (c *ClientWithResponses) EnqueueActionWithResponse(ctx context.Context, bod
 	return ParseEnqueueActionResponse(rsp)
 }
 
+// ListClusterAnalysisTemplatesWithResponse Every ClusterAnalysisTemplate, sorted by name
+//
+// ClusterAnalysisTemplates belong to no project: every operation on
+// them needs a grant of every project and domain (`{project: "*",
+// domain: "*"}`), or, with --auth=kubernetes, the RBAC verb on the
+// cluster-scoped resource (a ClusterRole).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /cluster-analysis-templates (the `ListClusterAnalysisTemplates` operationId).
+func (c *ClientWithResponses) ListClusterAnalysisTemplatesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListClusterAnalysisTemplatesResponse, error) {
+	rsp, err := c.ListClusterAnalysisTemplates(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListClusterAnalysisTemplatesResponse(rsp)
+}
+
+// CreateClusterAnalysisTemplateWithBodyWithResponse Create a ClusterAnalysisTemplate
+//
+// As an AnalysisTemplate, but for every project; a metadata.namespace is dropped, as the API server drops it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /cluster-analysis-templates (the `CreateClusterAnalysisTemplate` operationId).
+func (c *ClientWithResponses) CreateClusterAnalysisTemplateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateClusterAnalysisTemplateResponse, error) {
+	rsp, err := c.CreateClusterAnalysisTemplateWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateClusterAnalysisTemplateResponse(rsp)
+}
+
+// CreateClusterAnalysisTemplateWithResponse Create a ClusterAnalysisTemplate
+//
+// As an AnalysisTemplate, but for every project; a metadata.namespace is dropped, as the API server drops it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /cluster-analysis-templates (the `CreateClusterAnalysisTemplate` operationId).
+func (c *ClientWithResponses) CreateClusterAnalysisTemplateWithResponse(ctx context.Context, body CreateClusterAnalysisTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateClusterAnalysisTemplateResponse, error) {
+	rsp, err := c.CreateClusterAnalysisTemplate(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateClusterAnalysisTemplateResponse(rsp)
+}
+
+// DeleteClusterAnalysisTemplateWithResponse Delete a ClusterAnalysisTemplate
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /cluster-analysis-templates/{clusterAnalysisTemplate} (the `DeleteClusterAnalysisTemplate` operationId).
+func (c *ClientWithResponses) DeleteClusterAnalysisTemplateWithResponse(ctx context.Context, clusterAnalysisTemplate ClusterAnalysisTemplateParam, reqEditors ...RequestEditorFn) (*DeleteClusterAnalysisTemplateResponse, error) {
+	rsp, err := c.DeleteClusterAnalysisTemplate(ctx, clusterAnalysisTemplate, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteClusterAnalysisTemplateResponse(rsp)
+}
+
+// GetClusterAnalysisTemplateWithResponse One ClusterAnalysisTemplate
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /cluster-analysis-templates/{clusterAnalysisTemplate} (the `GetClusterAnalysisTemplate` operationId).
+func (c *ClientWithResponses) GetClusterAnalysisTemplateWithResponse(ctx context.Context, clusterAnalysisTemplate ClusterAnalysisTemplateParam, reqEditors ...RequestEditorFn) (*GetClusterAnalysisTemplateResponse, error) {
+	rsp, err := c.GetClusterAnalysisTemplate(ctx, clusterAnalysisTemplate, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetClusterAnalysisTemplateResponse(rsp)
+}
+
+// ReplaceClusterAnalysisTemplateWithBodyWithResponse Replace a ClusterAnalysisTemplate
+//
+// metadata.resourceVersion is required; one changed since is 409.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /cluster-analysis-templates/{clusterAnalysisTemplate} (the `ReplaceClusterAnalysisTemplate` operationId).
+func (c *ClientWithResponses) ReplaceClusterAnalysisTemplateWithBodyWithResponse(ctx context.Context, clusterAnalysisTemplate ClusterAnalysisTemplateParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplaceClusterAnalysisTemplateResponse, error) {
+	rsp, err := c.ReplaceClusterAnalysisTemplateWithBody(ctx, clusterAnalysisTemplate, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReplaceClusterAnalysisTemplateResponse(rsp)
+}
+
+// ReplaceClusterAnalysisTemplateWithResponse Replace a ClusterAnalysisTemplate
+//
+// metadata.resourceVersion is required; one changed since is 409.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /cluster-analysis-templates/{clusterAnalysisTemplate} (the `ReplaceClusterAnalysisTemplate` operationId).
+func (c *ClientWithResponses) ReplaceClusterAnalysisTemplateWithResponse(ctx context.Context, clusterAnalysisTemplate ClusterAnalysisTemplateParam, body ReplaceClusterAnalysisTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceClusterAnalysisTemplateResponse, error) {
+	rsp, err := c.ReplaceClusterAnalysisTemplate(ctx, clusterAnalysisTemplate, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReplaceClusterAnalysisTemplateResponse(rsp)
+}
+
 // GetOpenAPIJSONWithResponse This document, in JSON
 //
 // Returns a wrapper object for the known response body format(s).
@@ -8926,6 +11318,190 @@ func (c *ClientWithResponses) ListProjectsWithResponse(ctx context.Context, reqE
 		return nil, err
 	}
 	return ParseListProjectsResponse(rsp)
+}
+
+// ListAnalysisRunsWithResponse Every AnalysisRun of a project, sorted by name
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /projects/{project}/analysis-runs (the `ListAnalysisRuns` operationId).
+func (c *ClientWithResponses) ListAnalysisRunsWithResponse(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*ListAnalysisRunsResponse, error) {
+	rsp, err := c.ListAnalysisRuns(ctx, project, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAnalysisRunsResponse(rsp)
+}
+
+// CreateAnalysisRunWithBodyWithResponse Create an AnalysisRun by hand
+//
+// Its metrics and args as a template's would be instantiated: every
+// arg has a value (or a Secret's), every {{args.x}} resolves, and the
+// metrics pass Rollouts' checks (messages as Rollouts' controller
+// words them). The status is the analysis controller's: one in the
+// body is dropped.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/analysis-runs (the `CreateAnalysisRun` operationId).
+func (c *ClientWithResponses) CreateAnalysisRunWithBodyWithResponse(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAnalysisRunResponse, error) {
+	rsp, err := c.CreateAnalysisRunWithBody(ctx, project, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateAnalysisRunResponse(rsp)
+}
+
+// CreateAnalysisRunWithResponse Create an AnalysisRun by hand
+//
+// Its metrics and args as a template's would be instantiated: every
+// arg has a value (or a Secret's), every {{args.x}} resolves, and the
+// metrics pass Rollouts' checks (messages as Rollouts' controller
+// words them). The status is the analysis controller's: one in the
+// body is dropped.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/analysis-runs (the `CreateAnalysisRun` operationId).
+func (c *ClientWithResponses) CreateAnalysisRunWithResponse(ctx context.Context, project ProjectParam, body CreateAnalysisRunJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAnalysisRunResponse, error) {
+	rsp, err := c.CreateAnalysisRun(ctx, project, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateAnalysisRunResponse(rsp)
+}
+
+// DeleteAnalysisRunWithResponse Delete an AnalysisRun
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /projects/{project}/analysis-runs/{analysisRun} (the `DeleteAnalysisRun` operationId).
+func (c *ClientWithResponses) DeleteAnalysisRunWithResponse(ctx context.Context, project ProjectParam, analysisRun AnalysisRunParam, reqEditors ...RequestEditorFn) (*DeleteAnalysisRunResponse, error) {
+	rsp, err := c.DeleteAnalysisRun(ctx, project, analysisRun, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteAnalysisRunResponse(rsp)
+}
+
+// GetAnalysisRunWithResponse One AnalysisRun, with its measurements
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /projects/{project}/analysis-runs/{analysisRun} (the `GetAnalysisRun` operationId).
+func (c *ClientWithResponses) GetAnalysisRunWithResponse(ctx context.Context, project ProjectParam, analysisRun AnalysisRunParam, reqEditors ...RequestEditorFn) (*GetAnalysisRunResponse, error) {
+	rsp, err := c.GetAnalysisRun(ctx, project, analysisRun, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAnalysisRunResponse(rsp)
+}
+
+// ListAnalysisTemplatesWithResponse Every AnalysisTemplate of a project, sorted by name
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /projects/{project}/analysis-templates (the `ListAnalysisTemplates` operationId).
+func (c *ClientWithResponses) ListAnalysisTemplatesWithResponse(ctx context.Context, project ProjectParam, reqEditors ...RequestEditorFn) (*ListAnalysisTemplatesResponse, error) {
+	rsp, err := c.ListAnalysisTemplates(ctx, project, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAnalysisTemplatesResponse(rsp)
+}
+
+// CreateAnalysisTemplateWithBodyWithResponse Create an AnalysisTemplate
+//
+// The body is an AnalysisTemplate as Argo Rollouts' documentation
+// writes it, in JSON or YAML. Rollouts' CRD schema applies (the API
+// server's), and the checks Rollouts' analysis controller makes when a
+// run starts, with its messages (`metrics[0]: no provider specified`).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/analysis-templates (the `CreateAnalysisTemplate` operationId).
+func (c *ClientWithResponses) CreateAnalysisTemplateWithBodyWithResponse(ctx context.Context, project ProjectParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAnalysisTemplateResponse, error) {
+	rsp, err := c.CreateAnalysisTemplateWithBody(ctx, project, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateAnalysisTemplateResponse(rsp)
+}
+
+// CreateAnalysisTemplateWithResponse Create an AnalysisTemplate
+//
+// The body is an AnalysisTemplate as Argo Rollouts' documentation
+// writes it, in JSON or YAML. Rollouts' CRD schema applies (the API
+// server's), and the checks Rollouts' analysis controller makes when a
+// run starts, with its messages (`metrics[0]: no provider specified`).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/analysis-templates (the `CreateAnalysisTemplate` operationId).
+func (c *ClientWithResponses) CreateAnalysisTemplateWithResponse(ctx context.Context, project ProjectParam, body CreateAnalysisTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAnalysisTemplateResponse, error) {
+	rsp, err := c.CreateAnalysisTemplate(ctx, project, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateAnalysisTemplateResponse(rsp)
+}
+
+// DeleteAnalysisTemplateWithResponse Delete an AnalysisTemplate (its AnalysisRuns stay)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /projects/{project}/analysis-templates/{analysisTemplate} (the `DeleteAnalysisTemplate` operationId).
+func (c *ClientWithResponses) DeleteAnalysisTemplateWithResponse(ctx context.Context, project ProjectParam, analysisTemplate AnalysisTemplateParam, reqEditors ...RequestEditorFn) (*DeleteAnalysisTemplateResponse, error) {
+	rsp, err := c.DeleteAnalysisTemplate(ctx, project, analysisTemplate, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteAnalysisTemplateResponse(rsp)
+}
+
+// GetAnalysisTemplateWithResponse One AnalysisTemplate
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /projects/{project}/analysis-templates/{analysisTemplate} (the `GetAnalysisTemplate` operationId).
+func (c *ClientWithResponses) GetAnalysisTemplateWithResponse(ctx context.Context, project ProjectParam, analysisTemplate AnalysisTemplateParam, reqEditors ...RequestEditorFn) (*GetAnalysisTemplateResponse, error) {
+	rsp, err := c.GetAnalysisTemplate(ctx, project, analysisTemplate, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAnalysisTemplateResponse(rsp)
+}
+
+// ReplaceAnalysisTemplateWithBodyWithResponse Replace an AnalysisTemplate
+//
+// metadata.resourceVersion is required; an AnalysisTemplate changed
+// since is 409. JSON or YAML, checked as for create.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /projects/{project}/analysis-templates/{analysisTemplate} (the `ReplaceAnalysisTemplate` operationId).
+func (c *ClientWithResponses) ReplaceAnalysisTemplateWithBodyWithResponse(ctx context.Context, project ProjectParam, analysisTemplate AnalysisTemplateParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplaceAnalysisTemplateResponse, error) {
+	rsp, err := c.ReplaceAnalysisTemplateWithBody(ctx, project, analysisTemplate, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReplaceAnalysisTemplateResponse(rsp)
+}
+
+// ReplaceAnalysisTemplateWithResponse Replace an AnalysisTemplate
+//
+// metadata.resourceVersion is required; an AnalysisTemplate changed
+// since is 409. JSON or YAML, checked as for create.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /projects/{project}/analysis-templates/{analysisTemplate} (the `ReplaceAnalysisTemplate` operationId).
+func (c *ClientWithResponses) ReplaceAnalysisTemplateWithResponse(ctx context.Context, project ProjectParam, analysisTemplate AnalysisTemplateParam, body ReplaceAnalysisTemplateJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceAnalysisTemplateResponse, error) {
+	rsp, err := c.ReplaceAnalysisTemplate(ctx, project, analysisTemplate, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReplaceAnalysisTemplateResponse(rsp)
 }
 
 // DeleteProjectConfigWithResponse Delete the project's ProjectConfig (no Stage is auto-promoted then)
@@ -9812,6 +12388,174 @@ func ParseEnqueueActionResponse(rsp *http.Response) (*EnqueueActionResponse, err
 	return response, nil
 }
 
+// ParseListClusterAnalysisTemplatesResponse parses an HTTP response from a ListClusterAnalysisTemplatesWithResponse call
+func ParseListClusterAnalysisTemplatesResponse(rsp *http.Response) (*ListClusterAnalysisTemplatesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListClusterAnalysisTemplatesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ClusterAnalysisTemplateList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateClusterAnalysisTemplateResponse parses an HTTP response from a CreateClusterAnalysisTemplateWithResponse call
+func ParseCreateClusterAnalysisTemplateResponse(rsp *http.Response) (*CreateClusterAnalysisTemplateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateClusterAnalysisTemplateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ClusterAnalysisTemplate
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteClusterAnalysisTemplateResponse parses an HTTP response from a DeleteClusterAnalysisTemplateWithResponse call
+func ParseDeleteClusterAnalysisTemplateResponse(rsp *http.Response) (*DeleteClusterAnalysisTemplateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteClusterAnalysisTemplateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetClusterAnalysisTemplateResponse parses an HTTP response from a GetClusterAnalysisTemplateWithResponse call
+func ParseGetClusterAnalysisTemplateResponse(rsp *http.Response) (*GetClusterAnalysisTemplateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetClusterAnalysisTemplateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ClusterAnalysisTemplate
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
+		var dest ClusterAnalysisTemplate
+		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.YAML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseReplaceClusterAnalysisTemplateResponse parses an HTTP response from a ReplaceClusterAnalysisTemplateWithResponse call
+func ParseReplaceClusterAnalysisTemplateResponse(rsp *http.Response) (*ReplaceClusterAnalysisTemplateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReplaceClusterAnalysisTemplateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ClusterAnalysisTemplate
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetOpenAPIJSONResponse parses an HTTP response from a GetOpenAPIJSONWithResponse call
 func ParseGetOpenAPIJSONResponse(rsp *http.Response) (*GetOpenAPIJSONResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -9880,6 +12624,309 @@ func ParseListProjectsResponse(rsp *http.Response) (*ListProjectsResponse, error
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest ProjectList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListAnalysisRunsResponse parses an HTTP response from a ListAnalysisRunsWithResponse call
+func ParseListAnalysisRunsResponse(rsp *http.Response) (*ListAnalysisRunsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAnalysisRunsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AnalysisRunList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateAnalysisRunResponse parses an HTTP response from a CreateAnalysisRunWithResponse call
+func ParseCreateAnalysisRunResponse(rsp *http.Response) (*CreateAnalysisRunResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateAnalysisRunResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest AnalysisRun
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteAnalysisRunResponse parses an HTTP response from a DeleteAnalysisRunWithResponse call
+func ParseDeleteAnalysisRunResponse(rsp *http.Response) (*DeleteAnalysisRunResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteAnalysisRunResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetAnalysisRunResponse parses an HTTP response from a GetAnalysisRunWithResponse call
+func ParseGetAnalysisRunResponse(rsp *http.Response) (*GetAnalysisRunResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAnalysisRunResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AnalysisRun
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
+		var dest AnalysisRun
+		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.YAML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListAnalysisTemplatesResponse parses an HTTP response from a ListAnalysisTemplatesWithResponse call
+func ParseListAnalysisTemplatesResponse(rsp *http.Response) (*ListAnalysisTemplatesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAnalysisTemplatesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AnalysisTemplateList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateAnalysisTemplateResponse parses an HTTP response from a CreateAnalysisTemplateWithResponse call
+func ParseCreateAnalysisTemplateResponse(rsp *http.Response) (*CreateAnalysisTemplateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateAnalysisTemplateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest AnalysisTemplate
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteAnalysisTemplateResponse parses an HTTP response from a DeleteAnalysisTemplateWithResponse call
+func ParseDeleteAnalysisTemplateResponse(rsp *http.Response) (*DeleteAnalysisTemplateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteAnalysisTemplateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetAnalysisTemplateResponse parses an HTTP response from a GetAnalysisTemplateWithResponse call
+func ParseGetAnalysisTemplateResponse(rsp *http.Response) (*GetAnalysisTemplateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAnalysisTemplateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AnalysisTemplate
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
+		var dest AnalysisTemplate
+		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.YAML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseReplaceAnalysisTemplateResponse parses an HTTP response from a ReplaceAnalysisTemplateWithResponse call
+func ParseReplaceAnalysisTemplateResponse(rsp *http.Response) (*ReplaceAnalysisTemplateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReplaceAnalysisTemplateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AnalysisTemplate
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

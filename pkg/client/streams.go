@@ -314,6 +314,12 @@ func (c *Client) StreamStagePromotions(ctx context.Context, project, stage strin
 	return openStream(ctx, c, segments("projects", project, "stages", stage, "promotions", "events"), nil, opts, decodeItem[PromotionEvent]("promotion"), reqEditors)
 }
 
+// StreamProjectAnalysisRuns streams every AnalysisRun of a project
+// (streamProjectAnalysisRuns).
+func (c *Client) StreamProjectAnalysisRuns(ctx context.Context, project string, opts *StreamOptions, reqEditors ...RequestEditorFn) (*Stream[StreamEvent[AnalysisRunEvent]], error) {
+	return openStream(ctx, c, segments("projects", project, "analysis-run-events"), nil, opts, decodeItem[AnalysisRunEvent]("analysisrun"), reqEditors)
+}
+
 // errNotClient: a ClientWithResponses over another ClientInterface than
 // *Client cannot open streams.
 var errNotClient = errors.New("stream: this ClientWithResponses does not wrap a *Client")
@@ -416,4 +422,13 @@ func (c *ClientWithResponses) StreamStagePromotions(ctx context.Context, project
 		return nil, err
 	}
 	return cc.StreamStagePromotions(ctx, project, stage, opts, reqEditors...)
+}
+
+// StreamProjectAnalysisRuns is Client.StreamProjectAnalysisRuns.
+func (c *ClientWithResponses) StreamProjectAnalysisRuns(ctx context.Context, project string, opts *StreamOptions, reqEditors ...RequestEditorFn) (*Stream[StreamEvent[AnalysisRunEvent]], error) {
+	cc, err := c.core()
+	if err != nil {
+		return nil, err
+	}
+	return cc.StreamProjectAnalysisRuns(ctx, project, opts, reqEditors...)
 }

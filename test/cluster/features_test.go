@@ -58,6 +58,14 @@ var featureList = []feature{
 	{"put a ProjectConfig", (*features).putProjectConfig},
 	{"replace a ProjectConfig", (*features).replaceProjectConfig},
 	{"delete a ProjectConfig", (*features).deleteProjectConfig},
+	{"create an AnalysisTemplate", (*features).createAnalysisTemplate},
+	{"replace an AnalysisTemplate", (*features).replaceAnalysisTemplate},
+	{"delete an AnalysisTemplate", (*features).deleteAnalysisTemplate},
+	{"create a ClusterAnalysisTemplate", (*features).createClusterAnalysisTemplate},
+	{"replace a ClusterAnalysisTemplate", (*features).replaceClusterAnalysisTemplate},
+	{"delete a ClusterAnalysisTemplate", (*features).deleteClusterAnalysisTemplate},
+	{"create an AnalysisRun", (*features).createAnalysisRun},
+	{"delete an AnalysisRun", (*features).deleteAnalysisRun},
 	{"keep the executor's Lease (renewed)", (*features).leaseRenewed},
 }
 

@@ -31,6 +31,7 @@ func TestEveryOperationThroughTheGoClient(t *testing.T) {
 	t.Run("kargo", func(t *testing.T) { contractKargo(t, ctx, c) })
 	t.Run("warehouses", func(t *testing.T) { contractWarehouses(t, ctx, c) })
 	t.Run("project config", func(t *testing.T) { contractProjectConfig(t, ctx, c) })
+	t.Run("analysis", func(t *testing.T) { contractAnalysis(t, ctx, c) })
 	t.Run("every operation", rec.check)
 }
 

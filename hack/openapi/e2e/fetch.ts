@@ -223,6 +223,7 @@ export async function openapiFetch(t: Target): Promise<Suite> {
   await kargo(t, r, c, `${t.prefix}fk`);
   await warehouses(t, r, c, `${t.prefix}fw`);
   await projectConfig(r, c, `${t.prefix}fc`);
+  await analysis(t, r, c, `${t.prefix}fa`);
   return r;
 }
 
@@ -414,5 +415,73 @@ async function projectConfig(r: Suite, c: Client, project: string): Promise<void
   await r.step('deleteProjectConfig', async () => {
     const { response } = await c.DELETE('/projects/{project}/config', path);
     r.answered('deleteProjectConfig', response.status, 204);
+  });
+}
+
+// Argo Rollouts' analysis kinds, each with one web metric: an
+// AnalysisTemplate, a ClusterAnalysisTemplate (in no project: named after
+// this one) and an AnalysisRun.
+async function analysis(t: Target, r: Suite, c: Client, project: string): Promise<void> {
+  const p = { project };
+  const spec: S['AnalysisTemplateSpec'] = { metrics: [{ name: 'health', count: 1, provider: { web: { url: 'http://health.invalid/' } } }] };
+  const at = { params: { path: { ...p, analysisTemplate: 'health' } } };
+  const cat = { params: { path: { clusterAnalysisTemplate: `${project}-health` } } };
+  const ar = { params: { path: { ...p, analysisRun: 'health-1' } } };
+  await r.step('createAnalysisTemplate', async () => {
+    const { data, error, response } = await c.POST('/projects/{project}/analysis-templates', { params: { path: p }, body: { metadata: { name: 'health' }, spec } });
+    r.answered('createAnalysisTemplate', response.status, 201, error);
+    check(data?.spec?.metrics?.[0]?.provider?.web?.url === 'http://health.invalid/', 'the web metric');
+  });
+  await r.step('listAnalysisTemplates', async () => {
+    const { data, error, response } = await c.GET('/projects/{project}/analysis-templates', { params: { path: p } });
+    r.answered('listAnalysisTemplates', response.status, 200, error);
+    check(data?.items.length === 1, `templates ${data?.items.length}`);
+  });
+  await r.step('getAnalysisTemplate', async () => {
+    const { data: have, error, response } = await c.GET('/projects/{project}/analysis-templates/{analysisTemplate}', at);
+    r.answered('getAnalysisTemplate', response.status, 200, error);
+    const { data, error: putError, response: put } = await c.PUT('/projects/{project}/analysis-templates/{analysisTemplate}', { ...at, body: { ...have, spec: { ...have!.spec, dryRun: [{ metricName: 'health' }] } } });
+    r.answered('replaceAnalysisTemplate', put.status, 200, putError);
+    check(data?.spec?.dryRun?.length === 1, 'replaced');
+  });
+  await r.step('deleteAnalysisTemplate', async () => {
+    const { response } = await c.DELETE('/projects/{project}/analysis-templates/{analysisTemplate}', at);
+    r.answered('deleteAnalysisTemplate', response.status, 204);
+  });
+  await r.step('createClusterAnalysisTemplate', async () => {
+    const { error, response } = await c.POST('/cluster-analysis-templates', { body: { metadata: { name: `${project}-health` }, spec } });
+    r.answered('createClusterAnalysisTemplate', response.status, 201, error);
+    const { data, error: listError, response: list } = await c.GET('/cluster-analysis-templates');
+    r.answered('listClusterAnalysisTemplates', list.status, 200, listError);
+    check(!!data?.items.some((i) => i.metadata?.name === `${project}-health`), 'listed');
+  });
+  await r.step('getClusterAnalysisTemplate', async () => {
+    const { data: have, error, response } = await c.GET('/cluster-analysis-templates/{clusterAnalysisTemplate}', cat);
+    r.answered('getClusterAnalysisTemplate', response.status, 200, error);
+    const { error: putError, response: put } = await c.PUT('/cluster-analysis-templates/{clusterAnalysisTemplate}', { ...cat, body: { ...have, spec: { ...have!.spec, dryRun: [{ metricName: '.*' }] } } });
+    r.answered('replaceClusterAnalysisTemplate', put.status, 200, putError);
+    const { response: del } = await c.DELETE('/cluster-analysis-templates/{clusterAnalysisTemplate}', cat);
+    r.answered('deleteClusterAnalysisTemplate', del.status, 204);
+  });
+  await r.step('createAnalysisRun', async () => {
+    const { data, error, response } = await c.POST('/projects/{project}/analysis-runs', { params: { path: p }, body: { metadata: { name: 'health-1' }, spec: { metrics: spec.metrics } } });
+    r.answered('createAnalysisRun', response.status, 201, error);
+    check(data?.status?.phase === '', `phase ${data?.status?.phase}`);
+  });
+  await r.step('listAnalysisRuns', async () => {
+    const { data, error, response } = await c.GET('/projects/{project}/analysis-runs', { params: { path: p } });
+    r.answered('listAnalysisRuns', response.status, 200, error);
+    check(data?.items.length === 1, `runs ${data?.items.length}`);
+    const { data: run, error: getError, response: get } = await c.GET('/projects/{project}/analysis-runs/{analysisRun}', ar);
+    r.answered('getAnalysisRun', get.status, 200, getError);
+    check(run?.spec?.metrics?.[0]?.name === 'health', 'the run');
+  });
+  await r.step('streamProjectAnalysisRuns', async () => {
+    const items = await readStream(t, r, 'streamProjectAnalysisRuns', `/projects/${project}/analysis-run-events`, { item: 'analysisrun' } as Events<S['AnalysisRunEvent']>);
+    check(items.length === 1 && items[0].metadata?.name === 'health-1' && !items[0].deleted, `snapshot ${items.length}`);
+  });
+  await r.step('deleteAnalysisRun', async () => {
+    const { response } = await c.DELETE('/projects/{project}/analysis-runs/{analysisRun}', ar);
+    r.answered('deleteAnalysisRun', response.status, 204);
   });
 }

@@ -7,6 +7,7 @@ import * as sdk from '../gen/hey-api/sdk.gen';
 import type {
   ActionEvent,
   ActionStreamData,
+  AnalysisTemplateSpec,
   EnqueueRequest,
   LogStreamData,
   ProjectConfig,
@@ -213,6 +214,7 @@ export async function heyApi(t: Target): Promise<Suite> {
   await kargo(r, client, sse, `${t.prefix}hk`);
   await warehouses(r, client, sse, `${t.prefix}hw`);
   await projectConfig(r, client, `${t.prefix}hc`);
+  await analysis(r, client, sse, `${t.prefix}ha`);
   return r;
 }
 
@@ -404,5 +406,73 @@ async function projectConfig(r: Suite, client: Client, project: string): Promise
   await r.step('deleteProjectConfig', async () => {
     const { error, response } = await sdk.deleteProjectConfig({ client, path });
     r.answered('deleteProjectConfig', response?.status, 204, error);
+  });
+}
+
+// Argo Rollouts' analysis kinds, each with one web metric: an
+// AnalysisTemplate, a ClusterAnalysisTemplate (in no project: named after
+// this one) and an AnalysisRun.
+async function analysis(r: Suite, client: Client, sse: SSE, project: string): Promise<void> {
+  const p = { project };
+  const spec: AnalysisTemplateSpec = { metrics: [{ name: 'health', count: 1, provider: { web: { url: 'http://health.invalid/' } } }] };
+  const at = { ...p, analysisTemplate: 'health' };
+  const cat = { clusterAnalysisTemplate: `${project}-health` };
+  const ar = { ...p, analysisRun: 'health-1' };
+  await r.step('createAnalysisTemplate', async () => {
+    const { data, error, response } = await sdk.createAnalysisTemplate({ client, path: p, body: { metadata: { name: 'health' }, spec } });
+    r.answered('createAnalysisTemplate', response?.status, 201, error);
+    check(data?.spec?.metrics?.[0]?.provider?.web?.url === 'http://health.invalid/', 'the web metric');
+  });
+  await r.step('listAnalysisTemplates', async () => {
+    const { data, error, response } = await sdk.listAnalysisTemplates({ client, path: p });
+    r.answered('listAnalysisTemplates', response?.status, 200, error);
+    check(data?.items.length === 1, `templates ${data?.items.length}`);
+  });
+  await r.step('getAnalysisTemplate', async () => {
+    const { data: have, error, response } = await sdk.getAnalysisTemplate({ client, path: at });
+    r.answered('getAnalysisTemplate', response?.status, 200, error);
+    const { data, error: putError, response: put } = await sdk.replaceAnalysisTemplate({ client, path: at, body: { ...have, spec: { ...have!.spec, dryRun: [{ metricName: 'health' }] } } });
+    r.answered('replaceAnalysisTemplate', put?.status, 200, putError);
+    check(data?.spec?.dryRun?.length === 1, 'replaced');
+  });
+  await r.step('deleteAnalysisTemplate', async () => {
+    const { error, response } = await sdk.deleteAnalysisTemplate({ client, path: at });
+    r.answered('deleteAnalysisTemplate', response?.status, 204, error);
+  });
+  await r.step('createClusterAnalysisTemplate', async () => {
+    const { error, response } = await sdk.createClusterAnalysisTemplate({ client, body: { metadata: { name: cat.clusterAnalysisTemplate }, spec } });
+    r.answered('createClusterAnalysisTemplate', response?.status, 201, error);
+    const { data, error: listError, response: list } = await sdk.listClusterAnalysisTemplates({ client });
+    r.answered('listClusterAnalysisTemplates', list?.status, 200, listError);
+    check(!!data?.items.some((i) => i.metadata?.name === cat.clusterAnalysisTemplate), 'listed');
+  });
+  await r.step('getClusterAnalysisTemplate', async () => {
+    const { data: have, error, response } = await sdk.getClusterAnalysisTemplate({ client, path: cat });
+    r.answered('getClusterAnalysisTemplate', response?.status, 200, error);
+    const { error: putError, response: put } = await sdk.replaceClusterAnalysisTemplate({ client, path: cat, body: { ...have, spec: { ...have!.spec, dryRun: [{ metricName: '.*' }] } } });
+    r.answered('replaceClusterAnalysisTemplate', put?.status, 200, putError);
+    const { error: delError, response: del } = await sdk.deleteClusterAnalysisTemplate({ client, path: cat });
+    r.answered('deleteClusterAnalysisTemplate', del?.status, 204, delError);
+  });
+  await r.step('createAnalysisRun', async () => {
+    const { data, error, response } = await sdk.createAnalysisRun({ client, path: p, body: { metadata: { name: 'health-1' }, spec: { metrics: spec.metrics } } });
+    r.answered('createAnalysisRun', response?.status, 201, error);
+    check(data?.status?.phase === '', `phase ${data?.status?.phase}`);
+  });
+  await r.step('listAnalysisRuns', async () => {
+    const { data, error, response } = await sdk.listAnalysisRuns({ client, path: p });
+    r.answered('listAnalysisRuns', response?.status, 200, error);
+    check(data?.items.length === 1, `runs ${data?.items.length}`);
+    const { data: run, error: getError, response: get } = await sdk.getAnalysisRun({ client, path: ar });
+    r.answered('getAnalysisRun', get?.status, 200, getError);
+    check(run?.spec?.metrics?.[0]?.name === 'health', 'the run');
+  });
+  await r.step('streamProjectAnalysisRuns', async () => {
+    const items = await untilSynced((signal) => sdk.streamProjectAnalysisRuns({ ...sse('streamProjectAnalysisRuns', signal), path: p }));
+    check(items.length === 1 && items[0].metadata?.name === 'health-1' && !items[0].deleted, `snapshot ${items.length}`);
+  });
+  await r.step('deleteAnalysisRun', async () => {
+    const { error, response } = await sdk.deleteAnalysisRun({ client, path: ar });
+    r.answered('deleteAnalysisRun', response?.status, 204, error);
   });
 }

@@ -11,6 +11,7 @@ import (
 	http "net/http"
 	flytev1 "taskactions/internal/kube/clientset/versioned/typed/api/v1"
 	kargov1alpha1 "taskactions/internal/kube/clientset/versioned/typed/kargo/v1alpha1"
+	argoprojv1alpha1 "taskactions/internal/kube/clientset/versioned/typed/rollouts/v1alpha1"
 
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
@@ -21,13 +22,15 @@ type Interface interface {
 	Discovery() discovery.DiscoveryInterfaces
 	FlyteV1() flytev1.FlyteV1Interface
 	KargoV1alpha1() kargov1alpha1.KargoV1alpha1Interface
+	ArgoprojV1alpha1() argoprojv1alpha1.ArgoprojV1alpha1Interface
 }
 
 // Clientset contains the clients for groups.
 type Clientset struct {
 	*discovery.DiscoveryClient
-	flyteV1       *flytev1.FlyteV1Client
-	kargoV1alpha1 *kargov1alpha1.KargoV1alpha1Client
+	flyteV1          *flytev1.FlyteV1Client
+	kargoV1alpha1    *kargov1alpha1.KargoV1alpha1Client
+	argoprojV1alpha1 *argoprojv1alpha1.ArgoprojV1alpha1Client
 }
 
 // FlyteV1 retrieves the FlyteV1Client
@@ -38,6 +41,11 @@ func (c *Clientset) FlyteV1() flytev1.FlyteV1Interface {
 // KargoV1alpha1 retrieves the KargoV1alpha1Client
 func (c *Clientset) KargoV1alpha1() kargov1alpha1.KargoV1alpha1Interface {
 	return c.kargoV1alpha1
+}
+
+// ArgoprojV1alpha1 retrieves the ArgoprojV1alpha1Client
+func (c *Clientset) ArgoprojV1alpha1() argoprojv1alpha1.ArgoprojV1alpha1Interface {
+	return c.argoprojV1alpha1
 }
 
 // Discovery retrieves the DiscoveryClient
@@ -92,6 +100,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.argoprojV1alpha1, err = argoprojv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 
 	cs.DiscoveryClient, err = discovery.NewDiscoveryClientForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
@@ -115,6 +127,7 @@ func New(c rest.Interface) *Clientset {
 	var cs Clientset
 	cs.flyteV1 = flytev1.New(c)
 	cs.kargoV1alpha1 = kargov1alpha1.New(c)
+	cs.argoprojV1alpha1 = argoprojv1alpha1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)
 	return &cs

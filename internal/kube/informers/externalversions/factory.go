@@ -14,6 +14,7 @@ import (
 	api "taskactions/internal/kube/informers/externalversions/api"
 	internalinterfaces "taskactions/internal/kube/informers/externalversions/internalinterfaces"
 	kargo "taskactions/internal/kube/informers/externalversions/kargo"
+	rollouts "taskactions/internal/kube/informers/externalversions/rollouts"
 	time "time"
 
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -316,6 +317,7 @@ type SharedInformerFactory interface {
 
 	Flyte() api.Interface
 	Kargo() kargo.Interface
+	Argoproj() rollouts.Interface
 }
 
 func (f *sharedInformerFactory) Flyte() api.Interface {
@@ -324,4 +326,8 @@ func (f *sharedInformerFactory) Flyte() api.Interface {
 
 func (f *sharedInformerFactory) Kargo() kargo.Interface {
 	return kargo.New(f, f.namespace, f.tweakListOptions)
+}
+
+func (f *sharedInformerFactory) Argoproj() rollouts.Interface {
+	return rollouts.New(f, f.namespace, f.tweakListOptions)
 }

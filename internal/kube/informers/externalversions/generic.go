@@ -8,7 +8,8 @@ package externalversions
 
 import (
 	fmt "fmt"
-	v1alpha1 "taskactions/api/kargo/v1alpha1"
+	kargov1alpha1 "taskactions/api/kargo/v1alpha1"
+	v1alpha1 "taskactions/api/rollouts/v1alpha1"
 	v1 "taskactions/api/v1"
 
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -41,20 +42,28 @@ func (f *genericInformer) Lister() cache.GenericLister {
 // TODO extend this to unknown resources with a client pool
 func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource) (GenericInformer, error) {
 	switch resource {
-	// Group=flyte.org, Version=v1
+	// Group=argoproj.io, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithResource("analysisruns"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Argoproj().V1alpha1().AnalysisRuns().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("analysistemplates"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Argoproj().V1alpha1().AnalysisTemplates().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("clusteranalysistemplates"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Argoproj().V1alpha1().ClusterAnalysisTemplates().Informer()}, nil
+
+		// Group=flyte.org, Version=v1
 	case v1.SchemeGroupVersion.WithResource("taskactions"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Flyte().V1().TaskActions().Informer()}, nil
 
 		// Group=kargo.akuity.io, Version=v1alpha1
-	case v1alpha1.SchemeGroupVersion.WithResource("freights"):
+	case kargov1alpha1.SchemeGroupVersion.WithResource("freights"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Kargo().V1alpha1().Freights().Informer()}, nil
-	case v1alpha1.SchemeGroupVersion.WithResource("projectconfigs"):
+	case kargov1alpha1.SchemeGroupVersion.WithResource("projectconfigs"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Kargo().V1alpha1().ProjectConfigs().Informer()}, nil
-	case v1alpha1.SchemeGroupVersion.WithResource("promotions"):
+	case kargov1alpha1.SchemeGroupVersion.WithResource("promotions"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Kargo().V1alpha1().Promotions().Informer()}, nil
-	case v1alpha1.SchemeGroupVersion.WithResource("stages"):
+	case kargov1alpha1.SchemeGroupVersion.WithResource("stages"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Kargo().V1alpha1().Stages().Informer()}, nil
-	case v1alpha1.SchemeGroupVersion.WithResource("warehouses"):
+	case kargov1alpha1.SchemeGroupVersion.WithResource("warehouses"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Kargo().V1alpha1().Warehouses().Informer()}, nil
 
 	}

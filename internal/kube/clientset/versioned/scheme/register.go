@@ -8,6 +8,7 @@ package scheme
 
 import (
 	kargov1alpha1 "taskactions/api/kargo/v1alpha1"
+	argoprojv1alpha1 "taskactions/api/rollouts/v1alpha1"
 	flytev1 "taskactions/api/v1"
 
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +24,7 @@ var ParameterCodec = runtime.NewParameterCodec(Scheme)
 var localSchemeBuilder = runtime.SchemeBuilder{
 	flytev1.AddToScheme,
 	kargov1alpha1.AddToScheme,
+	argoprojv1alpha1.AddToScheme,
 }
 
 // AddToScheme adds all types of this clientset into the given scheme. This allows composition

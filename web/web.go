@@ -23,6 +23,10 @@ type Options struct {
 	// TokenFile is where the admin token is (<data-dir>/api-token): the
 	// login page names it.
 	TokenFile string
+	// TraceLinkTemplate is a URL of a trace with {traceId} in it (an http
+	// or https URL, as the server's configuration checks): the pages link
+	// an action's trace id to it. Empty: no link.
+	TraceLinkTemplate string
 }
 
 // tokenFileMeta is index.html's placeholder for Options.TokenFile.
@@ -58,6 +62,11 @@ func indexHTML(root fs.FS, o Options) []byte {
 		panic("web: index.html is not embedded: " + err.Error()) // a broken build, not a runtime condition
 	}
 	meta := `<meta name="taskactions-token-file" content="` + html.EscapeString(o.TokenFile) + `">`
+	// The trace link's meta goes beside it (index.html has no placeholder
+	// of its own: absent, the pages show the trace id without a link).
+	if o.TraceLinkTemplate != "" {
+		meta += "\n  " + `<meta name="taskactions-trace-link" content="` + html.EscapeString(o.TraceLinkTemplate) + `">`
+	}
 	return bytes.Replace(b, []byte(tokenFileMeta), []byte(meta), 1)
 }
 

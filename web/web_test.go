@@ -118,3 +118,23 @@ func TestIndexNamesTokenFile(t *testing.T) {
 		t.Errorf("index.html does not carry %s", want)
 	}
 }
+
+// The trace link template (--trace-link-template) reaches the pages as a
+// meta of its own, escaped; without one there is none.
+func TestIndexCarriesTraceLink(t *testing.T) {
+	get := func(o Options) string {
+		w := httptest.NewRecorder()
+		Handler(o).ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
+		return w.Body.String()
+	}
+	body := get(Options{TokenFile: "/t", TraceLinkTemplate: `https://jaeger.example/trace/{traceId}?a=1&b="2"`})
+	if want := `<meta name="taskactions-trace-link" content="https://jaeger.example/trace/{traceId}?a=1&amp;b=&#34;2&#34;">`; !strings.Contains(body, want) {
+		t.Errorf("index.html does not carry %s", want)
+	}
+	if !strings.Contains(body, `<meta name="taskactions-token-file" content="/t">`) {
+		t.Error("the token file's meta is gone")
+	}
+	if strings.Contains(get(Options{TokenFile: "/t"}), "taskactions-trace-link") {
+		t.Error("a trace link meta without a template")
+	}
+}

@@ -10,13 +10,13 @@ import (
 	"taskactions/internal/app"
 )
 
-// clearEnv unsets every TASKACTIONS_* variable for the test, so the
+// clearEnv unsets every TASKACTIONS_* (and OTEL_*) variable for the test, so the
 // developer's environment cannot leak into the expectations.
 func clearEnv(t *testing.T) {
 	t.Helper()
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "TASKACTIONS_") {
+		if strings.HasPrefix(name, "TASKACTIONS_") || strings.HasPrefix(name, "OTEL_") {
 			t.Setenv(name, "") // restores the value after the test
 			os.Unsetenv(name)
 		}
@@ -65,6 +65,14 @@ func TestParseFlags(t *testing.T) {
 				c.CORSOrigins, c.MetricsListen = []string{"https://ui.example.com"}, "127.0.0.1:9090"
 			},
 			wantLevel: "info"},
+		// Traces are OpenTelemetry's variables, not flags; the link is a flag.
+		{name: "traces", args: []string{"--trace-link-template=https://jaeger.example/trace/{traceId}"},
+			env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"},
+			want: func(c *app.Config) {
+				c.Tracing.Enabled, c.TraceLinkTemplate = true, "https://jaeger.example/trace/{traceId}"
+			},
+			wantLevel: "info"},
+		{name: "traces over gRPC", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, wantErr: "OTLP/HTTP"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

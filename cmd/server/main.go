@@ -23,6 +23,7 @@ import (
 	"taskactions/internal/app"
 	"taskactions/internal/controlplane"
 	"taskactions/internal/logging"
+	"taskactions/internal/tracing"
 )
 
 func main() {
@@ -131,6 +132,7 @@ func parseFlags(args []string) (cfg app.Config, logLevel, logFormat string, err 
 	fs.DurationVar(&cfg.Retention, "retention", cfg.Retention, "how long a finished action stays in the control plane once history has it (0: forever)")
 	fs.Int64Var(&cfg.EtcdQuota, "etcd-quota", 0, "space quota of the embedded etcd in bytes (0: etcd's default, 2 GiB)")
 	fs.Int64Var(&cfg.LogMaxBytes, "log-max-bytes", cfg.LogMaxBytes, "bytes of stdout and stderr kept per attempt of a task; the rest is dropped and counted")
+	fs.StringVar(&cfg.TraceLinkTemplate, "trace-link-template", "", "URL of a trace in your tracing backend, {traceId} where its id goes (https://jaeger.example/trace/{traceId}): the dashboard links actions to their run's trace (traces are exported when OTEL_EXPORTER_OTLP_ENDPOINT is set)")
 	fs.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	fs.StringVar(&logFormat, "log-format", "", "json or console (default: console on a terminal, else json)")
 	if err = fs.Parse(args); err != nil {
@@ -139,7 +141,12 @@ func parseFlags(args []string) (cfg app.Config, logLevel, logFormat string, err 
 	if fs.NArg() > 0 {
 		return cfg, "", "", fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	err = applyEnv(fs, os.LookupEnv)
+	if err = applyEnv(fs, os.LookupEnv); err != nil {
+		return cfg, logLevel, logFormat, err
+	}
+	// Traces: OpenTelemetry's own variables, not flags (OTEL_EXPORTER_OTLP_*,
+	// OTEL_SERVICE_NAME, ...), as every OpenTelemetry SDK reads them.
+	cfg.Tracing, err = tracing.FromEnv(os.LookupEnv)
 	return cfg, logLevel, logFormat, err
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -81,6 +82,10 @@ type App struct {
 	// promotionsFinished counts the orchestrator's Promotions by phase.
 	promotionsFinished *prometheus.CounterVec
 	metrics            *handlers.Metrics
+
+	// tracer makes spans (tracing.go); nil while tracing is off.
+	tracer     trace.TracerProvider
+	stopTracer func(context.Context) error
 
 	// kargoCreds are the promotion steps' and the Warehouse controller's
 	// credentials (kargosteps.go).
@@ -279,11 +284,13 @@ func (a *App) serveAPI(restCfg *rest.Config) error {
 	})
 	a.registerStorageMetrics(a.metrics.Registry())
 	router, err := handlers.NewRouter(handlers.Config{
-		Manager: a.mgr, Stages: a.stages, Freight: a.freight, Warehouses: a.warehouses, ProjectConfigs: a.configs, Promotions: a.promos, Runs: a.runs, Logs: a.logs, Metrics: a.metrics, Web: web.Handler(web.Options{TokenFile: a.adminTokenFile()}),
-		SSE:    sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Stop: a.streamsStop, Detached: &a.detached, Observer: a.metrics},
-		Ready:  a.ready(restCfg),
-		Synced: a.synced,
-		Log:    a.log,
+		Manager: a.mgr, Stages: a.stages, Freight: a.freight, Warehouses: a.warehouses, ProjectConfigs: a.configs, Promotions: a.promos, Analysis: a.analysis, Runs: a.runs, Logs: a.logs, Metrics: a.metrics,
+		Web:     web.Handler(web.Options{TokenFile: a.adminTokenFile(), TraceLinkTemplate: a.cfg.TraceLinkTemplate}),
+		Tracing: a.tracer,
+		SSE:     sse.Config{Heartbeat: a.cfg.SSEHeartbeat, Stop: a.streamsStop, Detached: &a.detached, Observer: a.metrics},
+		Ready:   a.ready(restCfg),
+		Synced:  a.synced,
+		Log:     a.log,
 
 		Authenticator: a.access.authn, Authorizer: a.access.authz,
 		Sessions: a.access.sessions, LoginCodes: a.access.login, Throttle: a.access.throttle,

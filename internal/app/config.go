@@ -23,6 +23,7 @@ import (
 	"taskactions/internal/kargo/credentials"
 	"taskactions/internal/lease"
 	"taskactions/internal/logs"
+	"taskactions/internal/tracing"
 )
 
 // Config is everything the server can be told. cmd/server fills it from
@@ -113,6 +114,15 @@ type Config struct {
 	EtcdQuota int64
 	// LogMaxBytes bounds what is kept of each attempt's stdout and stderr.
 	LogMaxBytes int64
+
+	// Tracing exports OpenTelemetry traces (internal/tracing); cmd/server
+	// fills it from the standard OTEL_* variables: off unless they name an
+	// endpoint.
+	Tracing tracing.Config
+	// TraceLinkTemplate is a URL of a trace in the tracing backend, with
+	// {traceId} where the trace id goes (https://jaeger.example/trace/{traceId}):
+	// the dashboard links each action to its run's trace. Empty: no link.
+	TraceLinkTemplate string
 }
 
 // Defaults returns the default configuration.
@@ -208,6 +218,9 @@ func (c Config) Validate() error {
 	if _, err := httpstep.ParseAllowlist(c.PromotionHTTPAllow); err != nil {
 		return fmt.Errorf("--promotion-http-allow: %w", err)
 	}
+	if err := checkTraceLink(c.TraceLinkTemplate); err != nil {
+		return fmt.Errorf("--trace-link-template: %w", err)
+	}
 	if c.KargoCredentialsFile != "" {
 		if _, err := credentials.LoadFile(c.KargoCredentialsFile); err != nil {
 			return fmt.Errorf("--kargo-credentials-file: %w", err)
@@ -241,4 +254,21 @@ func loopbackAddr(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// checkTraceLink: a trace link template is an http(s) URL with {traceId}
+// in it. The dashboard puts it in an href, so no other scheme
+// (javascript:) may come through.
+func checkTraceLink(tmpl string) error {
+	if tmpl == "" {
+		return nil
+	}
+	if !strings.Contains(tmpl, "{traceId}") {
+		return fmt.Errorf("%q has no {traceId}", tmpl)
+	}
+	u, err := url.Parse(strings.ReplaceAll(tmpl, "{traceId}", "0af7651916cd43dd8448eb211c80319c"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL", tmpl)
+	}
+	return nil
 }

@@ -26,6 +26,9 @@ func TestValidate(t *testing.T) {
 		{"metrics address", func(c *Config) { c.MetricsListen = "127.0.0.1:9090" }, ""},
 		{"metrics address without port", func(c *Config) { c.MetricsListen = "127.0.0.1" }, "--metrics-listen"},
 		{"negative stream bound", func(c *Config) { c.MaxStreams = -1 }, "must not be negative"},
+		{"trace link", func(c *Config) { c.TraceLinkTemplate = "https://jaeger.example/trace/{traceId}" }, ""},
+		{"trace link without its id", func(c *Config) { c.TraceLinkTemplate = "https://jaeger.example/search" }, "has no {traceId}"},
+		{"trace link of another scheme", func(c *Config) { c.TraceLinkTemplate = "javascript:alert('{traceId}')" }, "is not an http(s) URL"},
 		{"missing credentials file", func(c *Config) { c.KargoCredentialsFile = "/nonexistent/creds.yaml" }, "--kargo-credentials-file: credentials file: stat /nonexistent/creds.yaml"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -44,6 +44,9 @@ import (
 // Add here.
 func (a *App) newParts() *lifecycle.Group {
 	g := lifecycle.NewGroup()
+	// First, so that it stops last: every span the other parts end is
+	// flushed before it goes.
+	g.Add("tracing", lifecycle.Service(a.startTracing, a.stopTracing))
 	g.Add("control plane", lifecycle.Func(a.runControlPlane))
 	g.Add("history", lifecycle.Service(a.openHistory, a.closeHistory))
 	g.Add("actions", lifecycle.Service(a.startActions, func() error { a.mgr.StopWatching(); return nil }))
@@ -172,6 +175,7 @@ func (a *App) startActions(ctx context.Context) error {
 		BuiltIn:    a.exec.runs,
 		Pending:    a.exec.pending,
 		Journal:    a.journalConfig(),
+		Tracer:     a.tracerOf(),
 	})
 	if err := a.mgr.StartWatching(ctx); err != nil {
 		return err

@@ -20,6 +20,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
@@ -74,7 +75,10 @@ type Config struct {
 	// for a missed wake-up (default 5m).
 	Resync  time.Duration
 	Metrics prometheus.Registerer
-	Log     zerolog.Logger
+	// Tracer, when set (tracing is on), gives each attempt a span under
+	// its action's context (trace.go).
+	Tracer trace.Tracer
+	Log    zerolog.Logger
 }
 
 // TaskTypes is a parsed --executor-task-types.
@@ -116,6 +120,9 @@ type Controller struct {
 	mu      sync.Mutex
 	written map[string]uint64 // key -> resource version of our last write
 	started sync.Map          // action UID/attempt -> when this process started it
+
+	spanMu sync.Mutex
+	spans  map[string]*attemptSpan // key -> the span of its attempt in flight (trace.go)
 }
 
 // New returns an executor; Enabled tells whether it claims anything.
@@ -238,6 +245,7 @@ func (c *Controller) Run(ctx context.Context) error {
 			c.interrupted(stopCtx, s.Shutdown(stopCtx))
 		}
 	}
+	c.endAttemptSpans()
 	c.cfg.Log.Info().Msg("executor stopped")
 	return nil
 }

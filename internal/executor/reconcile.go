@@ -25,6 +25,9 @@ var errMoved = errors.New("the action changed during the round")
 func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, error) {
 	obj, exists, err := c.mgr.Informer().GetStore().GetByKey(key)
 	if err != nil || !exists {
+		if err == nil {
+			c.endAttemptSpan(key, "deleted", "")
+		}
 		c.forget(key)
 		return 0, err
 	}
@@ -34,6 +37,11 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 	}
 	phase := v1.PhaseOf(ta.Status.Conditions)
 	if ta.DeletionTimestamp != nil || phase.Terminal() {
+		if phase.Terminal() {
+			c.endAttemptSpan(key, "ended", "") // by another's write: none is open after ours
+		} else {
+			c.endAttemptSpan(key, "aborted", v1.AbortReasonOf(ta))
+		}
 		return 0, c.finish(ctx, key, ta)
 	}
 	// Stored by someone else, too big to record a status for its whole
@@ -150,6 +158,7 @@ func (c *Controller) round(ctx context.Context, key string, ta *v1.TaskAction, t
 		}
 		c.started.Store(attemptKey(ta), time.Now())
 	}
+	ctx = c.traceAttempt(ctx, key, ta)
 	tr, err := plugin.Handle(ctx, tc)
 	if err != nil {
 		return c.systemFailure(ctx, key, ta, tc, plugin, first, "PluginError", err.Error())
@@ -374,6 +383,11 @@ func (c *Controller) write(ctx context.Context, key string, read *v1.TaskAction,
 	c.expect(key, out)
 	if outcome != "" {
 		c.metrics.outcomes.WithLabelValues(outcome).Inc()
+		msg := ""
+		if e := out.Status.ErrorState; e != nil && outcome != outcomeSucceeded && outcome != outcomeCacheHit {
+			msg = e.Message
+		}
+		c.endAttemptSpan(key, outcome, msg)
 	}
 	return nil
 }

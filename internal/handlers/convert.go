@@ -31,6 +31,7 @@ func actionOf(a *taskactions.Action) Action {
 		Conditions:       make([]Condition, len(a.Conditions)),
 		AbortReason:      optional(a.AbortReason),
 		PendingReason:    optional(a.PendingReason),
+		TraceId:          optional(a.TraceID),
 		CreatedAt:        a.CreatedAt.UTC(),
 		UpdatedAt:        a.UpdatedAt.UTC(),
 	}

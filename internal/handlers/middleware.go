@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 )
 
 type ctxKey int
@@ -52,8 +53,13 @@ func withID(log *zerolog.Logger, w http.ResponseWriter, r *http.Request) *http.R
 	}
 	w.Header().Set("X-Request-ID", id)
 	ctx := context.WithValue(r.Context(), requestIDKey, id)
-	ctx = log.With().Str("requestId", id).Logger().WithContext(ctx)
-	return r.WithContext(ctx)
+	l := log.With().Str("requestId", id)
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		// The request's trace (tracing on): its log lines and its spans
+		// find each other.
+		l = l.Str("traceId", sc.TraceID().String())
+	}
+	return r.WithContext(l.Logger().WithContext(ctx))
 }
 
 func printable(s string, max int) bool {

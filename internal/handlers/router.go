@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/cors"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"taskactions/api"
 	"taskactions/internal/analysis/resources"
@@ -73,6 +74,8 @@ type Config struct {
 	CORSOrigins  []string
 	// MaxStreams bounds the open event streams (0: no bound).
 	MaxStreams int
+	// Tracing gives each request a span (tracing.go); nil: tracing is off.
+	Tracing trace.TracerProvider
 }
 
 // NewRouter returns the server's handler: /api/v1 (generated from the
@@ -95,7 +98,7 @@ func NewRouter(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 	r := chi.NewRouter()
-	r.Use(withRequestID(cfg.Log), recoverPanics, accessLog(cfg.Metrics))
+	r.Use(append(traceRequests(cfg.Tracing), withRequestID(cfg.Log), recoverPanics, accessLog(cfg.Metrics))...)
 	r.Use(gs...)
 	r.Use(middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errRouteNotFound) })

@@ -11,6 +11,9 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // TailSource is a growing byte log (an attempt's stdout) that a stream
@@ -73,6 +76,7 @@ func Tail(ctx context.Context, w http.ResponseWriter, lastEventID string, src Ta
 		if err != nil || t.w.flush() != nil {
 			return nil // the client is gone, or the log cannot be read
 		}
+		endRequestSpan(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -193,4 +197,18 @@ func logData(off int64, text []byte) []byte {
 		Text   string `json:"text"`
 	}{off, string(text)})
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// endRequestSpan ends the request's span (when tracing is on) once the
+// tail sent what the log held: a tail stays in its handler for as long as
+// it follows (it neither detaches nor parks), and a span open that long is
+// held in memory and shown by no backend until it ends. Its status is the
+// 200 already sent; the stream's end is in the access log. Ending an ended
+// span does nothing, so the later rounds and the middleware's own End are
+// harmless.
+func endRequestSpan(ctx context.Context) {
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetAttributes(attribute.Int("http.response.status_code", http.StatusOK))
+		span.End()
+	}
 }

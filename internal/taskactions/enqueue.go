@@ -14,7 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"go.opentelemetry.io/otel/trace"
+
 	v1 "taskactions/api/v1"
+	"taskactions/internal/tracing"
 )
 
 // RunSpec is run-wide settings, copied onto the action (and inherited by
@@ -148,11 +151,24 @@ func (m *Manager) enqueueLive(ctx context.Context, req EnqueueRequest) (ta *v1.T
 	if err != nil {
 		return nil, false, err
 	}
+	tctx := m.traceParent(ctx, parent)
+	if m.cfg.Tracer != nil {
+		// Room for the context the object will carry, so that its size is
+		// checked as it is stored (the executor checks it again).
+		want.Annotations = tracing.Reserve(tctx, want.Annotations)
+	}
 	if err := CheckSize(want); err != nil {
 		return nil, false, err
 	}
 	if have, _ := m.cached.get(req.ID); have != nil {
-		return existing(req.ID, have, want)
+		return existing(req.ID, have, want) // a repeat: no span (the orchestrator repeats each round)
+	}
+	if m.cfg.Tracer != nil {
+		var span trace.Span
+		ctx, span = m.startEnqueue(tctx, req)
+		defer func() { endEnqueue(span, created, err) }()
+		// In the create itself: the context costs no write of its own.
+		want.Annotations = tracing.Annotate(ctx, want.Annotations)
 	}
 	// Checked last before the create: an object retired a moment ago has
 	// its record marked before it goes.

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -92,8 +93,11 @@ type Config struct {
 	Pending func(taskType string) string
 	// HistoryLimit caps phase history (default 64 entries).
 	HistoryLimit int
-	Log          zerolog.Logger
-	Now          func() time.Time
+	// Tracer, when set (tracing is on), gives each enqueue a span and
+	// stores its context on the new object (trace.go).
+	Tracer trace.Tracer
+	Log    zerolog.Logger
+	Now    func() time.Time
 }
 
 // Manager is safe for concurrent use after New.

@@ -11,6 +11,7 @@ import (
 	v1 "taskactions/api/v1"
 	"taskactions/internal/journal"
 	"taskactions/internal/runs"
+	"taskactions/internal/tracing"
 )
 
 // ActionID identifies an action: its run and its name within the run.
@@ -55,8 +56,11 @@ type Action struct {
 	// PendingReason: why nothing runs the action yet, until its first
 	// status (AnnotationPendingReason).
 	PendingReason string
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	// TraceID is the trace of the action's run (its enqueue's, from
+	// tracing.AnnotationTraceparent), in hex; "" when it was not traced.
+	TraceID   string `json:",omitempty"`
+	CreatedAt time.Time
+	UpdatedAt time.Time
 
 	UID             string
 	ResourceVersion string
@@ -122,6 +126,7 @@ func ViewOf(ta *v1.TaskAction) Action {
 	if len(ta.Status.Conditions) == 0 {
 		a.PendingReason = ta.Annotations[v1.AnnotationPendingReason]
 	}
+	a.TraceID = tracing.TraceID(ta.Annotations)
 	a.PhaseHistory = make([]PhaseTransition, len(ta.Status.PhaseHistory))
 	for i, h := range ta.Status.PhaseHistory {
 		a.PhaseHistory[i] = PhaseTransition{Phase: v1.PhaseOfReason(h.Phase), OccurredAt: h.OccurredAt.Time, Message: h.Message}

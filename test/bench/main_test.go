@@ -32,6 +32,7 @@ import (
 	"taskactions/internal/kube/clientset/versioned"
 	"taskactions/internal/logging"
 	"taskactions/internal/testenv"
+	"taskactions/internal/tracing"
 	"taskactions/pkg/client"
 	"taskactions/test/bench/collect"
 	"taskactions/test/testserver"
@@ -86,6 +87,7 @@ func serve(dataDir, listen string) int {
 		cfg.ExecutorTaskTypes = t
 	}
 	cfg.PromotionGitLocal = os.Getenv(gitLocalEnv) == "true"
+	cfg.Tracing, _ = tracing.FromEnv(os.LookupEnv) // as cmd/server (BenchmarkTracingOverhead)
 	if path := os.Getenv("TASKACTIONS_CPUPROFILE"); path != "" && cfg.Kubeconfig != "" {
 		// The server under measurement only (startSplit), not its control plane.
 		if f, err := os.Create(path); err == nil && pprof.StartCPUProfile(f) == nil {

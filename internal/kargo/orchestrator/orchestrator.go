@@ -25,6 +25,7 @@ import (
 	"taskactions/internal/kargo/steps"
 	"taskactions/internal/pipeline"
 	"taskactions/internal/taskactions"
+	"taskactions/internal/tracing"
 )
 
 // Actions is what the orchestrator needs of the action manager.
@@ -226,6 +227,9 @@ func (o *Orchestrator) accept(ctx context.Context, p *kargoapi.Promotion, st *ka
 // running.
 func (o *Orchestrator) startRun(ctx context.Context, p *kargoapi.Promotion) error {
 	root := o.rootID(p)
+	// Under the request that made the Promotion, when it was traced: the
+	// run's trace is the Promotion's.
+	ctx = tracing.FromAnnotations(ctx, p.Annotations)
 	ta, _, err := o.cfg.Actions.Enqueue(ctx, taskactions.EnqueueRequest{
 		ID: root, TaskType: promotions.RootTaskType, TaskTemplate: rootTemplate(p), ShortName: shortName(p.Name), Group: p.Spec.Stage,
 	})

@@ -15,6 +15,7 @@ import (
 	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/kargo/rules"
 	"taskactions/internal/pipeline"
+	"taskactions/internal/tracing"
 )
 
 // FreightRef names Freight by name or by alias: exactly one of the two.
@@ -151,6 +152,10 @@ func (m *Manager) create(ctx context.Context, st *kargoapi.Stage, freight, actor
 	if err != nil {
 		return nil, err
 	}
+	// The request's trace context (tracing on), for the orchestrator to
+	// start the Promotion's run in: a Promotion's trace is rooted at the
+	// request that made it. In the create, never a write of its own.
+	p.Annotations = tracing.Annotate(ctx, p.Annotations)
 	out, err := m.client.KargoV1alpha1().Promotions(st.Namespace).Create(ctx, p, metav1.CreateOptions{})
 	if err != nil {
 		return nil, writeError("Promotion", st.Namespace, p.Name, err)

@@ -8,9 +8,13 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/executor/plugins"
 	"taskactions/internal/kargo/promotions"
+	"taskactions/internal/tracing"
 )
 
 // Promotions finds the Promotion a step's action belongs to.
@@ -79,7 +83,13 @@ func (p *Plugin) Handle(ctx context.Context, tc *plugins.TaskContext) (plugins.T
 		delete(p.firstTry, k)
 		p.mu.Unlock()
 	}()
+	// The step's work, under its attempt's span when that is traced.
+	runCtx, span := tracing.Start(runCtx, "step "+p.runner.Name(), trace.WithAttributes(
+		attribute.String("kargo.step", p.runner.Name()), attribute.String("kargo.step.alias", sc.Alias),
+		attribute.String("kargo.promotion", sc.Promotion), attribute.String("kargo.stage", sc.Stage)))
 	res, err := p.run(runCtx, sc)
+	span.SetAttributes(attribute.String("kargo.step.status", string(res.Status)))
+	tracing.End(span, err)
 	if ctx.Err() != nil {
 		// The executor is stopping: not the step's end. A later round
 		// (after the restart) runs it again.

@@ -90,6 +90,7 @@ export class DetailPanel {
       a.shortName ? ['Short name', a.shortName] : null,
       a.group ? ['Group', a.group] : null,
       a.outputUri ? ['Output', h('span', { class: 'mono wrap', text: a.outputUri })] : null,
+      a.traceId ? ['Trace', traceEl(a.traceId)] : null,
     ].filter(Boolean);
     const dl = h('dl', { class: 'facts' }, facts.map(([k, v]) => [h('dt', { text: k }), v instanceof HTMLElement && v.tagName === 'DD' ? v : h('dd', null, v)]));
 
@@ -169,6 +170,18 @@ export class DetailPanel {
   tick() {
     if (this.a && this.durEl && !isTerminal(this.a.phase)) setText(this.durEl, spanDuration(actionSpan(this.a)));
   }
+}
+
+/**
+ * traceEl is a run's trace id, a link to the tracing UI when the server
+ * names one (--trace-link-template, as a meta element).
+ * @param {string} id
+ */
+function traceEl(id) {
+  const meta = document.querySelector('meta[name="taskactions-trace-link"]');
+  const tmpl = meta && meta.getAttribute('content');
+  if (!tmpl || !/^https?:\/\//.test(tmpl)) return h('span', { class: 'mono', text: id });
+  return h('a', { class: 'mono', href: tmpl.replaceAll('{traceId}', encodeURIComponent(id)), target: '_blank', rel: 'noopener noreferrer', text: id });
 }
 
 function timeline(history) {

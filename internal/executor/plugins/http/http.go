@@ -45,8 +45,12 @@ import (
 	"time"
 
 	"github.com/expr-lang/expr"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"taskactions/internal/executor/plugins"
+	"taskactions/internal/tracing"
 )
 
 // Defaults of Plugin's settings.
@@ -265,14 +269,31 @@ func port(u *url.URL) string {
 type responseError struct{ error }
 
 // send sends the request and returns the response's status and the
-// expression environment built from it.
-func (p *Plugin) send(ctx context.Context, cfg *parsed) (int, map[string]any, error) {
+// expression environment built from it. When the attempt is traced, the
+// request has a client span, and carries its context as traceparent
+// (unless the step's config sets that header itself), so the service
+// called puts its work in the run's trace. The span holds the URL without
+// its credentials, query and fragment (redact): those may be secrets, as
+// header values may, which it never holds.
+func (p *Plugin) send(ctx context.Context, cfg *parsed) (status int, env map[string]any, err error) {
+	ctx, span := tracing.Start(ctx, "http "+cfg.Method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String("http.request.method", cfg.Method), attribute.String("url.full", redact(cfg.url)),
+		attribute.String("server.address", cfg.url.Hostname())))
+	defer func() {
+		if status != 0 {
+			span.SetAttributes(attribute.Int("http.response.status_code", status))
+		}
+		tracing.End(span, err)
+	}()
 	req, err := nethttp.NewRequestWithContext(ctx, cfg.Method, cfg.url.String(), strings.NewReader(cfg.Body))
 	if err != nil {
 		return 0, nil, err
 	}
 	for _, h := range cfg.Headers {
 		req.Header.Add(h.Name, h.Value)
+	}
+	if req.Header.Get("traceparent") == "" {
+		tracing.Propagator.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	}
 	res := p.Resolver
 	if res == nil {
@@ -311,7 +332,7 @@ func (p *Plugin) send(ctx context.Context, cfg *parsed) (int, map[string]any, er
 	if err != nil {
 		return 0, nil, err
 	}
-	env, err := exprEnv(resp, body)
+	env, err = exprEnv(resp, body)
 	return resp.StatusCode, env, err
 }
 

@@ -35,9 +35,14 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	v1 "taskactions/api/v1"
 	"taskactions/internal/executor/plugins"
 	"taskactions/internal/logs"
+	"taskactions/internal/tracing"
 )
 
 // Plugin is the process plugin. Create it with New.
@@ -104,7 +109,7 @@ func key(tc *plugins.TaskContext) string { return tc.UID + "/" + strconv.Itoa(in
 
 // Handle records the attempt in its first round, starts it in the second
 // and reports its state after.
-func (p *Plugin) Handle(_ context.Context, tc *plugins.TaskContext) (plugins.Transition, error) {
+func (p *Plugin) Handle(ctx context.Context, tc *plugins.TaskContext) (plugins.Transition, error) {
 	p.mu.Lock()
 	pr := p.running[key(tc)]
 	p.mu.Unlock()
@@ -123,7 +128,7 @@ func (p *Plugin) Handle(_ context.Context, tc *plugins.TaskContext) (plugins.Tra
 	case !ok:
 		return p.record(), nil
 	case version == stateVersion && st.Instance == p.instance && st.PID == 0:
-		return p.start(tc, st)
+		return p.start(ctx, tc, st)
 	}
 	// Recorded by an earlier server process: the attempt may have run, and
 	// must not run again. If it ended, the shim recorded how.
@@ -150,7 +155,7 @@ func (p *Plugin) record() plugins.Transition {
 	}
 }
 
-func (p *Plugin) start(tc *plugins.TaskContext, st State) (plugins.Transition, error) {
+func (p *Plugin) start(ctx context.Context, tc *plugins.TaskContext, st State) (plugins.Transition, error) {
 	c := tc.Template.Container
 	if len(c.Command) == 0 {
 		return plugins.Transition{Phase: plugins.PhasePermanentFailure,
@@ -169,15 +174,28 @@ func (p *Plugin) start(tc *plugins.TaskContext, st State) (plugins.Transition, e
 	if !p.slots.take(key(tc), tc.Wake) {
 		return p.slots.full(), nil
 	}
-	tr, err := p.launch(tc, st, path, append(c.Command[1:], c.Args...))
+	tr, err := p.launch(ctx, tc, st, path, append(c.Command[1:], c.Args...))
 	if tr.Phase != plugins.PhaseRunning {
 		p.slots.give()
 	}
 	return tr, err
 }
 
-// launch starts the command in a slot taken for it.
-func (p *Plugin) launch(tc *plugins.TaskContext, st State, path string, args []string) (plugins.Transition, error) {
+// launch starts the command in a slot taken for it. When the attempt is
+// traced, the process has a span of its own, from its start to its exit,
+// and its context is in the process's environment (TRACEPARENT), so what
+// the task does (its own spans, its calls to the API with that
+// traceparent) is under it.
+func (p *Plugin) launch(ctx context.Context, tc *plugins.TaskContext, st State, path string, args []string) (tr plugins.Transition, err error) {
+	ctx, span := tracing.Start(ctx, "process", trace.WithAttributes(attribute.String("process.executable.path", path)))
+	defer func() {
+		if tr.Phase != plugins.PhaseRunning { // not started: the span ends here
+			if err == nil && tr.Error != nil {
+				span.SetStatus(codes.Error, tr.Error.Message)
+			}
+			tracing.End(span, err)
+		}
+	}()
 	cmd, boxEnv, cleanup, err := p.confined(tc, path, args)
 	if err != nil {
 		if outOfResources(err) {
@@ -194,7 +212,7 @@ func (p *Plugin) launch(tc *plugins.TaskContext, st State, path string, args []s
 		return plugins.Transition{}, err
 	}
 	cmd.Dir = tc.OutputDir
-	cmd.Env = append(append(p.env(tc), boxEnv...), markerEnv+"="+st.Marker)
+	cmd.Env = append(append(append(p.env(tc), tracing.Env(ctx)...), boxEnv...), markerEnv+"="+st.Marker)
 	// Through pipes, not the files themselves: the log store bounds them
 	// and wakes the streams that follow them. A task's background child
 	// that keeps a pipe open does not hold Wait up for long.
@@ -231,12 +249,14 @@ func (p *Plugin) launch(tc *plugins.TaskContext, st State, path string, args []s
 		release()
 		p.slots.give()
 		pr.exit = cmd.ProcessState.ExitCode()
+		endProcessSpan(span, pr.exit)
 		close(pr.done)
 		if tc.Wake != nil {
 			tc.Wake()
 		}
 	}()
 	st.PID, st.StartTicks = cmd.Process.Pid, pr.startTicks
+	span.SetAttributes(attribute.Int("process.pid", cmd.Process.Pid))
 	return plugins.Transition{
 		Phase: plugins.PhaseRunning, Version: 1, Info: "pid " + strconv.Itoa(cmd.Process.Pid),
 		State: st, StateVersion: stateVersion,
@@ -431,4 +451,14 @@ func (p *Plugin) killOrphan(st State) {
 	if st.Marker != "" {
 		killMarked(st.Marker)
 	}
+}
+
+// endProcessSpan ends the span of a process that exited with code (-1:
+// killed, its shim included).
+func endProcessSpan(span trace.Span, code int) {
+	span.SetAttributes(attribute.Int("process.exit.code", code))
+	if code != 0 {
+		span.SetStatus(codes.Error, "exit code "+strconv.Itoa(code))
+	}
+	span.End()
 }

@@ -80,8 +80,8 @@ func run(m *testing.M) int {
 	return code
 }
 
-// installChart renders the chart with Helm and applies it with kubectl, as
-// the admin, into namespace (created first). It returns the manifest.
+// installChart renders the chart with Helm and applies it with kubectl
+// (server-side), as the admin, into namespace (created first). It returns the manifest.
 func installChart(ctx context.Context, namespace, release string, set ...string) (string, error) {
 	if err := kube.EnsureNamespace(ctx, namespace); err != nil {
 		return "", err
@@ -94,7 +94,11 @@ func installChart(ctx context.Context, namespace, release string, set ...string)
 	if err != nil {
 		return "", err
 	}
-	if _, err := kubectl(ctx, []byte(out), "apply", "-f", "-"); err != nil {
+	// Server-side: a client-side apply keeps the whole object in an
+	// annotation, and Argo Rollouts' AnalysisRun CRD is larger than an
+	// annotation may be (256 KiB). Forced, as a client-side apply
+	// overwrites what another manager set.
+	if _, err := kubectl(ctx, []byte(out), "apply", "--server-side", "--force-conflicts", "-f", "-"); err != nil {
 		return "", err
 	}
 	return out, nil

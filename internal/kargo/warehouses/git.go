@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/Masterminds/semver/v3"
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -150,7 +149,7 @@ func discoverTags(ctx context.Context, repo *git.WorkTree, sub kargoapi.GitSubsc
 	}
 	switch sub.CommitSelectionStrategy {
 	case kargoapi.CommitSelectionStrategySemVer:
-		if tags, err = selectSemverTags(tags, sub.StrictSemvers, sub.SemverConstraint); err != nil {
+		if tags, err = bySemver(tags, func(t git.TagMetadata) string { return t.Tag }, sub.SemverConstraint, sub.StrictSemvers); err != nil {
 			return nil, fmt.Errorf("failed to select semver tags: %w", err)
 		}
 	case kargoapi.CommitSelectionStrategyLexical:
@@ -218,41 +217,6 @@ func exprTrue(program *vm.Program, env map[string]any) (bool, error) {
 		return false, fmt.Errorf("error parsing expression result: %w", err)
 	}
 	return b, nil
-}
-
-// selectSemverTags is the tags that are semantic versions meeting the
-// constraint, greatest first; equal versions ("1.0", "1.0.0") are ordered
-// by their text, so the order is always the same.
-func selectSemverTags(tags []git.TagMetadata, strict bool, constraint string) ([]git.TagMetadata, error) {
-	var c *semver.Constraints
-	if constraint != "" {
-		var err error
-		if c, err = semver.NewConstraint(constraint); err != nil {
-			return nil, fmt.Errorf("error parsing semver constraint %q: %w", constraint, err)
-		}
-	}
-	type tagVersion struct {
-		git.TagMetadata
-		v *semver.Version
-	}
-	var vs []tagVersion
-	for _, t := range tags {
-		v, err := parseSemver(t.Tag, strict)
-		if err == nil && (c == nil || c.Check(v)) {
-			vs = append(vs, tagVersion{t, v})
-		}
-	}
-	slices.SortFunc(vs, func(a, b tagVersion) int {
-		if n := b.v.Compare(a.v); n != 0 {
-			return n
-		}
-		return strings.Compare(b.v.Original(), a.v.Original())
-	})
-	out := make([]git.TagMetadata, len(vs))
-	for i, x := range vs {
-		out[i] = x.TagMetadata
-	}
-	return out, nil
 }
 
 // discoveryLimit is the CRD's default (20) for an unset limit.

@@ -247,7 +247,7 @@ func orderTags(sub kargoapi.ImageSubscription, tags []string, allowed func(strin
 		slices.Reverse(out)
 		return out, nil
 	}
-	return semverTags(tags, allowed, sub.SemverConstraint, sub.StrictSemvers)
+	return bySemver(filterTags(tags, allowed), func(t string) string { return t }, sub.SemverConstraint, sub.StrictSemvers)
 }
 
 func filterTags(tags []string, allowed func(string) bool) []string {
@@ -271,27 +271,28 @@ func semverConstraint(constraint string) (*semver.Constraints, error) {
 	return c, nil
 }
 
-// semverTags are the tags that are semantic versions (all of major.minor.patch
-// when strict) meeting the constraint, greatest first.
-func semverTags(tags []string, allowed func(string) bool, constraint string, strict bool) ([]string, error) {
+// bySemver keeps the items whose tag is a semantic version (all of
+// major.minor.patch when strict) meeting the constraint, greatest first;
+// equal versions ("1.0", "1.0.0") are ordered by their tag's text, so the
+// order is always the same. Image tags and Git tags both go through it.
+func bySemver[T any](items []T, tagOf func(T) string, constraint string, strict bool) ([]T, error) {
 	c, err := semverConstraint(constraint)
 	if err != nil {
 		return nil, err
 	}
 	type tv struct {
-		tag string
-		v   *semver.Version
+		item T
+		tag  string
+		v    *semver.Version
 	}
 	var vs []tv
-	for _, t := range tags {
-		if !allowed(t) {
-			continue
-		}
+	for _, it := range items {
+		t := tagOf(it)
 		v, err := parseSemver(t, strict)
 		if err != nil || (c != nil && !c.Check(v)) {
 			continue
 		}
-		vs = append(vs, tv{t, v})
+		vs = append(vs, tv{it, t, v})
 	}
 	slices.SortStableFunc(vs, func(a, b tv) int {
 		if n := b.v.Compare(a.v); n != 0 {
@@ -299,9 +300,9 @@ func semverTags(tags []string, allowed func(string) bool, constraint string, str
 		}
 		return strings.Compare(b.tag, a.tag)
 	})
-	out := make([]string, len(vs))
+	out := make([]T, len(vs))
 	for i, x := range vs {
-		out[i] = x.tag
+		out[i] = x.item
 	}
 	return out, nil
 }

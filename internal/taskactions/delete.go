@@ -94,9 +94,12 @@ func tombstones(tas []*v1.TaskAction) []runs.Action {
 
 // finishedOrAbort checks that none of tas is unfinished; with abort, it
 // aborts the tops of the trees instead, which the aborter carries down.
+// An action already being aborted or deleted counts as finished: it is on
+// its way out, whether or not the cache has seen it go (an abort answers
+// before every cache has).
 func (m *Manager) finishedOrAbort(ctx context.Context, tas []*v1.TaskAction, abort bool, tops []ActionID) error {
 	for _, ta := range tas {
-		if v1.PhaseOf(ta.Status.Conditions).Terminal() {
+		if v1.PhaseOf(ta.Status.Conditions).Terminal() || leaving(ta) {
 			continue
 		}
 		if !abort {
@@ -116,4 +119,11 @@ func (m *Manager) finishedOrAbort(ctx context.Context, tas []*v1.TaskAction, abo
 // is a precondition); one gone already is no error.
 func (m *Manager) DeleteObject(ctx context.Context, ta *v1.TaskAction) error {
 	return m.objects.delete(ctx, ta)
+}
+
+// leaving reports whether an action's abort was recorded or its deletion
+// has begun.
+func leaving(ta *v1.TaskAction) bool {
+	_, aborted := ta.Annotations[v1.AnnotationAbortReason]
+	return aborted || ta.DeletionTimestamp != nil
 }

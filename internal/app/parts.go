@@ -314,7 +314,10 @@ func (a *App) runKargoControllers(ctx context.Context, ready func()) error {
 // stop together, and one that fails stops the others.
 func (a *App) kargoControllers() *lifecycle.Group {
 	g := lifecycle.NewGroup()
-	g.Add("stage controller", stages.NewController(a.stages, a.promos, a.freight, a.configs, 4, a.component("stage-controller")))
+	g.Add("stage controller", stages.NewController(a.stages, stages.ControllerConfig{
+		Promotions: a.promos, Freight: a.freight, Configs: a.configs, Verifications: a.verifications(),
+		Workers: 4, Log: a.component("stage-controller"),
+	}))
 	g.Add("warehouse controller", warehouses.NewController(a.warehouses, warehouses.ControllerConfig{
 		Freight: a.freight, Credentials: a.kargoCredentials(), AllowLocalRepos: a.cfg.PromotionGitLocal,
 		WorkDir: filepath.Join(a.cfg.DataDir, "kargo-discovery"), Log: a.component("warehouse-controller"),

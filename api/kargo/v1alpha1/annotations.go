@@ -12,6 +12,9 @@ const (
 	// AnnotationKeyAbort requests that the current verification be aborted
 	// (on a Stage) or that a Promotion be aborted (on a Promotion).
 	AnnotationKeyAbort = "kargo.akuity.io/abort"
+	// AnnotationKeyPromotion names, on an AnalysisRun, the Promotion whose
+	// Freight it verifies.
+	AnnotationKeyPromotion = "kargo.akuity.io/promotion"
 	// AnnotationKeyCreateActor names who created the object.
 	AnnotationKeyCreateActor = "kargo.akuity.io/create-actor"
 	// AnnotationKeyDescription is a human-readable description.

@@ -14,6 +14,9 @@ const (
 	LabelKeyFreight = "kargo.akuity.io/freight"
 	// LabelKeyStage names a Stage on objects that refer to one.
 	LabelKeyStage = "kargo.akuity.io/stage"
+	// LabelKeyFreightCollection names the Freight collection (its ID) an
+	// AnalysisRun verifies.
+	LabelKeyFreightCollection = "kargo.akuity.io/freight-collection"
 
 	// LabelValueTrue is the value of boolean labels.
 	LabelValueTrue = "true"

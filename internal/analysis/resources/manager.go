@@ -46,6 +46,7 @@ type Manager struct {
 	Templates        *Objects[*rolloutsapi.AnalysisTemplate]
 	ClusterTemplates *Objects[*rolloutsapi.ClusterAnalysisTemplate]
 	Runs             *Objects[*rolloutsapi.AnalysisRun]
+	client           versioned.Interface
 }
 
 // New returns a stopped manager; Start starts it.
@@ -54,6 +55,7 @@ func New(cfg Config) *Manager {
 		Templates:        newObjects(templateKind(cfg), cfg),
 		ClusterTemplates: newObjects(clusterTemplateKind(cfg), cfg),
 		Runs:             newObjects(runKind(cfg), cfg),
+		client:           cfg.Client,
 	}
 }
 

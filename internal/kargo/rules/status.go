@@ -20,15 +20,17 @@ const (
 	ReasonPendingVerification = "PendingVerification"
 	ReasonVerified            = "Verified"
 
-	MsgNoFreight            = "Stage has no current Freight"
-	MsgNoFreightToVerify    = "Stage has no current Freight to verify"
-	MsgNotHealthy           = "Stage is not healthy"
-	MsgNotVerified          = "Stage is not verified"
-	MsgFreightVerified      = "Freight has been verified"
-	MsgLastPromotionFailed  = "Cannot assess health because last Promotion did not succeed"
-	MsgRolloutsDisabled     = "Rollouts integration is disabled on this controller: cannot start verification"
-	msgNoHealthCheckerFmt   = "no health checker registered for health check kind %q"
-	freightSummaryNotApplic = "N/A"
+	MsgNoFreight              = "Stage has no current Freight"
+	MsgNoFreightToVerify      = "Stage has no current Freight to verify"
+	MsgNotHealthy             = "Stage is not healthy"
+	MsgNotVerified            = "Stage is not verified"
+	MsgFreightVerified        = "Freight has been verified"
+	MsgLastPromotionFailed    = "Cannot assess health because last Promotion did not succeed"
+	MsgRolloutsDisabled       = "Rollouts integration is disabled on this controller: cannot start verification"
+	msgRolloutsDisabledResult = "Rollouts integration is disabled on this controller: cannot get verification result"
+	msgRolloutsDisabledAbort  = "Rollouts integration is disabled on this controller: cannot abort verification"
+	msgNoHealthCheckerFmt     = "no health checker registered for health check kind %q"
+	freightSummaryNotApplic   = "N/A"
 )
 
 // Reconcile computes the status the Stage controller would write for s at
@@ -76,11 +78,28 @@ func Reconcile(s *kargoapi.Stage, now metav1.Time) (kargoapi.StageStatus, bool) 
 // While a Promotion is not terminal the Reconciling condition stays (Kargo
 // requeues at once).
 func ReconcileWithPromotions(s *kargoapi.Stage, promos []*kargoapi.Promotion, now metav1.Time) (kargoapi.StageStatus, bool) {
+	return ReconcileStage(s, Inputs{Promotions: promos}, now)
+}
+
+// Inputs are what a Stage's reconciliation reads besides the Stage.
+type Inputs struct {
+	// Promotions whose spec.stage names the Stage, in any order (others
+	// are ignored).
+	Promotions []*kargoapi.Promotion
+	// Verifier starts and follows the Stage's verifications; nil when no
+	// AnalysisRuns are served (Kargo's Rollouts integration disabled).
+	Verifier Verifier
+}
+
+// ReconcileStage is ReconcileWithPromotions with every input: a Stage
+// whose spec.verification names AnalysisTemplates is verified through
+// in.Verifier (status_verification.go).
+func ReconcileStage(s *kargoapi.Stage, in Inputs, now metav1.Time) (kargoapi.StageStatus, bool) {
 	var st kargoapi.StageStatus
 	if s.IsControlFlow() {
 		st = reconcileControlFlow(s, now)
 	} else {
-		st = reconcileRegular(s, stageInputs{promotions: promotionsOf(s, promos)}, now)
+		st = reconcileRegular(s, stageInputs{promotions: promotionsOf(s, in.Promotions), verifier: in.Verifier}, now)
 	}
 	if token, ok := s.Annotations[kargoapi.AnnotationKeyRefresh]; ok {
 		st.LastHandledRefresh = token
@@ -89,12 +108,12 @@ func ReconcileWithPromotions(s *kargoapi.Stage, promos []*kargoapi.Promotion, no
 }
 
 // stageInputs is what a regular Stage's reconciliation reads besides the
-// Stage. AnalysisRuns (for verification) come with a later issue and only
-// add states.
+// Stage.
 type stageInputs struct {
 	// promotions are the Stage's Promotions, sorted by
 	// ComparePromotionByPhaseAndCreationTime.
 	promotions []*kargoapi.Promotion
+	verifier   Verifier
 }
 
 // promotionsOf returns the Promotions of s among promos, sorted as Kargo's

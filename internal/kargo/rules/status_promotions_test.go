@@ -46,6 +46,8 @@ func TestReconcileWithPromotions(t *testing.T) {
 		name   string
 		stage  func() *kargoapi.Stage
 		promos []*kargoapi.Promotion
+		// verifier follows verifications (nil: Rollouts disabled).
+		verifier Verifier
 		// wantCurrent is status.currentPromotion.name ("" = none),
 		// wantLast status.lastPromotion.name, wantHistory the names of the
 		// Freight in status.freightHistory, newest first.
@@ -204,6 +206,7 @@ func TestReconcileWithPromotions(t *testing.T) {
 				return s
 			},
 			promos:      []*kargoapi.Promotion{promo("test.03", kargoapi.PromotionPhasePending)},
+			verifier:    &fakeVerifier{result: &running},
 			wantLast:    "test.01",
 			wantHistory: []string{"f1"},
 			wantConds: map[string]*wantCond{
@@ -248,7 +251,7 @@ func TestReconcileWithPromotions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.stage()
 			before := s.DeepCopy()
-			st, changed := ReconcileWithPromotions(s, tc.promos, t1)
+			st, changed := ReconcileStage(s, Inputs{Promotions: tc.promos, Verifier: tc.verifier}, t1)
 			if !changed {
 				t.Error("not changed")
 			}

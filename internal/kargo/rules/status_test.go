@@ -181,7 +181,7 @@ func TestReconcile(t *testing.T) {
 			want: func(s *kargoapi.Stage) kargoapi.StageStatus {
 				st := *s.Status.DeepCopy()
 				st.FreightHistory[0].VerificationHistory = kargoapi.VerificationInfoStack{{
-					StartTime: &t0, FinishTime: &t0, Phase: kargoapi.VerificationPhaseSuccessful,
+					ID: "vid-1", StartTime: &t0, FinishTime: &t0, Phase: kargoapi.VerificationPhaseSuccessful,
 				}}
 				st.Conditions = []metav1.Condition{
 					cond(kargoapi.ConditionTypeReady, metav1.ConditionTrue, "Verified", "Freight has been verified", 5, t0),
@@ -419,25 +419,5 @@ func TestSummarizeConditions(t *testing.T) {
 				t.Errorf("Reconciling present = %v, want %v", got, tc.wantReconc)
 			}
 		})
-	}
-}
-
-func TestVerificationRequest(t *testing.T) {
-	cases := []struct {
-		in       string
-		id, want string
-		match    bool
-	}{
-		{in: "", id: "x"},
-		{in: "abc", id: "abc", match: true},
-		{in: `{"id":"abc","actor":"me"}`, id: "abc", match: true},
-		{in: `{"id":"abc"}`, id: "other"},
-		{in: `{"actor":"me"}`, id: ""},
-		{in: "abc", id: ""},
-	}
-	for _, tc := range cases {
-		if got := verificationRequest(tc.in).forID(tc.id); got != tc.match {
-			t.Errorf("verificationRequest(%q).forID(%q) = %v", tc.in, tc.id, got)
-		}
 	}
 }

@@ -1,9 +1,7 @@
 package rules
 
 import (
-	"encoding/json"
 	"fmt"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -11,15 +9,32 @@ import (
 	kargoapi "taskactions/api/kargo/v1alpha1"
 )
 
-// newVerificationID names a started verification (Kargo: uuid.NewString()).
+// newVerificationID names a verification (Kargo: uuid.NewString()).
 var newVerificationID = func() string { return string(uuid.NewUUID()) }
 
-// verifyStageFreight verifies the current Freight. Without spec.verification
-// that succeeds at once; with it, Kargo needs Argo Rollouts, which this
-// controller does not integrate, so the verification errors as Kargo's does
-// when the integration is disabled. A non-terminal verification (an
-// AnalysisRun) cannot exist here and is left as it is.
-func verifyStageFreight(s *kargoapi.Stage, _ stageInputs, st kargoapi.StageStatus, now metav1.Time) (out kargoapi.StageStatus) {
+// Verifier reaches the AnalysisRuns that verify a Stage's Freight: Kargo's
+// startVerification, getVerificationResult and abortVerification. The
+// rules decide when; a Verifier does it and returns what to record, its
+// failures included (as Kargo records them, in the VerificationInfo).
+type Verifier interface {
+	// Start starts a verification of fc, whose info vi has its ID,
+	// actor and start time, unless req is nil and an AnalysisRun for the
+	// Stage and fc exists already: then that one's state is returned.
+	Start(s *kargoapi.Stage, fc kargoapi.FreightCollection, req *kargoapi.VerificationRequest, vi kargoapi.VerificationInfo) kargoapi.VerificationInfo
+	// Result is the state of fc's current verification, from its
+	// AnalysisRun; nil when there is nothing to read it from.
+	Result(fc kargoapi.FreightCollection) *kargoapi.VerificationInfo
+	// Abort terminates fc's current verification for req.
+	Abort(fc kargoapi.FreightCollection, req *kargoapi.VerificationRequest) *kargoapi.VerificationInfo
+}
+
+// verifyStageFreight is Kargo's: it verifies the current Freight once the
+// Stage is healthy, follows a verification that runs, aborts or restarts
+// one on request (the abort and reverify annotations), and derives
+// Verified. Without spec.verification that succeeds at once; with it and
+// no Verifier (no AnalysisRuns are served), the verification errors as
+// Kargo's does when its Rollouts integration is disabled.
+func verifyStageFreight(s *kargoapi.Stage, in stageInputs, st kargoapi.StageStatus, now metav1.Time) (out kargoapi.StageStatus) {
 	cur := st.FreightHistory.Current()
 	if cur == nil {
 		setCondition(&st, metav1.Condition{
@@ -32,30 +47,59 @@ func verifyStageFreight(s *kargoapi.Stage, _ stageInputs, st kargoapi.StageStatu
 		return st
 	}
 	defer func() { setVerifiedCondition(s, &out, now) }()
+	record := func(vi *kargoapi.VerificationInfo) kargoapi.StageStatus {
+		if vi != nil {
+			st.FreightHistory.Current().VerificationHistory.UpdateOrPush(*vi)
+		}
+		return st
+	}
 
-	reverify := verificationRequest(s.Annotations[kargoapi.AnnotationKeyReverify])
-	last := cur.VerificationHistory.Current()
-	if last != nil {
-		if !last.Phase.IsTerminal() || !reverify.forID(last.ID) {
+	reverify := kargoapi.ParseVerificationRequest(s.Annotations[kargoapi.AnnotationKeyReverify])
+	if last := cur.VerificationHistory.Current(); last != nil {
+		if !last.Phase.IsTerminal() {
+			return record(followVerification(s, in.verifier, *cur, *last, now))
+		}
+		if !reverify.ForID(last.ID) {
 			return st
 		}
 	}
 	if st.Health == nil || st.Health.Status != kargoapi.HealthStateHealthy {
 		return st
 	}
-	vi := kargoapi.VerificationInfo{StartTime: now.DeepCopy(), FinishTime: now.DeepCopy()}
-	if s.Spec.Verification == nil {
-		vi.Phase = kargoapi.VerificationPhaseSuccessful
-	} else {
-		vi.ID = newVerificationID()
-		if last != nil && reverify.forID(last.ID) {
-			vi.Actor = reverify.Actor
-		}
-		vi.Phase = kargoapi.VerificationPhaseError
-		vi.Message = MsgRolloutsDisabled
+	vi := kargoapi.VerificationInfo{ID: newVerificationID(), StartTime: now.DeepCopy()}
+	if last := cur.VerificationHistory.Current(); last != nil && reverify.ForID(last.ID) {
+		vi.Actor = reverify.Actor
 	}
-	st.FreightHistory.Current().VerificationHistory.UpdateOrPush(vi)
-	return st
+	switch {
+	case s.Spec.Verification == nil:
+		vi.Actor = ""
+		vi.FinishTime, vi.Phase = now.DeepCopy(), kargoapi.VerificationPhaseSuccessful
+	case in.verifier == nil:
+		vi.FinishTime, vi.Phase, vi.Message = now.DeepCopy(), kargoapi.VerificationPhaseError, MsgRolloutsDisabled
+	default:
+		vi = in.verifier.Start(s, *cur, reverify, vi)
+	}
+	return record(&vi)
+}
+
+// followVerification is what becomes of a verification that has not
+// ended: aborted when the abort annotation asks for it, else as its
+// AnalysisRun is.
+func followVerification(s *kargoapi.Stage, v Verifier, cur kargoapi.FreightCollection, last kargoapi.VerificationInfo, now metav1.Time) *kargoapi.VerificationInfo {
+	abort := kargoapi.ParseVerificationRequest(s.Annotations[kargoapi.AnnotationKeyAbort])
+	if v == nil {
+		msg := msgRolloutsDisabledResult
+		if abort.ForID(last.ID) {
+			msg = msgRolloutsDisabledAbort
+		}
+		vi := last.DeepCopy()
+		vi.FinishTime, vi.Phase, vi.Message = now.DeepCopy(), kargoapi.VerificationPhaseError, msg
+		return vi
+	}
+	if abort.ForID(last.ID) {
+		return v.Abort(cur, abort)
+	}
+	return v.Result(cur)
 }
 
 // setVerifiedCondition derives Verified from the current Freight's
@@ -92,31 +136,6 @@ func setVerifiedCondition(s *kargoapi.Stage, st *kargoapi.StageStatus, now metav
 	}
 	setCondition(st, cond, now)
 }
-
-// verificationReq is Kargo's VerificationRequest, the value of the
-// reverify and abort annotations: JSON, or a bare ID.
-type verificationReq struct {
-	ID           string `json:"id"`
-	Actor        string `json:"actor,omitempty"`
-	ControlPlane bool   `json:"controlPlane,omitempty"`
-}
-
-func verificationRequest(v string) *verificationReq {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return nil
-	}
-	var r verificationReq
-	if err := json.Unmarshal([]byte(v), &r); err != nil {
-		r = verificationReq{ID: v}
-	}
-	if r.ID == "" {
-		return nil
-	}
-	return &r
-}
-
-func (r *verificationReq) forID(id string) bool { return r != nil && id != "" && r.ID == id }
 
 // VerifiedFreight returns the names of the Freight in s's current Freight
 // collection that its status shows verified, i.e. the Freight Kargo's

@@ -18,9 +18,10 @@ import (
 )
 
 // Controller keeps Stage statuses as Kargo's Stage controller does
-// (rules.ReconcileWithPromotions): it handles refreshes, keeps the
+// (rules.ReconcileStage): it handles refreshes, keeps the
 // conditions, Kargo's queue of Promotions (currentPromotion, lastPromotion
-// and the Freight history), health and verification, the freight summary
+// and the Freight history), health and verification (through
+// AnalysisRuns, where they are served), the freight summary
 // and the observed generation, and has the Freight manager record where
 // Freight is and where it was verified. Where a project's ProjectConfig
 // says so, it auto-promotes (autopromote.go). It runs on the embedded
@@ -32,9 +33,33 @@ type Controller struct {
 	promotions Promotions
 	freight    Freight
 	configs    ProjectConfigs
+	verify     Verifications
 	workers    int
 	log        zerolog.Logger
 	now        func() time.Time
+}
+
+// ControllerConfig holds a Controller's dependencies; the interfaces may
+// be nil: then the kind they read is not served (no Promotions, Freight,
+// ProjectConfigs or AnalysisRuns). Without the first three there is no
+// auto-promotion; without Verifications a Stage's spec.verification
+// errors as in Kargo without its Rollouts integration.
+type ControllerConfig struct {
+	Promotions    Promotions
+	Freight       Freight
+	Configs       ProjectConfigs
+	Verifications Verifications
+	Workers       int // at least 1
+	Log           zerolog.Logger
+}
+
+// Verifications start and follow the Stages' verifications.
+type Verifications interface {
+	// For is the rules' Verifier for one reconciliation.
+	For(ctx context.Context) rules.Verifier
+	// RunInformer is the informer of AnalysisRuns: a Stage is looked at
+	// again when one labelled with its name changes.
+	RunInformer() cache.SharedIndexInformer
 }
 
 // Promotions is what the controller reads of Promotions (a Stage's status
@@ -66,12 +91,12 @@ type ProjectConfigs interface {
 	Informer() cache.SharedIndexInformer
 }
 
-// NewController returns a Stage controller over the manager's cache;
-// promotions, freight and configs may be nil (no Promotions, Freight or
-// ProjectConfigs are served). Without all three there is no
-// auto-promotion.
-func NewController(m *Manager, promotions Promotions, freight Freight, configs ProjectConfigs, workers int, log zerolog.Logger) *Controller {
-	return &Controller{m: m, promotions: promotions, freight: freight, configs: configs, workers: max(workers, 1), log: log, now: time.Now}
+// NewController returns a Stage controller over the manager's cache.
+func NewController(m *Manager, cfg ControllerConfig) *Controller {
+	return &Controller{
+		m: m, promotions: cfg.Promotions, freight: cfg.Freight, configs: cfg.Configs, verify: cfg.Verifications,
+		workers: max(cfg.Workers, 1), log: cfg.Log, now: time.Now,
+	}
 }
 
 // Run reconciles every Stage that is added or changes until ctx ends.
@@ -87,6 +112,13 @@ func (c *Controller) Run(ctx context.Context, ready func()) error {
 	k := pipeline.NewKeyQueue("stage-controller", c.workers, c.log)
 	if c.promotions != nil {
 		remove, err := c.wakeForPromotions(k)
+		if err != nil {
+			return err
+		}
+		defer remove()
+	}
+	if c.verify != nil {
+		remove, err := wakeOn(c.verify.RunInformer(), labelled(k))
 		if err != nil {
 			return err
 		}
@@ -151,7 +183,11 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 	if c.promotions != nil {
 		promos = c.promotions.ForStage(ns, name)
 	}
-	if next := statusUpdate(s, promos, c.now()); next != nil {
+	in := rules.Inputs{Promotions: promos}
+	if c.verify != nil {
+		in.Verifier = c.verify.For(ctx)
+	}
+	if next := statusUpdate(s, in, c.now()); next != nil {
 		out, err := c.m.client.KargoV1alpha1().Stages(ns).UpdateStatus(ctx, next, metav1.UpdateOptions{})
 		switch {
 		case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
@@ -168,6 +204,20 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 	return c.autoPromote(ctx, s)
 }
 
+// labelled queues the Stage an object names in Kargo's stage label (an
+// AnalysisRun that verifies it).
+func labelled(k *pipeline.KeyQueue) cache.ResourceEventHandler {
+	add := func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		if o, ok := obj.(metav1.Object); ok && o.GetLabels()[kargoapi.LabelKeyStage] != "" {
+			k.AddKey(o.GetNamespace() + "/" + o.GetLabels()[kargoapi.LabelKeyStage])
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: func(_, obj any) { add(obj) }, DeleteFunc: add}
+}
+
 // stageKeyOf is the key of the Stage a Promotion's event is about: a
 // Promotion's change is its Stage's.
 func stageKeyOf(obj any) (string, bool) {
@@ -178,12 +228,12 @@ func stageKeyOf(obj any) (string, bool) {
 	return p.Namespace + "/" + p.Spec.Stage, true
 }
 
-// statusUpdate is s with the status Kargo's rules give it at now among
-// its Promotions promos, or nil when that is the status it has. Times are
-// in whole seconds, as the API stores them: a status read back then equals
-// the one computed.
-func statusUpdate(s *kargoapi.Stage, promos []*kargoapi.Promotion, now time.Time) *kargoapi.Stage {
-	status, changed := rules.ReconcileWithPromotions(s, promos, metav1.NewTime(now.Truncate(time.Second)))
+// statusUpdate is s with the status Kargo's rules give it at now with
+// in, or nil when that is the status it has. Times are in whole seconds,
+// as the API stores them: a status read back then equals the one
+// computed.
+func statusUpdate(s *kargoapi.Stage, in rules.Inputs, now time.Time) *kargoapi.Stage {
+	status, changed := rules.ReconcileStage(s, in, metav1.NewTime(now.Truncate(time.Second)))
 	if !changed {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
+	"taskactions/internal/kargo/rules"
 )
 
 func TestStageKeyOf(t *testing.T) {
@@ -37,7 +38,7 @@ func TestStatusUpdate(t *testing.T) {
 	fresh.Namespace, fresh.Generation = "p", 1
 
 	// What the controller writes for a new Stage, as read back.
-	first := statusUpdate(fresh, nil, now)
+	first := statusUpdate(fresh, rules.Inputs{}, now)
 	if first == nil {
 		t.Fatal("a new Stage: no status to write")
 	}
@@ -79,7 +80,7 @@ func TestStatusUpdate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.stage()
-			next := statusUpdate(s, tc.promos, tc.now)
+			next := statusUpdate(s, rules.Inputs{Promotions: tc.promos}, tc.now)
 			if (next != nil) != tc.write {
 				t.Fatalf("write %v, want %v (status %+v)", next != nil, tc.write, next)
 			}
@@ -90,7 +91,7 @@ func TestStatusUpdate(t *testing.T) {
 	}
 	refreshed := first.DeepCopy()
 	refreshed.Annotations = map[string]string{kargoapi.AnnotationKeyRefresh: "token"}
-	if next := statusUpdate(refreshed, nil, now); next == nil || next.Status.LastHandledRefresh != "token" {
+	if next := statusUpdate(refreshed, rules.Inputs{}, now); next == nil || next.Status.LastHandledRefresh != "token" {
 		t.Errorf("refresh: %+v", next)
 	}
 }

@@ -1,0 +1,98 @@
+package verification
+
+import (
+	"fmt"
+
+	rolloutsapi "taskactions/api/rollouts/v1alpha1"
+)
+
+// flattenTemplates combines several templates' specs into one, as Kargo
+// does: metrics, dry-run and measurement-retention entries must be unique
+// by name across them; arguments of the same name merge, and two values
+// for one are a conflict.
+func flattenTemplates(specs []*rolloutsapi.AnalysisTemplateSpec) (rolloutsapi.AnalysisTemplateSpec, error) {
+	var out rolloutsapi.AnalysisTemplateSpec
+	metrics := map[string]bool{}
+	dryRun := map[string]bool{}
+	retention := map[string]bool{}
+	for _, s := range specs {
+		for _, m := range s.Metrics {
+			if metrics[m.Name] {
+				return out, fmt.Errorf("flatten metrics: duplicate metric name: %q", m.Name)
+			}
+			metrics[m.Name] = true
+			out.Metrics = append(out.Metrics, m)
+		}
+	}
+	for _, s := range specs {
+		for _, d := range s.DryRun {
+			if dryRun[d.MetricName] {
+				return out, fmt.Errorf("flatten dry-run metrics: validate dry-run metrics: duplicate dry-run metric name: %q", d.MetricName)
+			}
+			dryRun[d.MetricName] = true
+			out.DryRun = append(out.DryRun, d)
+		}
+	}
+	for _, s := range specs {
+		for _, r := range s.MeasurementRetention {
+			if retention[r.MetricName] {
+				return out, fmt.Errorf("flatten measurement retention metrics: validate measurement retention metrics: duplicate measurement retention metric name: %q", r.MetricName)
+			}
+			retention[r.MetricName] = true
+			out.MeasurementRetention = append(out.MeasurementRetention, r)
+		}
+	}
+	for _, s := range specs {
+		for _, a := range s.Args {
+			if err := mergeArg(&out.Args, a); err != nil {
+				return out, fmt.Errorf("flatten arguments: %w", err)
+			}
+		}
+	}
+	return out, nil
+}
+
+// mergeArg adds a to args, or fills the value of the one of its name.
+func mergeArg(args *[]rolloutsapi.Argument, a rolloutsapi.Argument) error {
+	for i := range *args {
+		e := &(*args)[i]
+		if e.Name != a.Name {
+			continue
+		}
+		if e.Value != nil && a.Value != nil && *e.Value != *a.Value {
+			return fmt.Errorf("conflicting values for argument %q: %q and %q", e.Name, *e.Value, *a.Value)
+		}
+		if e.Value == nil && a.Value != nil {
+			e.Value = a.Value
+		}
+		return nil
+	}
+	*args = append(*args, a)
+	return nil
+}
+
+// mergeArgs gives the templates' arguments the Stage's values: only
+// arguments the templates declare are taken, and every one must end with
+// a value or a valueFrom.
+func mergeArgs(incoming, template []rolloutsapi.Argument) ([]rolloutsapi.Argument, error) {
+	merged := make([]rolloutsapi.Argument, len(template))
+	copy(merged, template)
+	for _, in := range incoming {
+		for i := range merged {
+			if merged[i].Name != in.Name {
+				continue
+			}
+			if in.Value != nil {
+				merged[i].Value = in.Value
+			} else if in.ValueFrom != nil {
+				merged[i].ValueFrom = in.ValueFrom
+			}
+		}
+	}
+	for _, a := range merged {
+		if a.Value == nil && a.ValueFrom == nil {
+			return nil, fmt.Errorf("validate merged arguments: unresolved argument %q: neither Value nor ValueFrom is set", a.Name)
+		}
+	}
+	return merged, nil
+}

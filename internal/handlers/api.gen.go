@@ -2792,6 +2792,9 @@ type ServerInterface interface {
 	// ReplaceStage Replace a Stage's metadata and spec
 	// (PUT /projects/{project}/stages/{stage})
 	ReplaceStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam)
+	// AbortStageVerification Abort the Stage's running verification
+	// (POST /projects/{project}/stages/{stage}/abort-verification)
+	AbortStageVerification(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam)
 	// StreamStage Live stream of one Stage
 	// (GET /projects/{project}/stages/{stage}/events)
 	StreamStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam, params StreamStageParams)
@@ -2810,6 +2813,9 @@ type ServerInterface interface {
 	// RefreshStage Ask the Stage controller to reconcile the Stage now
 	// (POST /projects/{project}/stages/{stage}/refresh)
 	RefreshStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam, params RefreshStageParams)
+	// ReverifyStage Verify the Stage's current Freight again
+	// (POST /projects/{project}/stages/{stage}/reverify)
+	ReverifyStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam)
 	// StreamProjectWarehouses Live stream of every Warehouse of a project
 	// (GET /projects/{project}/warehouse-events)
 	StreamProjectWarehouses(w http.ResponseWriter, r *http.Request, project ProjectParam, params StreamProjectWarehousesParams)
@@ -3158,6 +3164,12 @@ func (_ Unimplemented) ReplaceStage(w http.ResponseWriter, r *http.Request, proj
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// AbortStageVerification Abort the Stage's running verification
+// (POST /projects/{project}/stages/{stage}/abort-verification)
+func (_ Unimplemented) AbortStageVerification(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // StreamStage Live stream of one Stage
 // (GET /projects/{project}/stages/{stage}/events)
 func (_ Unimplemented) StreamStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam, params StreamStageParams) {
@@ -3191,6 +3203,12 @@ func (_ Unimplemented) StreamStagePromotions(w http.ResponseWriter, r *http.Requ
 // RefreshStage Ask the Stage controller to reconcile the Stage now
 // (POST /projects/{project}/stages/{stage}/refresh)
 func (_ Unimplemented) RefreshStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam, params RefreshStageParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ReverifyStage Verify the Stage's current Freight again
+// (POST /projects/{project}/stages/{stage}/reverify)
+func (_ Unimplemented) ReverifyStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -5621,6 +5639,41 @@ func (siw *ServerInterfaceWrapper) ReplaceStage(w http.ResponseWriter, r *http.R
 	handler.ServeHTTP(w, r)
 }
 
+// AbortStageVerification operation middleware
+func (siw *ServerInterfaceWrapper) AbortStageVerification(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "stage" -------------
+	var stage StageParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "stage", chi.URLParam(r, "stage"), &stage, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "stage", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.AbortStageVerification(w, r, project, stage)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // StreamStage operation middleware
 func (siw *ServerInterfaceWrapper) StreamStage(w http.ResponseWriter, r *http.Request) {
 
@@ -5912,6 +5965,41 @@ func (siw *ServerInterfaceWrapper) RefreshStage(w http.ResponseWriter, r *http.R
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.RefreshStage(w, r, project, stage, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ReverifyStage operation middleware
+func (siw *ServerInterfaceWrapper) ReverifyStage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "project" -------------
+	var project ProjectParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project", chi.URLParam(r, "project"), &project, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "stage" -------------
+	var stage StageParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "stage", chi.URLParam(r, "stage"), &stage, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "stage", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ReverifyStage(w, r, project, stage)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -6427,6 +6515,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/projects/{project}/stages/{stage}/refresh", wrapper.RefreshStage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/projects/{project}/stages/{stage}/reverify", wrapper.ReverifyStage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/projects/{project}/stages/{stage}/abort-verification", wrapper.AbortStageVerification)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/projects/{project}/stage-events", wrapper.StreamProjectStages)
@@ -9056,6 +9150,46 @@ func (response ReplaceStagedefaultApplicationProblemPlusJSONResponse) VisitRepla
 	return err
 }
 
+type AbortStageVerificationRequestObject struct {
+	Project ProjectParam `json:"project"`
+	Stage   StageParam   `json:"stage"`
+}
+
+type AbortStageVerificationResponseObject interface {
+	VisitAbortStageVerificationResponse(w http.ResponseWriter) error
+}
+
+type AbortStageVerification200JSONResponse Stage
+
+func (response AbortStageVerification200JSONResponse) VisitAbortStageVerificationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AbortStageVerificationdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response AbortStageVerificationdefaultApplicationProblemPlusJSONResponse) VisitAbortStageVerificationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StreamStageRequestObject struct {
 	Project ProjectParam `json:"project"`
 	Stage   StageParam   `json:"stage"`
@@ -9346,6 +9480,46 @@ type RefreshStagedefaultApplicationProblemPlusJSONResponse struct {
 }
 
 func (response RefreshStagedefaultApplicationProblemPlusJSONResponse) VisitRefreshStageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReverifyStageRequestObject struct {
+	Project ProjectParam `json:"project"`
+	Stage   StageParam   `json:"stage"`
+}
+
+type ReverifyStageResponseObject interface {
+	VisitReverifyStageResponse(w http.ResponseWriter) error
+}
+
+type ReverifyStage200JSONResponse Stage
+
+func (response ReverifyStage200JSONResponse) VisitReverifyStageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReverifyStagedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	StatusCode int
+}
+
+func (response ReverifyStagedefaultApplicationProblemPlusJSONResponse) VisitReverifyStageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -9967,6 +10141,9 @@ type StrictServerInterface interface {
 	// ReplaceStage Replace a Stage's metadata and spec
 	// (PUT /projects/{project}/stages/{stage})
 	ReplaceStage(ctx context.Context, request ReplaceStageRequestObject) (ReplaceStageResponseObject, error)
+	// AbortStageVerification Abort the Stage's running verification
+	// (POST /projects/{project}/stages/{stage}/abort-verification)
+	AbortStageVerification(ctx context.Context, request AbortStageVerificationRequestObject) (AbortStageVerificationResponseObject, error)
 	// StreamStage Live stream of one Stage
 	// (GET /projects/{project}/stages/{stage}/events)
 	StreamStage(ctx context.Context, request StreamStageRequestObject) (StreamStageResponseObject, error)
@@ -9985,6 +10162,9 @@ type StrictServerInterface interface {
 	// RefreshStage Ask the Stage controller to reconcile the Stage now
 	// (POST /projects/{project}/stages/{stage}/refresh)
 	RefreshStage(ctx context.Context, request RefreshStageRequestObject) (RefreshStageResponseObject, error)
+	// ReverifyStage Verify the Stage's current Freight again
+	// (POST /projects/{project}/stages/{stage}/reverify)
+	ReverifyStage(ctx context.Context, request ReverifyStageRequestObject) (ReverifyStageResponseObject, error)
 	// StreamProjectWarehouses Live stream of every Warehouse of a project
 	// (GET /projects/{project}/warehouse-events)
 	StreamProjectWarehouses(ctx context.Context, request StreamProjectWarehousesRequestObject) (StreamProjectWarehousesResponseObject, error)
@@ -11609,6 +11789,33 @@ func (sh *strictHandler) ReplaceStage(w http.ResponseWriter, r *http.Request, pr
 	}
 }
 
+// AbortStageVerification operation middleware
+func (sh *strictHandler) AbortStageVerification(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam) {
+	var request AbortStageVerificationRequestObject
+
+	request.Project = project
+	request.Stage = stage
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.AbortStageVerification(ctx, request.(AbortStageVerificationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AbortStageVerification")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(AbortStageVerificationResponseObject); ok {
+		if err := validResponse.VisitAbortStageVerificationResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // StreamStage operation middleware
 func (sh *strictHandler) StreamStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam, params StreamStageParams) {
 	var request StreamStageRequestObject
@@ -11781,6 +11988,33 @@ func (sh *strictHandler) RefreshStage(w http.ResponseWriter, r *http.Request, pr
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(RefreshStageResponseObject); ok {
 		if err := validResponse.VisitRefreshStageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ReverifyStage operation middleware
+func (sh *strictHandler) ReverifyStage(w http.ResponseWriter, r *http.Request, project ProjectParam, stage StageParam) {
+	var request ReverifyStageRequestObject
+
+	request.Project = project
+	request.Stage = stage
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ReverifyStage(ctx, request.(ReverifyStageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ReverifyStage")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ReverifyStageResponseObject); ok {
+		if err := validResponse.VisitReverifyStageResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

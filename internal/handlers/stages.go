@@ -73,6 +73,24 @@ func (s *Server) RefreshStage(ctx context.Context, req RefreshStageRequestObject
 	return objectResponse{stageJSON(u), http.StatusOK}, nil
 }
 
+// ReverifyStage asks for the current Freight to be verified again.
+func (s *Server) ReverifyStage(ctx context.Context, req ReverifyStageRequestObject) (ReverifyStageResponseObject, error) {
+	u, err := s.stages.Reverify(ctx, req.Project, req.Stage, actor(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return objectResponse{stageJSON(u), http.StatusOK}, nil
+}
+
+// AbortStageVerification asks for the running verification to stop.
+func (s *Server) AbortStageVerification(ctx context.Context, req AbortStageVerificationRequestObject) (AbortStageVerificationResponseObject, error) {
+	u, err := s.stages.AbortVerification(ctx, req.Project, req.Stage, actor(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return objectResponse{stageJSON(u), http.StatusOK}, nil
+}
+
 // StreamProjectStages streams a project's Stages.
 func (s *Server) StreamProjectStages(ctx context.Context, req StreamProjectStagesRequestObject) (StreamProjectStagesResponseObject, error) {
 	return s.stageStream(ctx, req.Project, "", lastEventID(req.Params.LastEventID, req.Params.LastEventId))
@@ -115,7 +133,11 @@ func (l stageList) VisitListStagesResponse(w http.ResponseWriter) error {
 	return writeItems(w, l, stageJSON)
 }
 
-func (r objectResponse) VisitGetStageResponse(w http.ResponseWriter) error     { return r.write(w) }
-func (r objectResponse) VisitCreateStageResponse(w http.ResponseWriter) error  { return r.write(w) }
-func (r objectResponse) VisitReplaceStageResponse(w http.ResponseWriter) error { return r.write(w) }
-func (r objectResponse) VisitRefreshStageResponse(w http.ResponseWriter) error { return r.write(w) }
+func (r objectResponse) VisitGetStageResponse(w http.ResponseWriter) error      { return r.write(w) }
+func (r objectResponse) VisitCreateStageResponse(w http.ResponseWriter) error   { return r.write(w) }
+func (r objectResponse) VisitReplaceStageResponse(w http.ResponseWriter) error  { return r.write(w) }
+func (r objectResponse) VisitRefreshStageResponse(w http.ResponseWriter) error  { return r.write(w) }
+func (r objectResponse) VisitReverifyStageResponse(w http.ResponseWriter) error { return r.write(w) }
+func (r objectResponse) VisitAbortStageVerificationResponse(w http.ResponseWriter) error {
+	return r.write(w)
+}

@@ -3125,6 +3125,18 @@ type ClientInterface interface {
 	// Corresponds with PUT /projects/{project}/stages/{stage} (the `ReplaceStage` operationId).
 	ReplaceStage(ctx context.Context, project ProjectParam, stage StageParam, body ReplaceStageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AbortStageVerification Abort the Stage's running verification
+	//
+	// As Kargo's AbortVerification: sets the annotation
+	// kargo.akuity.io/abort to the current verification's ID and the
+	// caller; the Stage controller terminates its AnalysisRun and records
+	// the verification Failed, "Verification aborted by user". A
+	// verification that has ended is left as it is. 409 when the Stage
+	// has no current Freight or it was never verified.
+	//
+	// Corresponds with POST /projects/{project}/stages/{stage}/abort-verification (the `AbortStageVerification` operationId).
+	AbortStageVerification(ctx context.Context, project ProjectParam, stage StageParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListStagePromotions The Promotions of a Stage, oldest first
 	//
 	// Corresponds with GET /projects/{project}/stages/{stage}/promotions (the `ListStagePromotions` operationId).
@@ -3181,6 +3193,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /projects/{project}/stages/{stage}/refresh (the `RefreshStage` operationId).
 	RefreshStage(ctx context.Context, project ProjectParam, stage StageParam, params *RefreshStageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReverifyStage Verify the Stage's current Freight again
+	//
+	// As Kargo's Reverify: sets the annotation kargo.akuity.io/reverify
+	// to the current verification's ID and the caller; the Stage
+	// controller then starts a new verification (a new AnalysisRun) once
+	// the last one has ended. 409 when the Stage has no current Freight
+	// or it was never verified.
+	//
+	// Corresponds with POST /projects/{project}/stages/{stage}/reverify (the `ReverifyStage` operationId).
+	ReverifyStage(ctx context.Context, project ProjectParam, stage StageParam, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWarehouses Every Warehouse of a project, sorted by name
 	//
@@ -4385,6 +4408,28 @@ func (c *Client) ReplaceStage(ctx context.Context, project ProjectParam, stage S
 	return c.Client.Do(req)
 }
 
+// AbortStageVerification Abort the Stage's running verification
+//
+// As Kargo's AbortVerification: sets the annotation
+// kargo.akuity.io/abort to the current verification's ID and the
+// caller; the Stage controller terminates its AnalysisRun and records
+// the verification Failed, "Verification aborted by user". A
+// verification that has ended is left as it is. 409 when the Stage
+// has no current Freight or it was never verified.
+//
+// Corresponds with POST /projects/{project}/stages/{stage}/abort-verification (the `AbortStageVerification` operationId).
+func (c *Client) AbortStageVerification(ctx context.Context, project ProjectParam, stage StageParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAbortStageVerificationRequest(c.Server, project, stage)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListStagePromotions The Promotions of a Stage, oldest first
 //
 // Corresponds with GET /projects/{project}/stages/{stage}/promotions (the `ListStagePromotions` operationId).
@@ -4492,6 +4537,27 @@ func (c *Client) PromoteDownstream(ctx context.Context, project ProjectParam, st
 // Corresponds with POST /projects/{project}/stages/{stage}/refresh (the `RefreshStage` operationId).
 func (c *Client) RefreshStage(ctx context.Context, project ProjectParam, stage StageParam, params *RefreshStageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRefreshStageRequest(c.Server, project, stage, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReverifyStage Verify the Stage's current Freight again
+//
+// As Kargo's Reverify: sets the annotation kargo.akuity.io/reverify
+// to the current verification's ID and the caller; the Stage
+// controller then starts a new verification (a new AnalysisRun) once
+// the last one has ended. 409 when the Stage has no current Freight
+// or it was never verified.
+//
+// Corresponds with POST /projects/{project}/stages/{stage}/reverify (the `ReverifyStage` operationId).
+func (c *Client) ReverifyStage(ctx context.Context, project ProjectParam, stage StageParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReverifyStageRequest(c.Server, project, stage)
 	if err != nil {
 		return nil, err
 	}
@@ -6973,6 +7039,47 @@ func NewReplaceStageRequestWithBody(server string, project ProjectParam, stage S
 	return req, nil
 }
 
+// NewAbortStageVerificationRequest constructs an http.Request for the AbortStageVerification method
+func NewAbortStageVerificationRequest(server string, project ProjectParam, stage StageParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "stage", stage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/stages/%s/abort-verification", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListStagePromotionsRequest constructs an http.Request for the ListStagePromotions method
 func NewListStagePromotionsRequest(server string, project ProjectParam, stage StageParam) (*http.Request, error) {
 	var err error
@@ -7180,6 +7287,47 @@ func NewRefreshStageRequest(server string, project ProjectParam, stage StagePara
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewReverifyStageRequest constructs an http.Request for the ReverifyStage method
+func NewReverifyStageRequest(server string, project ProjectParam, stage StageParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "stage", stage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/projects/%s/stages/%s/reverify", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
@@ -8205,6 +8353,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /projects/{project}/stages/{stage} (the `ReplaceStage` operationId).
 	ReplaceStageWithResponse(ctx context.Context, project ProjectParam, stage StageParam, body ReplaceStageJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceStageResponse, error)
 
+	// AbortStageVerificationWithResponse Abort the Stage's running verification
+	//
+	// As Kargo's AbortVerification: sets the annotation
+	// kargo.akuity.io/abort to the current verification's ID and the
+	// caller; the Stage controller terminates its AnalysisRun and records
+	// the verification Failed, "Verification aborted by user". A
+	// verification that has ended is left as it is. 409 when the Stage
+	// has no current Freight or it was never verified.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/stages/{stage}/abort-verification (the `AbortStageVerification` operationId).
+	AbortStageVerificationWithResponse(ctx context.Context, project ProjectParam, stage StageParam, reqEditors ...RequestEditorFn) (*AbortStageVerificationResponse, error)
+
 	// ListStagePromotionsWithResponse The Promotions of a Stage, oldest first
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -8265,6 +8427,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /projects/{project}/stages/{stage}/refresh (the `RefreshStage` operationId).
 	RefreshStageWithResponse(ctx context.Context, project ProjectParam, stage StageParam, params *RefreshStageParams, reqEditors ...RequestEditorFn) (*RefreshStageResponse, error)
+
+	// ReverifyStageWithResponse Verify the Stage's current Freight again
+	//
+	// As Kargo's Reverify: sets the annotation kargo.akuity.io/reverify
+	// to the current verification's ID and the caller; the Stage
+	// controller then starts a new verification (a new AnalysisRun) once
+	// the last one has ended. 409 when the Stage has no current Freight
+	// or it was never verified.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /projects/{project}/stages/{stage}/reverify (the `ReverifyStage` operationId).
+	ReverifyStageWithResponse(ctx context.Context, project ProjectParam, stage StageParam, reqEditors ...RequestEditorFn) (*ReverifyStageResponse, error)
 
 	// ListWarehousesWithResponse Every Warehouse of a project, sorted by name
 	//
@@ -10500,6 +10675,54 @@ func (r ReplaceStageResponse) ContentType() string {
 	return ""
 }
 
+type AbortStageVerificationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Stage
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AbortStageVerificationResponse) GetJSON200() *Stage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r AbortStageVerificationResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r AbortStageVerificationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AbortStageVerificationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AbortStageVerificationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AbortStageVerificationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListStagePromotionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10686,6 +10909,54 @@ func (r RefreshStageResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RefreshStageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ReverifyStageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Stage
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReverifyStageResponse) GetJSON200() *Stage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ReverifyStageResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ReverifyStageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReverifyStageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReverifyStageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReverifyStageResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -12065,6 +12336,26 @@ func (c *ClientWithResponses) ReplaceStageWithResponse(ctx context.Context, proj
 	return ParseReplaceStageResponse(rsp)
 }
 
+// AbortStageVerificationWithResponse Abort the Stage's running verification
+//
+// As Kargo's AbortVerification: sets the annotation
+// kargo.akuity.io/abort to the current verification's ID and the
+// caller; the Stage controller terminates its AnalysisRun and records
+// the verification Failed, "Verification aborted by user". A
+// verification that has ended is left as it is. 409 when the Stage
+// has no current Freight or it was never verified.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/stages/{stage}/abort-verification (the `AbortStageVerification` operationId).
+func (c *ClientWithResponses) AbortStageVerificationWithResponse(ctx context.Context, project ProjectParam, stage StageParam, reqEditors ...RequestEditorFn) (*AbortStageVerificationResponse, error) {
+	rsp, err := c.AbortStageVerification(ctx, project, stage, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAbortStageVerificationResponse(rsp)
+}
+
 // ListStagePromotionsWithResponse The Promotions of a Stage, oldest first
 //
 // Returns a wrapper object for the known response body format(s).
@@ -12160,6 +12451,25 @@ func (c *ClientWithResponses) RefreshStageWithResponse(ctx context.Context, proj
 		return nil, err
 	}
 	return ParseRefreshStageResponse(rsp)
+}
+
+// ReverifyStageWithResponse Verify the Stage's current Freight again
+//
+// As Kargo's Reverify: sets the annotation kargo.akuity.io/reverify
+// to the current verification's ID and the caller; the Stage
+// controller then starts a new verification (a new AnalysisRun) once
+// the last one has ended. 409 when the Stage has no current Freight
+// or it was never verified.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /projects/{project}/stages/{stage}/reverify (the `ReverifyStage` operationId).
+func (c *ClientWithResponses) ReverifyStageWithResponse(ctx context.Context, project ProjectParam, stage StageParam, reqEditors ...RequestEditorFn) (*ReverifyStageResponse, error) {
+	rsp, err := c.ReverifyStage(ctx, project, stage, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReverifyStageResponse(rsp)
 }
 
 // ListWarehousesWithResponse Every Warehouse of a project, sorted by name
@@ -13840,6 +14150,39 @@ func ParseReplaceStageResponse(rsp *http.Response) (*ReplaceStageResponse, error
 	return response, nil
 }
 
+// ParseAbortStageVerificationResponse parses an HTTP response from a AbortStageVerificationWithResponse call
+func ParseAbortStageVerificationResponse(rsp *http.Response) (*AbortStageVerificationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AbortStageVerificationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Stage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseListStagePromotionsResponse parses an HTTP response from a ListStagePromotionsWithResponse call
 func ParseListStagePromotionsResponse(rsp *http.Response) (*ListStagePromotionsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -13948,6 +14291,39 @@ func ParseRefreshStageResponse(rsp *http.Response) (*RefreshStageResponse, error
 	}
 
 	response := &RefreshStageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Stage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseReverifyStageResponse parses an HTTP response from a ReverifyStageWithResponse call
+func ParseReverifyStageResponse(rsp *http.Response) (*ReverifyStageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReverifyStageResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}

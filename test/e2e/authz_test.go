@@ -220,6 +220,15 @@ func TestAuthorizationMatrix(t *testing.T) {
 		"refreshStage": {verbs: []string{"write"}, stage: true, ok: 200, request: func(sub string) (string, string, string) {
 			return "POST", S + "/rf-" + sub + "/refresh", ""
 		}},
+		// st has no Freight yet (its Promotion waits): a subject who may
+		// write gets past authorization to Kargo's 409 "stage has no
+		// current freight"; test/e2e's contract walks see the 200s.
+		"reverifyStage": {verbs: []string{"write"}, stage: true, ok: 409, request: func(string) (string, string, string) {
+			return "POST", S + "/st/reverify", ""
+		}},
+		"abortStageVerification": {verbs: []string{"write"}, stage: true, ok: 409, request: func(string) (string, string, string) {
+			return "POST", S + "/st/abort-verification", ""
+		}},
 		"listWarehouses":          {verbs: read, stage: true, ok: 200, request: get(W)},
 		"getWarehouse":            {verbs: read, stage: true, ok: 200, request: get(W + "/wh")},
 		"streamProjectWarehouses": {verbs: read, stage: true, ok: 200, request: get("/projects/authz/warehouse-events")},

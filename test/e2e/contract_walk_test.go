@@ -336,4 +336,28 @@ func contractPromotions(t *testing.T, ctx context.Context, c *client.ClientWithR
 	ap, err := c.AbortPromotionWithResponse(ctx, k, down[0].Name)
 	want(t, ap, err, http.StatusOK)
 	decoded(t, ap.JSON200)
+	contractVerification(t, ctx, c, k)
+}
+
+// contractVerification asks for test's Freight to be verified again once
+// its Promotion has ended and it was verified (at once: test has no
+// spec.verification), then for the verification to be aborted (which an
+// ended one ignores).
+func contractVerification(t *testing.T, ctx context.Context, c *client.ClientWithResponses, k string) {
+	var id string
+	for deadline := time.Now().Add(30 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		gs, err := c.GetStageWithResponse(ctx, k, "test")
+		want(t, gs, err, http.StatusOK)
+		if fc := decoded(t, gs.JSON200).Status.FreightHistory.Current(); fc != nil && fc.VerificationHistory.Current() != nil {
+			id = fc.VerificationHistory.Current().ID
+		}
+	}
+	rv, err := c.ReverifyStageWithResponse(ctx, k, "test")
+	want(t, rv, err, http.StatusOK)
+	if req := kargoapi.ParseVerificationRequest(decoded(t, rv.JSON200).Annotations[kargoapi.AnnotationKeyReverify]); !req.ForID(id) || req.Actor == "" {
+		t.Errorf("reverify annotation %q, want one for %q with the actor", rv.JSON200.Annotations[kargoapi.AnnotationKeyReverify], id)
+	}
+	av, err := c.AbortStageVerificationWithResponse(ctx, k, "test")
+	want(t, av, err, http.StatusOK)
+	decoded(t, av.JSON200)
 }

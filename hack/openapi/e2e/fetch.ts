@@ -341,6 +341,24 @@ async function kargo(t: Target, r: Suite, c: Client, project: string): Promise<v
     const { error, response } = await c.POST('/projects/{project}/promotions/{promotion}/abort', { params: { path: { ...p, promotion: downstream } } });
     r.answered('abortPromotion', response.status, 200, error);
   });
+  // test has no spec.verification: once its Promotion ends, its Freight
+  // is verified at once, and can be verified again.
+  const testStage = { params: { path: { ...p, stage: 'test' } } };
+  await r.step('reverifyStage', async () => {
+    for (let tries = 0; tries < 300; tries++) {
+      const { data } = await c.GET('/projects/{project}/stages/{stage}', testStage);
+      const vh: unknown = data?.status?.freightHistory?.[0]?.verificationHistory;
+      if (Array.isArray(vh) && vh.length > 0) break;
+      await new Promise((ok) => setTimeout(ok, 100));
+    }
+    const { data, error, response } = await c.POST('/projects/{project}/stages/{stage}/reverify', testStage);
+    r.answered('reverifyStage', response.status, 200, error);
+    check(!!data?.metadata?.annotations?.['kargo.akuity.io/reverify'], 'the reverify annotation');
+  });
+  await r.step('abortStageVerification', async () => {
+    const { error, response } = await c.POST('/projects/{project}/stages/{stage}/abort-verification', testStage);
+    r.answered('abortStageVerification', response.status, 200, error);
+  });
   await r.step('deleteStage', async () => {
     const { response } = await c.DELETE('/projects/{project}/stages/{stage}', { params: { path: { ...p, stage: 'uat' } } });
     r.answered('deleteStage', response.status, 204);

@@ -332,6 +332,23 @@ async function kargo(r: Suite, client: Client, sse: SSE, project: string): Promi
     const { error, response } = await sdk.abortPromotion({ client, path: { ...p, promotion: downstream } });
     r.answered('abortPromotion', response?.status, 200, error);
   });
+  // test has no spec.verification: once its Promotion ends, its Freight
+  // is verified at once, and can be verified again.
+  await r.step('reverifyStage', async () => {
+    for (let tries = 0; tries < 300; tries++) {
+      const { data } = await sdk.getStage({ client, path: { ...p, stage: 'test' } });
+      const vh: unknown = data?.status?.freightHistory?.[0]?.verificationHistory;
+      if (Array.isArray(vh) && vh.length > 0) break;
+      await new Promise((ok) => setTimeout(ok, 100));
+    }
+    const { data, error, response } = await sdk.reverifyStage({ client, path: { ...p, stage: 'test' } });
+    r.answered('reverifyStage', response?.status, 200, error);
+    check(!!data?.metadata?.annotations?.['kargo.akuity.io/reverify'], 'the reverify annotation');
+  });
+  await r.step('abortStageVerification', async () => {
+    const { error, response } = await sdk.abortStageVerification({ client, path: { ...p, stage: 'test' } });
+    r.answered('abortStageVerification', response?.status, 200, error);
+  });
   await r.step('deleteStage', async () => {
     const { error, response } = await sdk.deleteStage({ client, path: { ...p, stage: 'uat' } });
     r.answered('deleteStage', response?.status, 204, error);

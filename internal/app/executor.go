@@ -17,6 +17,7 @@ import (
 	httpstep "taskactions/internal/executor/plugins/http"
 	"taskactions/internal/executor/plugins/process"
 	"taskactions/internal/executor/plugins/sleep"
+	"taskactions/internal/kargo/promotions"
 	"taskactions/internal/lease"
 )
 
@@ -64,11 +65,15 @@ func (a *App) setUpExecutor() executorSetup {
 // on a cluster (Flyte's executor).
 func outsideExecutor(flag string, embedded bool) bool { return flag != "auto" || !embedded }
 
+// reportedTaskTypes are the root actions of Promotions, which the
+// orchestrator reports: no executor runs them.
+var reportedTaskTypes = []string{promotions.RootTaskType}
+
 // pending is why an action of the task type waits where an executor
 // outside runs it ("" for a type this server runs, and where nothing
 // outside is declared: such an action fails).
 func (es executorSetup) pending(taskType string) string {
-	if !es.outside {
+	if !es.outside || slices.Contains(reportedTaskTypes, taskType) {
 		return ""
 	}
 	return executor.Pending(es.runTypes(), taskType)
@@ -110,7 +115,7 @@ func claimedTaskTypes(flag string, embedded bool, pl map[string]plugins.Plugin) 
 func (a *App) runExecutor(ctx context.Context, ready func()) error {
 	es := a.exec
 	ex := executor.New(executor.Config{
-		Manager: a.mgr, TaskTypes: es.claims, NoOutside: !es.outside, Plugins: es.plugins, Workers: a.cfg.ExecutorWorkers,
+		Manager: a.mgr, TaskTypes: es.claims, NoOutside: !es.outside, Reported: reportedTaskTypes, Plugins: es.plugins, Workers: a.cfg.ExecutorWorkers,
 		MaxSystemFailures: a.cfg.MaxSystemFailures, OutputRoot: a.outputRoot(),
 		ServerURL: a.URL(), TaskToken: a.access.taskToken, Metrics: a.metrics.Registry(), Log: a.component("executor"),
 		Tracer: a.tracerOf(),

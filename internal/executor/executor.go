@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,7 +59,11 @@ type Config struct {
 	// it runs), as Flyte's executor fails a type it has no plugin for,
 	// rather than leave them queued for nobody.
 	NoOutside bool
-	Plugins   map[string]plugins.Plugin
+	// Reported are task types whose actions this server's own
+	// controllers report (a Promotion's or an AnalysisRun's root action):
+	// the executor never takes them, NoOutside or not.
+	Reported []string
+	Plugins  map[string]plugins.Plugin
 	// Workers is how many actions are reconciled at once (default 8).
 	Workers int
 	// MaxSystemFailures: past this many, an action fails for good (default 5).
@@ -185,7 +190,7 @@ func (c *Controller) claims(obj any) bool {
 func (c *Controller) owns(ta *v1.TaskAction) bool {
 	s := &ta.Spec
 	switch {
-	case s.ActionType == v1.ActionTypeCondition:
+	case s.ActionType == v1.ActionTypeCondition, slices.Contains(c.cfg.Reported, s.TaskType):
 		return false
 	case !c.types.Claims(s.TaskType) && !c.cfg.NoOutside:
 		return false

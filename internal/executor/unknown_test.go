@@ -16,10 +16,12 @@ import (
 // With no executor outside, an action of a type nothing here runs fails
 // at once, as Flyte's executor fails a type it has no plugin for
 // (PluginNotFound), saying which types this server runs; Flyte's own
-// actions (a protobuf template) stay untouched: they are Flyte's to run.
+// actions (a protobuf template) stay untouched: they are Flyte's to run;
+// so do those of a type the server's own controllers report (Reported).
 func TestUnknownTypeFailsWithNoExecutorOutside(t *testing.T) {
-	e := startEnv(t, t.TempDir(), func(c *Config) { c.NoOutside = true })
+	e := startEnv(t, t.TempDir(), func(c *Config) { c.NoOutside = true; c.Reported = []string{"reported-root"} })
 	run := newRun()
+	enqueue(t, e, id(run, "root"), `{"type":"reported-root"}`, "") // reported by a controller of the server
 	enqueue(t, e, id(run, "typo"), `{"type":"ehco"}`, "")
 	ta := await(t, e, id(run, "typo"), 20*time.Second, "FAILED", phaseIs(v1.PhaseFailed))
 	c := meta.FindStatusCondition(ta.Status.Conditions, v1.ConditionFailed)
@@ -45,10 +47,13 @@ func TestUnknownTypeFailsWithNoExecutorOutside(t *testing.T) {
 	}
 	enqueue(t, e, id(run, "mine"), `{"type":"echo"}`, "") // the control, after it
 	await(t, e, id(run, "mine"), 20*time.Second, "SUCCEEDED", finished)
-	time.Sleep(time.Second) // Flyte's had its chance
+	time.Sleep(time.Second) // Flyte's and the reported root had their chance
 	got, err := e.mgr.GetTaskAction(context.Background(), id(run, "py"))
 	if err != nil || len(got.Status.Conditions) != 0 {
 		t.Errorf("Flyte's action was touched: %+v %v", got.Status, err)
+	}
+	if root, err := e.mgr.GetTaskAction(context.Background(), id(run, "root")); err != nil || v1.PhaseOf(root.Status.Conditions) != v1.PhaseQueued {
+		t.Errorf("the reported root was touched: %+v %v", root.Status.Conditions, err)
 	}
 }
 

@@ -175,7 +175,7 @@ func (c *Controller) round(ctx context.Context, key string, ta *v1.TaskAction, t
 	case plugins.PhaseLost:
 		return c.lostAttempt(ctx, key, ta, tc, plugin, first, errorCode(tr, "Lost"), errorMessage(tr))
 	case plugins.PhaseRetryableFailure, plugins.PhasePermanentFailure:
-		return 0, c.userFailure(ctx, key, ta, tc, plugin, first, tr)
+		return 0, c.userFailure(ctx, key, ta, tc, plugin, first, tr, state)
 	case plugins.PhaseSuccess:
 		if err := writeOutputs(tc.OutputDir, tr.Outputs); err != nil {
 			return c.systemFailure(ctx, key, ta, tc, plugin, first, "OutputsFailed", err.Error())
@@ -209,7 +209,9 @@ func (c *Controller) round(ctx context.Context, key string, ta *v1.TaskAction, t
 // userFailure starts another attempt while the template's retries allow
 // (attempts that failed for system reasons do not count), and fails the
 // action for good after.
-func (c *Controller) userFailure(ctx context.Context, key string, ta *v1.TaskAction, tc *plugins.TaskContext, plugin plugins.Plugin, first *firstRound, tr plugins.Transition) error {
+// The state of the round that failed for good is kept, for whoever reads
+// what the attempt found (an analysis measurement's value).
+func (c *Controller) userFailure(ctx context.Context, key string, ta *v1.TaskAction, tc *plugins.TaskContext, plugin plugins.Plugin, first *firstRound, tr plugins.Transition, state []byte) error {
 	c.endAttempt(ctx, plugin, tc, ta)
 	e := &v1.ErrorState{Code: errorCode(tr, "Failed"), Kind: v1.ErrorKindUser, Message: errorMessage(tr)}
 	userAttempts := int(tc.Attempt) - int(ta.Status.SystemFailures)
@@ -227,7 +229,7 @@ func (c *Controller) userFailure(ctx context.Context, key string, ta *v1.TaskAct
 	}
 	return c.write(ctx, key, ta, outcomeFailed, func(t *v1.TaskAction) {
 		first.apply(c, t)
-		setPluginPhase(t, tr, nil)
+		setPluginPhase(t, tr, state)
 		t.Status.ErrorState = e
 		setPhase(t, v1.PhaseFailed, reason, e.Message, false)
 	})

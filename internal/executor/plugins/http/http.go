@@ -299,30 +299,11 @@ func (p *Plugin) send(ctx context.Context, cfg *parsed) (status int, env map[str
 	if res == nil {
 		res = net.DefaultResolver
 	}
-	transport := &nethttp.Transport{
-		Proxy:                 nil, // a proxy would connect where the allowlist does not look
-		DialContext:           p.allow.dialer(res, cfg.timeout),
-		TLSClientConfig:       &tls.Config{InsecureSkipVerify: cfg.InsecureSkipTLSVerify}, //nolint:gosec // the step's choice, as in Kargo
-		ForceAttemptHTTP2:     true,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		DisableKeepAlives:     true,
-	}
+	client := p.allow.Client(res, cfg.timeout)
+	client.Timeout = cfg.timeout
+	transport := client.Transport.(*nethttp.Transport)
+	transport.TLSClientConfig = &tls.Config{InsecureSkipVerify: cfg.InsecureSkipTLSVerify} //nolint:gosec // the step's choice, as in Kargo
 	defer transport.CloseIdleConnections()
-	client := &nethttp.Client{
-		Transport: transport,
-		Timeout:   cfg.timeout,
-		CheckRedirect: func(r *nethttp.Request, via []*nethttp.Request) error {
-			if len(via) >= maxRedirects {
-				return fmt.Errorf("stopped after %d redirects", maxRedirects)
-			}
-			if r.URL.Scheme != "http" && r.URL.Scheme != "https" {
-				return fmt.Errorf("redirect to a %s URL", r.URL.Scheme)
-			}
-			_, err := p.allow.admit(r.URL.Hostname(), port(r.URL))
-			return err
-		},
-	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, err

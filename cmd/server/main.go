@@ -120,6 +120,8 @@ func parseFlags(args []string) (cfg app.Config, logLevel, logFormat string, err 
 	fs.StringVar(&cfg.AuthTokensFile, "auth-tokens-file", "", "YAML file of subjects, their tokens and grants (see docs/operations.md); the admin token in <data-dir>/api-token works too")
 	fs.Var(listFlag{&cfg.AllowedHosts}, "allowed-hosts", "Host names to answer besides the listen host, localhost, 127.0.0.1 and ::1 (comma list; * for any)")
 	fs.Var(listFlag{&cfg.PromotionHTTPAllow}, "promotion-http-allow", "hosts the http promotion step may call (comma list of host, host:port, IP or CIDR; * for any); none by default, loopback included")
+	fs.Var(listFlag{&cfg.AnalysisHTTPAllow}, "analysis-http-allow", "hosts AnalysisRuns' web and prometheus metrics may call (the syntax of --promotion-http-allow); none by default, loopback included")
+	fs.BoolVar(&cfg.AnalysisJobs, "analysis-jobs", false, "let AnalysisRuns' job metrics run, each measurement a local process of the process plugin (the image is not pulled); off by default")
 	fs.BoolVar(&cfg.PromotionGitLocal, "promotion-git-local", false, "let the git promotion steps use file:// URLs and local paths (repositories on this server's disk)")
 	fs.StringVar(&cfg.KargoCredentialsFile, "kargo-credentials-file", "", "YAML file of repositories' credentials for the promotion steps (see docs/kargo.md); on a cluster Kargo's labelled Secrets come first")
 	fs.BoolVar(&cfg.KargoCredentialsOverHTTP, "kargo-credentials-over-http", false, "also give credentials to http:// repositories (sent in clear; Kargo's ALLOW_CREDENTIALS_OVER_HTTP)")

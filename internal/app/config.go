@@ -61,6 +61,12 @@ type Config struct {
 	// PromotionHTTPAllow are the hosts the http step may call (host,
 	// host:port, IP or CIDR; "*" any); empty: none, loopback included.
 	PromotionHTTPAllow []string
+	// AnalysisHTTPAllow are the hosts AnalysisRuns' web and Prometheus
+	// metrics may call, with the syntax of PromotionHTTPAllow.
+	AnalysisHTTPAllow []string
+	// AnalysisJobs lets AnalysisRuns' job metrics run, each measurement a
+	// local process (the process plugin), the image not pulled.
+	AnalysisJobs bool
 	// PromotionGitLocal lets the git promotion steps use file:// URLs and
 	// local paths (repositories on this server's disk).
 	PromotionGitLocal bool
@@ -214,6 +220,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxConnections < 0 || c.MaxStreams < 0 || c.MaxProcesses < 0 {
 		return fmt.Errorf("--max-connections, --max-streams and --max-processes must not be negative")
+	}
+	if _, err := httpstep.ParseAllowlist(c.AnalysisHTTPAllow); err != nil {
+		return fmt.Errorf("--analysis-http-allow: %w", err)
 	}
 	if _, err := httpstep.ParseAllowlist(c.PromotionHTTPAllow); err != nil {
 		return fmt.Errorf("--promotion-http-allow: %w", err)

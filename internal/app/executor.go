@@ -5,12 +5,16 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	v1 "taskactions/api/v1"
+	"taskactions/internal/analysis/measure"
+	"taskactions/internal/analysis/runner"
 	"taskactions/internal/executor"
 	"taskactions/internal/executor/plugins"
 	"taskactions/internal/executor/plugins/echo"
@@ -50,6 +54,9 @@ func (a *App) setUpExecutor() executorSetup {
 	} else {
 		a.log.Error().Err(err).Msg("http plugin off")
 	}
+	if al, err := httpstep.ParseAllowlist(a.cfg.AnalysisHTTPAllow); err == nil { // validated with the config
+		es.plugins[measure.TaskType] = measure.New(al.Client(net.DefaultResolver, 10*time.Second))
+	}
 	maps.Copy(es.plugins, a.kargoStepPlugins())
 	es.claims = claimedTaskTypes(a.cfg.ExecutorTaskTypes, a.cp.Embedded(), es.plugins)
 	es.outside = outsideExecutor(a.cfg.ExecutorTaskTypes, a.cp.Embedded())
@@ -65,9 +72,10 @@ func (a *App) setUpExecutor() executorSetup {
 // on a cluster (Flyte's executor).
 func outsideExecutor(flag string, embedded bool) bool { return flag != "auto" || !embedded }
 
-// reportedTaskTypes are the root actions of Promotions, which the
-// orchestrator reports: no executor runs them.
-var reportedTaskTypes = []string{promotions.RootTaskType}
+// reportedTaskTypes are the root actions of Promotions and AnalysisRuns,
+// which the orchestrator and the analysis runner report: no executor
+// runs them.
+var reportedTaskTypes = []string{promotions.RootTaskType, runner.RootTaskType}
 
 // pending is why an action of the task type waits where an executor
 // outside runs it ("" for a type this server runs, and where nothing

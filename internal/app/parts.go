@@ -14,6 +14,7 @@ import (
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/analysis/resources"
+	"taskactions/internal/analysis/runner"
 	"taskactions/internal/controlplane"
 	"taskactions/internal/executor"
 	"taskactions/internal/handlers"
@@ -322,6 +323,12 @@ func (a *App) kargoControllers() *lifecycle.Group {
 		Freight: a.freight, Credentials: a.kargoCredentials(), AllowLocalRepos: a.cfg.PromotionGitLocal,
 		WorkDir: filepath.Join(a.cfg.DataDir, "kargo-discovery"), Log: a.component("warehouse-controller"),
 	}))
+	if a.analysis != nil && !a.cp.RolloutsInstalled() {
+		g.Add("analysis runner", runner.New(runner.Config{
+			Runs: a.analysis, Actions: a.mgr, Jobs: a.cfg.AnalysisJobs && a.processEnabled(), Workers: 4,
+			Log: a.component("analysis-runner"),
+		}))
+	}
 	g.Add("promotion orchestrator", orchestrator.New(orchestrator.Config{
 		Promotions: a.promos, Stages: a.stages.Cache(), Freight: a.freight,
 		Actions: a.mgr, Runnable: a.exec.runs, OutputRoot: a.outputRoot(), WorkDirs: a.kargoWork(), Workers: 8,

@@ -19,7 +19,7 @@ import (
 
 // promoTaskTypes are the task types a server for Promotions runs: the
 // shared server's, and http (the http step's plugin).
-const promoTaskTypes = "echo,sleep,process,http"
+const promoTaskTypes = "echo,sleep,process,http,analysis-measurement"
 
 // Freight moves test → uat, uat2 → prod (All of uat and uat2), each Stage
 // running http steps against a local server: availability by verification

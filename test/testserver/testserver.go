@@ -26,10 +26,11 @@ func Config(dataDir, listen string) app.Config {
 	}
 	cfg.DataDir = dataDir
 	cfg.ShutdownGracePeriod = 2 * time.Second
-	cfg.ExecutorTaskTypes = "echo,sleep,process,http"
+	cfg.ExecutorTaskTypes = "echo,sleep,process,http,analysis-measurement"
 	// The http step calls the tests' local servers, which nothing allows
 	// by default.
 	cfg.PromotionHTTPAllow = []string{"127.0.0.1"}
+	cfg.AnalysisHTTPAllow = []string{"127.0.0.1"}
 	return cfg
 }
 

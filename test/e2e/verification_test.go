@@ -11,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	kargoapi "taskactions/api/kargo/v1alpha1"
 	rolloutsapi "taskactions/api/rollouts/v1alpha1"
+	"taskactions/internal/analysis/runner"
 	"taskactions/pkg/client"
 )
 
@@ -46,9 +49,10 @@ func (h *health) set(status string) {
 }
 
 // verifyingTemplate is an AnalysisTemplate of one web metric against the
-// URL its arg names, taken count times interval apart.
-func verifyingTemplate(name string, count int, interval string) string {
-	return fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+// URL its arg names, taken count times interval apart; with dryRun, also
+// a metric in dry-run mode that always fails.
+func verifyingTemplate(name string, count int, interval string, dryRun bool) string {
+	t := fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
 kind: AnalysisTemplate
 metadata:
   name: %s
@@ -66,6 +70,18 @@ spec:
         jsonPath: "{$.status}"
         timeoutSeconds: 5
 `, name, count, interval)
+	if dryRun {
+		t += `  - name: canary
+    successCondition: result == 'never'
+    provider:
+      web:
+        url: "{{args.url}}"
+        jsonPath: "{$.status}"
+  dryRun:
+  - metricName: canary
+`
+	}
+	return t
 }
 
 // verifyingStage creates uat, which takes Freight from test and verifies
@@ -133,7 +149,7 @@ func TestVerificationPipeline(t *testing.T) {
 	k := newKProject(t, s)
 	svc := newHealth(t, "ok")
 	ctx := context.Background()
-	for name, body := range map[string]string{"health": verifyingTemplate("health", 2, "1s"), "slow": verifyingTemplate("slow", 60, "1s")} {
+	for name, body := range map[string]string{"health": verifyingTemplate("health", 2, "1s", true), "slow": verifyingTemplate("slow", 60, "1s", false)} {
 		r, err := s.api.CreateAnalysisTemplateWithBodyWithResponse(ctx, k.name, "application/yaml", strings.NewReader(body))
 		if err != nil || r.StatusCode() != http.StatusCreated {
 			t.Fatalf("create AnalysisTemplate %s: %v %s", name, err, r.Body)
@@ -143,7 +159,9 @@ func TestVerificationPipeline(t *testing.T) {
 	k.verifyingStage("uat", "test", "health", svc.srv.URL)
 	k.createStage("prod", from("uat"), nil, pstep("echo", "", nil))
 
-	// Passing Freight: verified in uat, two measurements, then on to prod.
+	// Passing Freight: verified in uat, two measurements (and one of the
+	// dry-run metric, which fails without failing the run), then on to
+	// prod.
 	good := k.createFreight("1.0.0", "good")
 	k.finished(k.promote("test", good.Name).Name)
 	k.waitVerified(good.Name, "test")
@@ -155,15 +173,21 @@ func TestVerificationPipeline(t *testing.T) {
 	k.waitVerified(good.Name, "uat")
 	ar := k.analysisRun(vi.AnalysisRun.Name)
 	if ar.Labels[kargoapi.LabelKeyStage] != "uat" || ar.Status.Phase != rolloutsapi.AnalysisPhaseSuccessful ||
-		len(ar.Status.MetricResults) != 1 || ar.Status.MetricResults[0].Count != 2 || ar.Status.MetricResults[0].Successful != 2 {
+		len(ar.Status.MetricResults) != 2 || ar.Status.MetricResults[0].Count != 2 || ar.Status.MetricResults[0].Successful != 2 ||
+		ar.Status.DryRunSummary == nil || ar.Status.DryRunSummary.Failed != 1 {
 		t.Errorf("AnalysisRun %s: labels %v, status %s", ar.Name, ar.Labels, mustMarshal(t, ar.Status))
 	}
-	if got := svc.hits.Load(); got != 2 {
-		t.Errorf("the service was asked %d times for 2 measurements", got)
+	if got := svc.hits.Load(); got != 3 {
+		t.Errorf("the service was asked %d times for 3 measurements", got)
 	}
 	acts := k.runActions(vi.AnalysisRun.Name)
-	if len(acts) != 3 || acts["analysis"].Phase != client.SUCCEEDED || acts["health-1"].Phase != client.SUCCEEDED || acts["health-2"].Phase != client.SUCCEEDED {
+	if len(acts) != 4 || acts["analysis"].Phase != client.SUCCEEDED || acts["health-1"].Phase != client.SUCCEEDED ||
+		acts["health-2"].Phase != client.SUCCEEDED || acts["canary-1"].Phase != client.FAILED {
 		t.Errorf("the AnalysisRun's run: %v", phasesOf(acts))
+	}
+	// kubectl shows it, its phase in the STATUS column.
+	if out := newKubectl(t).must("", "get", "analysisruns", "-n", k.name); !strings.Contains(out, ar.Name) || !strings.Contains(out, "Successful") {
+		t.Errorf("kubectl get analysisruns:\n%s", out)
 	}
 	if h := acts["health-1"].PhaseHistory; len(h) == 0 || !strings.Contains(value(h[len(h)-1].Message), `value "ok"`) {
 		t.Errorf("health-1's last phase says %v, want the value", mustMarshal(t, h))
@@ -249,8 +273,8 @@ func setTemplate(t *testing.T, k *kproject, stage, template string) {
 // runActions are the actions of an AnalysisRun's run, by name.
 func (k *kproject) runActions(analysisRun string) map[string]client.Action {
 	k.t.Helper()
-	parts := strings.Split(analysisRun, ".")
-	resp, err := k.s.api.ListRunActionsWithResponse(context.Background(), k.name, "analysis", strings.ToLower(parts[len(parts)-2]), nil)
+	run := runner.RunOf(&rolloutsapi.AnalysisRun{ObjectMeta: metav1.ObjectMeta{Name: analysisRun, Namespace: k.name}})
+	resp, err := k.s.api.ListRunActionsWithResponse(context.Background(), run.Project, run.Domain, run.Run, nil)
 	if err != nil || resp.JSON200 == nil {
 		k.t.Fatalf("actions of %s: %v", analysisRun, err)
 	}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	kargoapi "taskactions/api/kargo/v1alpha1"
+	rolloutsapi "taskactions/api/rollouts/v1alpha1"
 	"taskactions/internal/analysis/resources"
 	"taskactions/internal/kargo/rules"
 	"taskactions/internal/kargo/stages"
@@ -40,4 +43,17 @@ func (a *App) freightByName(ctx context.Context, project, name string) (*kargoap
 		return nil, nil
 	}
 	return f, err
+}
+
+// newAnalysisCounter counts AnalysisRuns by the phase the runner ended
+// them in (a Stage's verification outcome, where a Stage made the run).
+func newAnalysisCounter() *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "taskactions_analysis_runs_finished_total",
+		Help: "AnalysisRuns this server's runner ended, by phase (Successful, Failed, Error, Inconclusive).",
+	}, []string{"phase"})
+	for _, ph := range []rolloutsapi.AnalysisPhase{rolloutsapi.AnalysisPhaseSuccessful, rolloutsapi.AnalysisPhaseFailed, rolloutsapi.AnalysisPhaseError, rolloutsapi.AnalysisPhaseInconclusive} {
+		c.WithLabelValues(string(ph)) // present at zero from the start
+	}
+	return c
 }

@@ -81,7 +81,9 @@ type App struct {
 	retired    prometheus.Counter
 	// promotionsFinished counts the orchestrator's Promotions by phase.
 	promotionsFinished *prometheus.CounterVec
-	metrics            *handlers.Metrics
+	// analysisFinished counts the runner's AnalysisRuns by phase.
+	analysisFinished *prometheus.CounterVec
+	metrics          *handlers.Metrics
 
 	// tracer makes spans (tracing.go); nil while tracing is off.
 	tracer     trace.TracerProvider
@@ -157,7 +159,7 @@ func Start(ctx context.Context, cfg Config, log zerolog.Logger) (*App, error) {
 	}
 	a.serve()
 	start := time.Now()
-	a.retired, a.promotionsFinished = newRetiredCounter(), newPromotionsCounter()
+	a.retired, a.promotionsFinished, a.analysisFinished = newRetiredCounter(), newPromotionsCounter(), newAnalysisCounter()
 	a.parts = a.newParts()
 	if err := a.parts.Start(ctx); err != nil {
 		// The parts that started are stopped; the HTTP server is left.

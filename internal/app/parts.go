@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
+	rolloutsapi "taskactions/api/rollouts/v1alpha1"
 	"taskactions/internal/analysis/resources"
 	"taskactions/internal/analysis/runner"
 	"taskactions/internal/controlplane"
@@ -326,7 +327,8 @@ func (a *App) kargoControllers() *lifecycle.Group {
 	if a.analysis != nil && !a.cp.RolloutsInstalled() {
 		g.Add("analysis runner", runner.New(runner.Config{
 			Runs: a.analysis, Actions: a.mgr, Jobs: a.cfg.AnalysisJobs && a.processEnabled(), Workers: 4,
-			Log: a.component("analysis-runner"),
+			Log:      a.component("analysis-runner"),
+			Finished: func(phase rolloutsapi.AnalysisPhase) { a.analysisFinished.WithLabelValues(string(phase)).Inc() },
 		}))
 	}
 	g.Add("promotion orchestrator", orchestrator.New(orchestrator.Config{

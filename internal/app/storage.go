@@ -6,7 +6,7 @@ import "github.com/prometheus/client_golang/prometheus"
 // etcd's file against its quota (a full etcd refuses every write), and
 // what retention has moved out of it.
 func (a *App) registerStorageMetrics(reg prometheus.Registerer) {
-	reg.MustRegister(a.retired, a.promotionsFinished)
+	reg.MustRegister(a.retired, a.promotionsFinished, a.analysisFinished)
 	if _, ok := a.cp.EtcdSpace(); !ok {
 		return
 	}

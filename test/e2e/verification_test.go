@@ -251,6 +251,31 @@ func TestVerificationPipeline(t *testing.T) {
 	if f := k.freight(third.Name); f.IsVerifiedIn("uat") {
 		t.Errorf("aborted Freight is verified in uat")
 	}
+	// The outcomes are counted (the shared server's other tests may add).
+	for _, phase := range []string{"Successful", "Failed"} {
+		if n := scraped(t, s, fmt.Sprintf(`taskactions_analysis_runs_finished_total{phase=%q}`, phase)); n < 1 {
+			t.Errorf("AnalysisRuns finished %s: %v, want at least 1", phase, n)
+		}
+	}
+}
+
+// scraped is the value of one series of the server's /metrics.
+func scraped(t *testing.T, s *server, series string) float64 {
+	t.Helper()
+	resp, err := s.http.Get(s.URL() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	for _, line := range strings.Split(readAll(t, resp.Body), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			var f float64
+			if _, err := fmt.Sscan(v, &f); err == nil {
+				return f
+			}
+		}
+	}
+	return -1
 }
 
 // setTemplate points a Stage's verification at another template.

@@ -61,6 +61,9 @@ type Config struct {
 	Workers int
 	Log     zerolog.Logger
 	Now     func() time.Time // time.Now when nil
+	// Finished, when set, is told the phase of each run as the runner
+	// writes it completed (for metrics).
+	Finished func(rolloutsapi.AnalysisPhase)
 }
 
 // Runner runs AnalysisRuns.
@@ -154,6 +157,9 @@ func (r *Runner) reconcile(ctx context.Context, key string) (time.Duration, erro
 			return 0, fmt.Errorf("write the status of AnalysisRun %s: %w", key, err)
 		}
 		next = written
+		if next.Status.Phase.Completed() && r.cfg.Finished != nil {
+			r.cfg.Finished(next.Status.Phase)
+		}
 	}
 	for _, d := range plan.Due {
 		if err := r.enqueue(ctx, next, d); err != nil {

@@ -168,6 +168,20 @@ export function refreshWarehouse(p, w, wait) {
   return request('POST', `/projects/${enc(p)}/warehouses/${enc(w)}/refresh${wait ? '?wait=true' : ''}`);
 }
 
+/** reverifyStage asks for the Stage's current Freight to be verified
+ * again (ApiError 409 when it has none, or it was never verified).
+ * @param {string} p @param {string} s @returns {Promise<Stage>} */
+export function reverifyStage(p, s) {
+  return request('POST', `${pages.stage(p, s)}/reverify`);
+}
+
+/** abortStageVerification asks for the Stage's running verification to
+ * be aborted (one that has ended is left as it is; ApiError 409 as for
+ * reverifyStage). @param {string} p @param {string} s @returns {Promise<Stage>} */
+export function abortStageVerification(p, s) {
+  return request('POST', `${pages.stage(p, s)}/abort-verification`);
+}
+
 /** deleteStage deletes a Stage. @param {string} p @param {string} s */
 export function deleteStage(p, s) {
   return request('DELETE', pages.stage(p, s));

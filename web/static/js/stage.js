@@ -3,8 +3,9 @@
 // (phase, health, freight, promotions), its conditions, what it requests
 // and its promotion steps; Refresh (with a spinner until the controller
 // has handled it) and Delete. Also its Promotions, live by the Stage's
-// Promotion stream, Promote (promote-dialog.js) and its Freight
-// timeline (status.freightHistory, the current first).
+// Promotion stream, Promote (promote-dialog.js), its Freight
+// timeline (status.freightHistory, the current first) and the current
+// Freight's verifications, with Reverify and Abort (verification.js).
 import { h, setText } from './dom.js';
 import { deleteStage, getStage } from './api.js';
 import { pages, streams } from './urls.js';
@@ -19,6 +20,7 @@ import { byNewest, promotionList, promotionPhase } from './promotions.js';
 import { openPromote } from './promote-dialog.js';
 import { FreightIndex, freightTimeline } from './freight.js';
 import { RefreshControl } from './stage-refresh.js';
+import { VerificationPanel } from './verification.js';
 
 /** @typedef {import('./ui.js').UI} UI */
 /** @typedef {import('./scope.js').Scope} Scope */
@@ -66,6 +68,10 @@ export function stagePage(main, { project, stage }, ui, scope) {
     steps: panel('Promotion steps', 'steps-title', left),
     requests: panel('Requested freight', 'requests-title', right),
   };
+  // The verifications: a panel with buttons of its own, after the Promotions.
+  const verification = new VerificationPanel({ project, stage, onStage: (s) => { if (newer(s, cur)) show(s); } });
+  left.insertBefore(verification.el, left.children[1]);
+  scope.add(() => verification.close());
   const drawn = {};
   sections.promotions.body.append(h('p', { class: 'empty', text: 'Loading the promotions…' }));
   function draw(name, key, build) {
@@ -101,6 +107,7 @@ export function stagePage(main, { project, stage }, ui, scope) {
     promoteBtn.disabled = false;
     drawAll();
     refresh.update();
+    verification.update(s);
   }
 
   function drawAll() {
@@ -139,6 +146,7 @@ export function stagePage(main, { project, stage }, ui, scope) {
     deleteBtn.disabled = true;
     promoteBtn.disabled = true;
     refresh.update();
+    verification.update(null);
   }
 
   promoteBtn.addEventListener('click', () => {

@@ -9,6 +9,7 @@ import {
   discoveredAt, freightText, health, healthClass, healthText, isControlFlow, refreshPending, relTime,
   stageBadge, stageColor, stagePhase, subscriptions, updateStageBadge, warehouseProblem, warehouseState,
 } from './kargo.js';
+import { currentVerification, phaseOf, verificationClass, verificationLabel, verificationTitle } from './verification.js';
 
 /** @typedef {import('./types.js').Stage} Stage */
 /** @typedef {import('./types.js').Warehouse} Warehouse */
@@ -27,6 +28,9 @@ import {
  * @property {boolean | null} cf control flow
  * @property {string | null} color
  * @property {HTMLElement} refreshing
+ * @property {HTMLElement} verif the current verification's badge
+ * @property {HTMLElement} verifMsg what it says, for screen readers
+ * @property {string | null} vkey what the badge shows
  * @property {HTMLElement} badge
  * @property {HTMLElement} healthEl
  * @property {HTMLElement} freight
@@ -49,6 +53,10 @@ function setHidden(el, hidden) {
 const nodeTemplate = h('li', { class: 'snode' },
   h('div', { class: 'sn-top' },
     h('a', { class: 'sn-name mono' }),
+    // The current Freight's verification: its phase in a few words, what
+    // it says (a failure's message) as the title and read out.
+    h('span', { class: 'sn-verif chip', hidden: true }, h('span', { class: 'dot', 'aria-hidden': 'true' }), ''),
+    h('span', { class: 'sr-only sn-verif-msg' }),
     // Still, not spinning: hundreds of running animations would make every
     // frame repaint the graph (the Stage page has the spinner).
     h('span', { class: 'sn-refresh', hidden: true, role: 'img', 'aria-label': 'Refreshing', title: 'Refresh requested; the controller has not handled it yet', text: '↻' })),
@@ -94,6 +102,9 @@ export function makeNode(project, name) {
   return {
     name, el, from: $(pr.nextElementSibling), t: '', key: null, src: null, phase: null, health: null, cf: null, color: null,
     refreshing: $(top.lastElementChild),
+    verif: $(top.children[1]),
+    verifMsg: $(top.children[2]),
+    vkey: null,
     badge: $(state.firstElementChild),
     healthEl: $(state.lastElementChild),
     freight: $(fr.lastElementChild),
@@ -245,6 +256,7 @@ export function fillNode(node, s, now, count) {
     node.cf = cf;
     el.classList.toggle('control-flow', cf);
   }
+  verifText(node, cf ? null : currentVerification(s));
   const f = freightText(s);
   setText(node.freight, f || 'No freight');
   setAttr(node.freight, 'title', f || null);
@@ -262,6 +274,22 @@ export function fillNode(node, s, now, count) {
     else el.style.removeProperty('--stage-color');
   }
   setAttr(el, 'data-rv', (s.metadata && s.metadata.resourceVersion) || '');
+}
+
+/** verifText writes the current verification into the node (none: no
+ * badge). @param {StageNode} node @param {import('./verification.js').VerificationInfo | null} v */
+function verifText(node, v) {
+  const phase = v ? phaseOf(v) : '';
+  const title = v ? verificationTitle(v) : '';
+  const key = phase + '\n' + title;
+  if (node.vkey === key) return;
+  node.vkey = key;
+  setAttr(node.el, 'data-verification', phase || null);
+  setHidden(node.verif, !v);
+  node.verif.className = 'sn-verif chip ' + verificationClass(phase);
+  /** @type {ChildNode} */ (node.verif.lastChild).nodeValue = phase ? verificationLabel(phase) : '';
+  setAttr(node.verif, 'title', title || null);
+  setText(node.verifMsg, title ? `: ${title}` : '');
 }
 
 /** promoText writes the node's last promotion ("5m ago" moves on).

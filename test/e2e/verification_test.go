@@ -24,6 +24,7 @@ import (
 type health struct {
 	mu     sync.Mutex
 	status string
+	paths  []string
 	hits   atomic.Int32
 	srv    *httptest.Server
 }
@@ -34,6 +35,7 @@ func newHealth(t *testing.T, status string) *health {
 		h.hits.Add(1)
 		h.mu.Lock()
 		st := h.status
+		h.paths = append(h.paths, r.URL.Path)
 		h.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"status":%q}`, st)
@@ -84,8 +86,9 @@ spec:
 	return t
 }
 
-// verifyingStage creates uat, which takes Freight from test and verifies
-// it with the template, whose url arg is given as a Kargo expression.
+// verifyingStage creates a Stage that takes Freight from upstream and
+// verifies it with the template, whose url arg is a Kargo expression of
+// the Stage and the Freight: <url>/<stage>/<the Freight's image tag>.
 func (k *kproject) verifyingStage(name, upstream, template, url string) {
 	k.t.Helper()
 	body := mustMarshal(k.t, map[string]any{
@@ -95,7 +98,8 @@ func (k *kproject) verifyingStage(name, upstream, template, url string) {
 			"promotionTemplate": map[string]any{"spec": map[string]any{"steps": []any{pstep("echo", "", nil)}}},
 			"verification": map[string]any{
 				"analysisTemplates": []any{map[string]any{"name": template}},
-				"args":              []any{map[string]any{"name": "url", "value": url + "/${{ ctx.stage }}"}},
+				"args": []any{map[string]any{"name": "url",
+					"value": url + "/${{ ctx.stage }}/${{ imageFrom('ghcr.io/example/app').Tag }}"}},
 			},
 		},
 	})
@@ -180,6 +184,11 @@ func TestVerificationPipeline(t *testing.T) {
 	if got := svc.hits.Load(); got != 3 {
 		t.Errorf("the service was asked %d times for 3 measurements", got)
 	}
+	svc.mu.Lock()
+	if svc.paths[0] != "/uat/1.0.0" {
+		t.Errorf("the metric asked %s, want the Stage and the Freight's tag: /uat/1.0.0", svc.paths[0])
+	}
+	svc.mu.Unlock()
 	acts := k.runActions(vi.AnalysisRun.Name)
 	if len(acts) != 4 || acts["analysis"].Phase != client.SUCCEEDED || acts["health-1"].Phase != client.SUCCEEDED ||
 		acts["health-2"].Phase != client.SUCCEEDED || acts["canary-1"].Phase != client.FAILED {

@@ -104,6 +104,7 @@ func (a *App) runControlPlane(ctx context.Context, ready func()) error {
 func (a *App) useControlPlane() error {
 	a.restCfg = a.cp.RESTConfig()
 	a.restCfg.Wrap(executor.RefuseLate) // the executor's fence holds to the send
+	a.restCfg.Wrap(lease.Fenced)        // and the Kargo controllers'
 	es := a.setUpExecutor()
 	a.exec = es
 	var err error
@@ -306,9 +307,14 @@ func (a *App) runKargoControllers(ctx context.Context, ready func()) error {
 	}
 	cfg := a.leaseConfig("kargo controllers")
 	cfg.Name = kargoLease
+	clock := lease.NewClock(lease.NewLock(cfg))
+	cfg.Lock = clock
+	fence := lease.NewFence(clock, cfg.Timings.RenewDeadline)
 	ready()
 	return lease.Run(ctx, cfg, func(ctx context.Context) error {
-		return a.kargoControllers().Run(ctx, func() {})
+		// Every write the controllers make is fenced by the Lease, as the
+		// executor's are: none goes out once another replica may lead.
+		return a.kargoControllers().Run(lease.WithFence(ctx, fence), func() {})
 	})
 }
 

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
 	v1 "taskactions/api/v1"
+	"taskactions/internal/lease"
 	"taskactions/internal/taskactions"
 )
 
@@ -19,47 +18,18 @@ import (
 // Lease may have ended.
 var ErrLeaseLost = errors.New("this replica may no longer hold the executor's Lease")
 
-// leaseClock is the Lease lock that remembers when this replica last
-// acquired or renewed it: the start of the last write of the Lease that
-// named it holder and worked.
-type leaseClock struct {
-	resourcelock.Interface
-	renewed atomic.Int64 // unix nanoseconds; 0: never
-}
-
-func (l *leaseClock) Create(ctx context.Context, rec resourcelock.LeaderElectionRecord) error {
-	return l.write(rec, func() error { return l.Interface.Create(ctx, rec) })
-}
-
-func (l *leaseClock) Update(ctx context.Context, rec resourcelock.LeaderElectionRecord) error {
-	return l.write(rec, func() error { return l.Interface.Update(ctx, rec) })
-}
-
-func (l *leaseClock) write(rec resourcelock.LeaderElectionRecord, do func() error) error {
-	start := time.Now()
-	err := do()
-	if err == nil && rec.HolderIdentity == l.Identity() {
-		l.renewed.Store(start.UnixNano())
-	} else if err == nil {
-		l.renewed.Store(0) // released
-	}
-	return err
-}
-
-// fence is how long this replica's writes are safe: another replica takes
-// the Lease only after seeing it unrenewed for the whole lease duration,
-// counted from after the last renewal started; the writes stop a margin
-// before that (valid: the renew deadline).
+// fence is the Lease's fence (lease.Fence: writes stop the renew
+// deadline after the last renewal, before another replica can take
+// over), counted.
 type fence struct {
-	clock *leaseClock
-	valid time.Duration
+	lease *lease.Fence
 
 	writes, refused prometheus.Counter
 }
 
-func newFence(clock *leaseClock, valid time.Duration, reg prometheus.Registerer) *fence {
+func newFence(clock *lease.Clock, valid time.Duration, reg prometheus.Registerer) *fence {
 	f := &fence{
-		clock: clock, valid: valid,
+		lease: lease.NewFence(clock, valid),
 		writes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "taskactions_executor_writes_total", Help: "Writes of the executor (status and metadata) sent while holding the Lease.",
 		}),
@@ -74,13 +44,7 @@ func newFence(clock *leaseClock, valid time.Duration, reg prometheus.Registerer)
 }
 
 // until is when this replica's writes stop being safe.
-func (f *fence) until() time.Time {
-	renewed := f.clock.renewed.Load()
-	if renewed == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, renewed).Add(f.valid)
-}
+func (f *fence) until() time.Time { return f.lease.Until() }
 
 // guard returns ctx bounded by the fence, or ErrLeaseLost once it passed.
 func (f *fence) guard(ctx context.Context) (context.Context, context.CancelFunc, error) {

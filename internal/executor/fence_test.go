@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"taskactions/internal/lease"
 )
 
 // lockStub is a Lease lock that accepts every write (a pure unit: the
@@ -34,21 +36,21 @@ func TestFence(t *testing.T) {
 	steps := []struct {
 		name  string
 		valid time.Duration
-		write func(*leaseClock) error
+		write func(*lease.Clock) error
 		allow bool
 	}{
 		{"never held", time.Hour, nil, false},
-		{"acquired", time.Hour, func(l *leaseClock) error { return l.Create(ctx, me) }, true},
-		{"renewed", time.Hour, func(l *leaseClock) error { return l.Update(ctx, me) }, true},
-		{"renewal too long ago", -time.Nanosecond, func(l *leaseClock) error { return l.Update(ctx, me) }, false},
-		{"released", time.Hour, func(l *leaseClock) error {
+		{"acquired", time.Hour, func(l *lease.Clock) error { return l.Create(ctx, me) }, true},
+		{"renewed", time.Hour, func(l *lease.Clock) error { return l.Update(ctx, me) }, true},
+		{"renewal too long ago", -time.Nanosecond, func(l *lease.Clock) error { return l.Update(ctx, me) }, false},
+		{"released", time.Hour, func(l *lease.Clock) error {
 			_ = l.Update(ctx, me)
 			return l.Update(ctx, resourcelock.LeaderElectionRecord{})
 		}, false},
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
-			clock := &leaseClock{Interface: lockStub{id: "me"}}
+			clock := lease.NewClock(lockStub{id: "me"})
 			if s.write != nil {
 				if err := s.write(clock); err != nil {
 					t.Fatal(err)

@@ -19,7 +19,7 @@ const LeaseName = "taskactions-executor"
 // returns when ctx ends (nil), or with the executor's error.
 func RunWithLeaderElection(ctx context.Context, cfg lease.Config, c *Controller) error {
 	cfg.Name = LeaseName
-	clock := &leaseClock{Interface: lease.NewLock(cfg)}
+	clock := lease.NewClock(lease.NewLock(cfg))
 	cfg.Lock = clock
 	c.mgr = fencedActions{Actions: c.mgr, fence: newFence(clock, cfg.Timings.RenewDeadline, c.cfg.Metrics)}
 	return lease.Run(ctx, cfg, c.Run)

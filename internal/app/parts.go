@@ -14,6 +14,7 @@ import (
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
 	rolloutsapi "taskactions/api/rollouts/v1alpha1"
+	v1 "taskactions/api/v1"
 	"taskactions/internal/analysis/resources"
 	"taskactions/internal/analysis/runner"
 	"taskactions/internal/controlplane"
@@ -172,8 +173,8 @@ func (a *App) startActions(ctx context.Context) error {
 		Log: a.component("notifier"),
 	})
 	a.mgr = taskactions.New(taskactions.Config{
-		Client: a.client, Kube: a.kube, NamespaceTemplate: a.cfg.NamespaceTemplate,
-		Runs: a.runs, OnEvent: a.notifier.Observe, History: a.history, Log: a.component("manager"),
+		Client: a.client, Stored: a.cp.StoredObjects(v1.SchemeGroupVersion.Group, "taskactions"),
+		Kube: a.kube, NamespaceTemplate: a.cfg.NamespaceTemplate, Runs: a.runs, OnEvent: a.notifier.Observe, History: a.history, Log: a.component("manager"),
 		Finalizers: executorFinalizers(a.exec.claims, a.exec.plugins),
 		BuiltIn:    a.exec.runs,
 		Pending:    a.exec.pending,

@@ -77,10 +77,13 @@ var indexers = cache.Indexers{
 // clients see, the stream topics of an event (its run, its parent,
 // itself), and what each event is handed to once published: the
 // namespaces' owners, then onEvent.
-func actionKind(client versioned.Interface, j journal.Config, owners *namespaceOwners, onEvent func(Event)) pipeline.Kind[*v1.TaskAction, *ActionUpdate] {
+func actionKind(client versioned.Interface, stored Stored, j journal.Config, owners *namespaceOwners, onEvent func(Event)) pipeline.Kind[*v1.TaskAction, *ActionUpdate] {
 	var lw cache.ListerWatcher
 	if client != nil { // nil only in benchmarks that feed events by hand
 		lw = cache.NewListWatchFromClient(client.FlyteV1().RESTClient(), "taskactions", metav1.NamespaceAll, fields.Everything())
+		if stored != nil {
+			lw = storedLists(lw, stored)
+		}
 	}
 	return pipeline.Kind[*v1.TaskAction, *ActionUpdate]{
 		Name:      "TaskAction",

@@ -60,6 +60,11 @@ type Event = pipeline.Event[*v1.TaskAction, *ActionUpdate]
 // Config holds the manager's dependencies and settings.
 type Config struct {
 	Client versioned.Interface
+	// Stored, when set (the embedded control plane), reads every
+	// TaskAction straight from etcd for the informer's lists: a start
+	// then decodes each live object once, not three times through the API
+	// server (see controlplane.Stored). Watches go through the API server.
+	Stored Stored
 	// Kube creates namespaces on an external cluster. Nil on the embedded
 	// control plane, which has no Namespace objects.
 	Kube kubernetes.Interface
@@ -126,7 +131,7 @@ func New(cfg Config) *Manager {
 	}
 	m := &Manager{cfg: cfg, history: archive{cfg.History},
 		ns: newNamespaces(cfg.NamespaceTemplate, cfg.Kube, cfg.Log)}
-	m.actions = pipeline.New(actionKind(cfg.Client, cfg.Journal, m.ns.owners, cfg.OnEvent), cfg.Log)
+	m.actions = pipeline.New(actionKind(cfg.Client, cfg.Stored, cfg.Journal, m.ns.owners, cfg.OnEvent), cfg.Log)
 	m.cached = lookup{m.actions}
 	m.objects = objects{client: cfg.Client, actions: m.actions, cached: m.cached, ns: m.ns, history: m.history}
 	return m

@@ -130,7 +130,8 @@ func (a *App) useControlPlane() error {
 	return err
 }
 
-// openHistory opens the history store and keeps logouts in it.
+// openHistory opens the history store, and keeps logouts and task logs
+// in it.
 func (a *App) openHistory(ctx context.Context) error {
 	var err error
 	if a.history, err = history.Open(ctx, a.cfg.HistoryDSN, a.cfg.DataDir); err != nil {
@@ -144,10 +145,14 @@ func (a *App) openHistory(ctx context.Context) error {
 	if err := a.access.keepLogouts(ctx, a.history, a.log); err != nil {
 		return errors.Join(err, a.history.Close())
 	}
+	// Task logs go there too, for every replica to read (internal/logs).
+	logsLog := a.component("logs")
+	a.logs.Share(a.history, func(err error) { logsLog.Warn().Err(err).Msg("a log stays on this replica's disk for now") })
 	return nil
 }
 
 func (a *App) closeHistory() error {
+	a.logs.Share(nil, nil)
 	if a.access.stopLogouts != nil {
 		a.access.stopLogouts()
 	}

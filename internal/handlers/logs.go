@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -44,18 +43,19 @@ func (s *Server) GetActionLogs(ctx context.Context, req GetActionLogsRequestObje
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.logs.OpenRead(k)
+	f, err := s.logs.OpenRead(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	return logResponse{r: requestFrom(ctx), f: f, dropped: s.logs.Dropped(k)}, nil
+	return logResponse{r: requestFrom(ctx), f: f, dropped: f.Dropped()}, nil
 }
 
-// logResponse serves a log file through http.ServeContent, which answers
-// Range, If-Range and HEAD. A log only grows, so its size is its ETag.
+// logResponse serves a log (this replica's file, or the history store's
+// copy) through http.ServeContent, which answers Range, If-Range and
+// HEAD. A log only grows, so its size is its ETag.
 type logResponse struct {
 	r       *http.Request
-	f       *os.File // nil: not written yet
+	f       *logs.Reader
 	dropped int64
 }
 
@@ -161,7 +161,7 @@ func (s *Server) AppendActionLogs(ctx context.Context, req AppendActionLogsReque
 		st = logs.Stream(*req.Body.Stream)
 	}
 	k := logs.Key{Project: id.Project, Domain: id.Domain, Run: id.Run, Action: id.Name, Attempt: current, Stream: st}
-	size, dropped, err := s.logs.Append(k, []byte(req.Body.Text))
+	size, dropped, err := s.logs.Append(ctx, k, []byte(req.Body.Text))
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +198,7 @@ func (ls logStream) VisitStreamActionLogsResponse(w http.ResponseWriter) error {
 	}
 	defer ls.s.streams.release()
 	defer ls.s.metrics.StreamOpened(operationFrom(ls.ctx).stream)()
-	f, err := ls.s.logs.Follow(ls.key)
+	f, err := ls.s.logs.Follow(ls.ctx, ls.key)
 	if err != nil {
 		writeProblemCtx(ls.ctx, w, err)
 		return nil

@@ -38,6 +38,9 @@ func (s *Store) DeleteRun(ctx context.Context, id v1.RunID, live []Action) (Run,
 			WHERE project = ? AND domain = ? AND run = ? AND deleted_at IS NULL`), now, id.Project, id.Domain, id.Run); err != nil {
 			return fmt.Errorf("history: delete run: %w", err)
 		}
+		if err := s.deleteRunLogs(ctx, tx, id); err != nil {
+			return err
+		}
 		return s.tombstones(ctx, tx, live, now)
 	})
 	return last, existed, err
@@ -64,6 +67,9 @@ func (s *Store) DeleteActions(ctx context.Context, run v1.RunID, name string, li
 			return fmt.Errorf("history: delete actions: %w", err)
 		}
 		if err := s.tombstones(ctx, tx, live, now); err != nil {
+			return err
+		}
+		if err := s.deleteActionLogs(ctx, tx, run, now); err != nil {
 			return err
 		}
 		var err error
@@ -126,11 +132,14 @@ func (s *Store) recount(ctx context.Context, tx *sql.Tx, id v1.RunID) (Run, bool
 	return r, false, s.writeRun(ctx, tx, r)
 }
 
-// Purge removes the tombstones of deletions older than before: by then
-// the deleted objects are long gone from the control plane.
+// Purge removes the tombstones of deletions older than before, and their
+// logs: by then the deleted objects are long gone from the control plane.
 func (s *Store) Purge(ctx context.Context, before time.Time) (n int64, err error) {
 	ctx, done := s.writing(ctx)
 	defer func() { done(err) }()
+	if err := s.purgeLogs(ctx, nanos(before)); err != nil {
+		return 0, s.fail("purge logs", err)
+	}
 	res, err := s.write.ExecContext(ctx, s.dialect.q(`DELETE FROM actions WHERE deleted_at IS NOT NULL AND deleted_at < ?`), nanos(before))
 	if err != nil {
 		return 0, s.fail("purge", err)

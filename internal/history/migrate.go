@@ -112,11 +112,11 @@ func (s *Store) apply(ctx context.Context, conn *sql.Conn, m migration) error {
 
 // expand fills in what the schema spells differently per database.
 func (d dialect) expand(sql string) string {
-	binary := "" // SQLite compares text as bytes (BINARY) by default
+	binary, blob := "", "BLOB" // SQLite compares text as bytes (BINARY) by default
 	if d == postgres {
-		binary = `COLLATE "C"`
+		binary, blob = `COLLATE "C"`, "BYTEA"
 	}
-	return strings.ReplaceAll(sql, "{{binary}}", binary)
+	return strings.NewReplacer("{{binary}}", binary, "{{blob}}", blob).Replace(sql)
 }
 
 func stripComments(stmt string) string {

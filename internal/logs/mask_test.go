@@ -1,4 +1,4 @@
-package logs
+package logs_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"taskactions/internal/auth"
+	"taskactions/internal/logs"
 )
 
 func realTaskToken(t *testing.T) string {
@@ -26,8 +27,9 @@ func TestWriterMasksTaskTokens(t *testing.T) {
 	text := "PATH=/bin\nTASKACTIONS_TOKEN=" + token + "\ncurl -H 'Authorization: Bearer " + token + "'\nstart of data1.x tail: t"
 	want := "PATH=/bin\nTASKACTIONS_TOKEN=***\ncurl -H 'Authorization: Bearer ***'\nstart of data1.x tail: t"
 	for cut := 0; cut <= len(text); cut++ {
-		s := New(t.TempDir(), 0)
-		w, err := s.Create(key(1, Stdout))
+		s := logs.New(t.TempDir(), 0)
+		k := logs.Key{Project: "p", Domain: "d", Run: "r", Action: "a", Attempt: 1, Stream: logs.Stdout}
+		w, err := s.Create(k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +41,7 @@ func TestWriterMasksTaskTokens(t *testing.T) {
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		b, _ := os.ReadFile(s.Path(key(1, Stdout)))
+		b, _ := os.ReadFile(s.Path(k))
 		if string(b) != want {
 			t.Fatalf("cut at %d: the log is\n%q\nwant\n%q", cut, b, want)
 		}
@@ -55,13 +57,13 @@ func TestMaskerHoldsOnlyATokensBeginning(t *testing.T) {
 		{"half " + token[:len(token)/2], "half "},
 		{"whole " + token, "whole ***"},
 		{"not one: tb1.eyJ", "not one: tb1.eyJ"},
-		{strings.Repeat("a", 2*maxHeld) + "ta1.eyJ", strings.Repeat("a", 2*maxHeld) + "ta1.eyJ"},
+		{strings.Repeat("a", 2*logs.MaxHeld) + "ta1.eyJ", strings.Repeat("a", 2*logs.MaxHeld) + "ta1.eyJ"},
 	} {
-		var m masker
-		if got := string(m.mask([]byte(c.in))); got != c.now {
+		var m logs.TestMasker
+		if got := string(m.Mask([]byte(c.in))); got != c.now {
 			t.Errorf("%.40q: written at once %.60q, want %.60q", c.in, got, c.now)
 		}
-		if got := string(m.mask(nil)) + string(m.flush()); c.now+got != strings.Replace(c.in, token, "***", 1) {
+		if got := string(m.Mask(nil)) + string(m.Flush()); c.now+got != strings.Replace(c.in, token, "***", 1) {
 			t.Errorf("%.40q: the rest %q", c.in, got)
 		}
 	}

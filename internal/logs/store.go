@@ -1,7 +1,8 @@
 // Package logs keeps what tasks write to stdout and stderr: one
 // append-only file per attempt and stream, in the action's output dir,
 // bounded per attempt, with a change signal for the streams that follow
-// a log while it grows.
+// a log while it grows; and, given a Shared store (the history database),
+// a copy there that every replica reads (shared.go).
 //
 // The process plugin writes through a Writer; executors outside the
 // server append through the API. Both go through Store, which is what
@@ -10,6 +11,7 @@
 package logs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,6 +19,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
 // Stream is stdout or stderr.
@@ -65,6 +68,28 @@ type Store struct {
 
 	mu       sync.Mutex
 	attempts map[attemptKey]*attempt // those being written or followed
+
+	shared atomic.Pointer[sharing] // nil: logs are this replica's files only
+}
+
+// sharing is the shared store and where its failures are told.
+type sharing struct {
+	to    Shared
+	onErr func(error)
+}
+
+// Share makes the store keep its logs in to as well (nil: no more), from
+// the next Writer, append or reader on; onErr hears of a shipment that
+// failed (the bytes stay in the local file).
+func (s *Store) Share(to Shared, onErr func(error)) {
+	if to == nil {
+		s.shared.Store(nil)
+		return
+	}
+	if onErr == nil {
+		onErr = func(error) {}
+	}
+	s.shared.Store(&sharing{to: to, onErr: onErr})
 }
 
 // New returns a store whose logs live under root (the executor's output
@@ -115,17 +140,23 @@ func (s *Store) acquire(k Key) *attempt {
 	a := s.attempts[ak]
 	if a == nil {
 		a = &attempt{dropped: map[Stream]int64{}, midLine: map[Stream]bool{}, changed: make(chan struct{})}
-		for _, st := range []Stream{Stdout, Stderr} {
-			p := s.Path(Key{k.Project, k.Domain, k.Run, k.Action, k.Attempt, st})
-			size, last := sizeAndLastByte(p)
-			a.used += size
-			a.midLine[st] = size > 0 && last != '\n'
-			a.dropped[st] = readDropped(p)
-		}
+		s.load(a, k)
 		s.attempts[ak] = a
 	}
 	a.refs++
 	return a
+}
+
+// load reads an attempt's tally from its files.
+func (s *Store) load(a *attempt, k Key) {
+	a.used = 0
+	for _, st := range []Stream{Stdout, Stderr} {
+		p := s.Path(Key{k.Project, k.Domain, k.Run, k.Action, k.Attempt, st})
+		size, last := sizeAndLastByte(p)
+		a.used += size
+		a.midLine[st] = size > 0 && last != '\n'
+		a.dropped[st] = max(a.dropped[st], readDropped(p))
+	}
 }
 
 func (s *Store) release(k Key) {
@@ -145,23 +176,14 @@ func (s *Store) release(k Key) {
 func (s *Store) append(a *attempt, k Key, f *os.File, p []byte) (int64, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	keep := p[:min(int64(len(p)), max(s.max-a.used, 0))]
-	drop := int64(len(p) - len(keep))
-	var notice []byte
-	if len(keep) > 0 {
-		a.midLine[k.Stream] = keep[len(keep)-1] != '\n'
-	}
-	if drop > 0 && a.dropped[k.Stream] == 0 {
-		notice = s.notice(k.Stream, a.midLine[k.Stream])
-	}
+	out, drop := s.fit(Tally{Used: a.used, MidLine: a.midLine[k.Stream], Dropped: a.dropped[k.Stream]}, k.Stream, p)
 	var err error
-	if len(keep)+len(notice) > 0 {
-		_, err = f.Write(append(keep[:len(keep):len(keep)], notice...))
+	if len(out) > 0 {
+		_, err = f.Write(out)
+		a.midLine[k.Stream] = out[len(out)-1] != '\n'
 	}
-	a.used += int64(len(keep) + len(notice))
-	if drop > 0 {
-		a.dropped[k.Stream] += drop
-	}
+	a.used += int64(len(out))
+	a.dropped[k.Stream] += drop
 	a.signal()
 	fi, serr := f.Stat()
 	if err == nil {
@@ -190,13 +212,21 @@ func (a *attempt) signal() {
 
 // Append appends p to a log (the API's POST, for executors outside this
 // server), creating it when needed. It returns the log's size and the
-// bytes of the attempt dropped so far.
-func (s *Store) Append(k Key, p []byte) (size, dropped int64, err error) {
+// bytes of the attempt dropped so far. With a Shared store, the log is
+// there only: another replica may take the next POST.
+func (s *Store) Append(ctx context.Context, k Key, p []byte) (size, dropped int64, err error) {
 	if !k.valid() {
 		return 0, 0, ErrBadKey
 	}
 	a := s.acquire(k)
 	defer s.release(k)
+	if sh := s.shared.Load(); sh != nil {
+		size, dropped, err = sh.to.LogAppend(ctx, k, func(t Tally) ([]byte, int64) { return s.fit(t, k.Stream, p) })
+		a.mu.Lock()
+		a.signal()
+		a.mu.Unlock()
+		return size, dropped, err
+	}
 	f, err := s.open(k)
 	if err != nil {
 		return 0, 0, err
@@ -219,7 +249,9 @@ func (s *Store) open(k Key) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("log dir: %w", err)
 	}
-	f, err := openFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	// Read too: a Shipper reads back what was written, through the same
+	// file (a task may swap the path for a symlink).
+	f, err := openFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
 	}
@@ -274,12 +306,8 @@ func (s *Store) Dropped(k Key) int64 {
 	return readDropped(s.Path(k))
 }
 
-// OpenRead opens a log for reading. A log not written yet reads as empty
-// (fs.ErrNotExist is not an error here: the attempt may not have begun).
-func (s *Store) OpenRead(k Key) (*os.File, error) {
-	if !k.valid() {
-		return nil, ErrBadKey
-	}
+// openLocal opens this replica's file of a log; nil when there is none.
+func (s *Store) openLocal(k Key) (*os.File, error) {
 	f, err := openFile(s.Path(k), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

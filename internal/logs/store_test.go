@@ -1,6 +1,7 @@
 package logs
 
 import (
+	"context"
 	"os"
 	"strconv"
 	"testing"
@@ -47,7 +48,7 @@ func TestBoundIsPerAttemptAndSaysWhatWasDropped(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := New(t.TempDir(), 10)
 			for _, w := range c.writes {
-				if _, _, err := s.Append(key(1, w.st), []byte(w.text)); err != nil {
+				if _, _, err := s.Append(context.Background(), key(1, w.st), []byte(w.text)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -64,7 +65,7 @@ func TestBoundIsPerAttemptAndSaysWhatWasDropped(t *testing.T) {
 				t.Errorf("stderr dropped %d, want %d", d, c.dropErr)
 			}
 			// Attempt 2 has a bound of its own.
-			if _, d, _ := s.Append(key(2, Stdout), []byte("fresh\n")); d != 0 {
+			if _, d, _ := s.Append(context.Background(), key(2, Stdout), []byte("fresh\n")); d != 0 {
 				t.Errorf("attempt 2 dropped %d", d)
 			}
 		})
@@ -84,7 +85,7 @@ func TestFollowerWakesAndEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	werr, _ := s.Create(key(1, Stderr))
-	f, err := s.Follow(key(1, Stdout))
+	f, err := s.Follow(context.Background(), key(1, Stdout))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,10 +128,10 @@ func wait(t *testing.T, ch <-chan struct{}, what string) {
 func TestBadKeys(t *testing.T) {
 	s := New(t.TempDir(), 0)
 	for _, k := range []Key{key(0, Stdout), key(1, "stdin")} {
-		if _, _, err := s.Append(k, []byte("x")); err != ErrBadKey {
+		if _, _, err := s.Append(context.Background(), k, []byte("x")); err != ErrBadKey {
 			t.Errorf("Append %v: %v, want ErrBadKey", k, err)
 		}
-		if _, err := s.Follow(k); err != ErrBadKey {
+		if _, err := s.Follow(context.Background(), k); err != ErrBadKey {
 			t.Errorf("Follow %v: %v", k, err)
 		}
 	}

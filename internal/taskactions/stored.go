@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/tools/cache"
 
 	v1 "taskactions/api/v1"

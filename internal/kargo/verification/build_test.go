@@ -41,6 +41,7 @@ func TestBuild(t *testing.T) {
 		"cluster/also": {Metrics: []rolloutsapi.Metric{metric("also")}},
 		"dup":          {Metrics: []rolloutsapi.Metric{metric("up")}},
 		"conflict":     {Metrics: []rolloutsapi.Metric{metric("c")}, Args: []rolloutsapi.Argument{{Name: "code", Value: str("500")}}},
+		"dupdry":       {Metrics: []rolloutsapi.Metric{metric("d")}, DryRun: []rolloutsapi.DryRun{{MetricName: "latency"}}},
 	}
 	stage := func(refs []string, args ...kargoapi.AnalysisRunArgument) *kargoapi.Stage {
 		s := &kargoapi.Stage{ObjectMeta: metav1.ObjectMeta{Name: "uat", Namespace: "demo"}}
@@ -83,6 +84,11 @@ func TestBuild(t *testing.T) {
 			name:  "one metric in two templates",
 			stage: stage([]string{"up", "dup"}, kargoapi.AnalysisRunArgument{Name: "url", Value: "x"}),
 			err:   `build spec: flatten templates: flatten metrics: duplicate metric name: "up"`,
+		},
+		{
+			name:  "one metric in dry run twice",
+			stage: stage([]string{"latency", "dupdry"}, kargoapi.AnalysisRunArgument{Name: "url", Value: "x"}),
+			err:   `build spec: flatten templates: flatten dry-run metrics: validate dry-run metrics: duplicate dry-run metric name: "latency"`,
 		},
 		{
 			name:  "two values for one argument",

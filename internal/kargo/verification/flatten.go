@@ -12,41 +12,49 @@ import (
 // for one are a conflict.
 func flattenTemplates(specs []*rolloutsapi.AnalysisTemplateSpec) (rolloutsapi.AnalysisTemplateSpec, error) {
 	var out rolloutsapi.AnalysisTemplateSpec
-	metrics := map[string]bool{}
-	dryRun := map[string]bool{}
-	retention := map[string]bool{}
-	for _, s := range specs {
-		for _, m := range s.Metrics {
-			if metrics[m.Name] {
-				return out, fmt.Errorf("flatten metrics: duplicate metric name: %q", m.Name)
-			}
-			metrics[m.Name] = true
-			out.Metrics = append(out.Metrics, m)
-		}
+	var err error
+	out.Metrics, err = unique(specs, func(s *rolloutsapi.AnalysisTemplateSpec) []rolloutsapi.Metric { return s.Metrics },
+		func(m rolloutsapi.Metric) string { return m.Name }, "flatten metrics: duplicate metric name: %q")
+	if err != nil {
+		return out, err
 	}
-	for _, s := range specs {
-		for _, d := range s.DryRun {
-			if dryRun[d.MetricName] {
-				return out, fmt.Errorf("flatten dry-run metrics: validate dry-run metrics: duplicate dry-run metric name: %q", d.MetricName)
-			}
-			dryRun[d.MetricName] = true
-			out.DryRun = append(out.DryRun, d)
-		}
+	out.DryRun, err = unique(specs, func(s *rolloutsapi.AnalysisTemplateSpec) []rolloutsapi.DryRun { return s.DryRun },
+		func(d rolloutsapi.DryRun) string { return d.MetricName },
+		"flatten dry-run metrics: validate dry-run metrics: duplicate dry-run metric name: %q")
+	if err != nil {
+		return out, err
 	}
-	for _, s := range specs {
-		for _, r := range s.MeasurementRetention {
-			if retention[r.MetricName] {
-				return out, fmt.Errorf("flatten measurement retention metrics: validate measurement retention metrics: duplicate measurement retention metric name: %q", r.MetricName)
-			}
-			retention[r.MetricName] = true
-			out.MeasurementRetention = append(out.MeasurementRetention, r)
-		}
+	out.MeasurementRetention, err = unique(specs,
+		func(s *rolloutsapi.AnalysisTemplateSpec) []rolloutsapi.MeasurementRetention {
+			return s.MeasurementRetention
+		},
+		func(r rolloutsapi.MeasurementRetention) string { return r.MetricName },
+		"flatten measurement retention metrics: validate measurement retention metrics: duplicate measurement retention metric name: %q")
+	if err != nil {
+		return out, err
 	}
 	for _, s := range specs {
 		for _, a := range s.Args {
 			if err := mergeArg(&out.Args, a); err != nil {
 				return out, fmt.Errorf("flatten arguments: %w", err)
 			}
+		}
+	}
+	return out, nil
+}
+
+// unique is every spec's items, in order; two of one name are an error
+// (dup, formatted with the name).
+func unique[T any](specs []*rolloutsapi.AnalysisTemplateSpec, items func(*rolloutsapi.AnalysisTemplateSpec) []T, name func(T) string, dup string) ([]T, error) {
+	var out []T
+	seen := map[string]bool{}
+	for _, s := range specs {
+		for _, it := range items(s) {
+			if seen[name(it)] {
+				return nil, fmt.Errorf(dup, name(it))
+			}
+			seen[name(it)] = true
+			out = append(out, it)
 		}
 	}
 	return out, nil

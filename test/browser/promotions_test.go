@@ -213,8 +213,16 @@ func TestPromotionPagesPromote(t *testing.T) {
 	if eval[bool](p, `!document.getElementById('promote-error').hidden`) {
 		t.Error("the last refusal is still shown")
 	}
-	p.run(chromedp.Click(chromedp.CSS(choice+` input`)), chromedp.Click(chromedp.CSS(`#promote-confirm`)))
-	p.eventually("the dialog closed", `!document.getElementById('promote-dialog').open`)
+	p.run(chromedp.Click(chromedp.CSS(choice + ` input`)))
+	p.eventually("the Freight chosen", fmt.Sprintf(`document.querySelector(%q).checked`, choice+` input`))
+	p.run(chromedp.Click(chromedp.CSS(`#promote-confirm`)))
+	// Closed once the server said yes; a refusal stays in the dialog, and
+	// is what a timeout then reports.
+	p.eventually("the dialog closed", `!document.getElementById('promote-dialog').open || (() => {
+		const e = document.getElementById('promote-error');
+		if (!e.hidden) throw new Error('the dialog says: ' + e.textContent);
+		return false;
+	})()`)
 	row := `#stage-promotions li[data-promotion]`
 	p.waitVisible(row)
 	name := eval[string](p, `document.querySelector('#stage-promotions li[data-promotion]').dataset.promotion`)

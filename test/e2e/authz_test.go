@@ -353,8 +353,8 @@ func TestAuthorizationMatrix(t *testing.T) {
 	}
 	// The projects list shows each subject what it may read, and nothing
 	// else: the reader authz/dev, a stranger nothing, the admin also the
-	// Promotions' domain.
-	for token, want := range map[string]string{"reader-token-0123456789": "authz/dev", "stranger-token-0123456789": "", s.token: "authz/dev,authz/kargo"} {
+	// Promotions' domain and the AnalysisRuns' (the matrix's runs are run).
+	for token, want := range map[string]string{"reader-token-0123456789": "authz/dev", "stranger-token-0123456789": "", s.token: "authz/analysis,authz/dev,authz/kargo"} {
 		var l struct {
 			Items []struct{ Project, Domain string }
 		}

@@ -24,7 +24,7 @@ func TestUnrunTypeSaysWhyItWaits(t *testing.T) {
 	if err != nil || resp.JSON201 == nil {
 		t.Fatalf("enqueue: %v %s", err, resp.Body)
 	}
-	want := `no executor of this server runs task type "ehco" (it runs echo, http, process, sleep)`
+	want := `no executor of this server runs task type "ehco" (it runs analysis-measurement, echo, http, process, sleep)`
 	if p := resp.JSON201.PendingReason; p == nil || !strings.HasPrefix(*p, want) || resp.JSON201.Phase != client.QUEUED {
 		t.Fatalf("the new action: %s, pending reason %v, want it to start %q", resp.JSON201.Phase, p, want)
 	}

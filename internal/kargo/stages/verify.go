@@ -3,7 +3,6 @@ package stages
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -63,16 +62,19 @@ func (m *Manager) currentVerification(ctx context.Context, project, name string)
 	return cur, nil
 }
 
-// annotate sets one annotation on a Stage.
+// annotate sets one annotation on a Stage (a refresh, a reverify, an
+// abort), with a merge patch.
 func (m *Manager) annotate(ctx context.Context, project, name, key, value string) (*Update, error) {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{key: value}}})
-	if err != nil {
-		return nil, fmt.Errorf("encode the patch: %w", err)
-	}
-	out, err := m.client.KargoV1alpha1().Stages(project).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	out, err := m.client.KargoV1alpha1().Stages(project).Patch(ctx, name, types.MergePatchType, annotationPatch(key, value), metav1.PatchOptions{})
 	if err != nil {
 		return nil, writeError(project, name, err)
 	}
 	m.stages.Wrote(out)
 	return m.stages.View(out), nil
+}
+
+// annotationPatch is the merge patch of one annotation to value.
+func annotationPatch(key, value string) []byte {
+	b, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{key: value}}}) // strings always encode
+	return b
 }

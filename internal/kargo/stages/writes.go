@@ -7,7 +7,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/kargo/rules"
@@ -78,13 +77,9 @@ var ErrRefreshNotHandled = errors.New("the refresh was not handled in time")
 // wait, it returns once status.lastHandledRefresh shows that value.
 func (m *Manager) Refresh(ctx context.Context, project, name string, wait bool) (*Update, error) {
 	token := time.Now().UTC().Format(time.RFC3339Nano)
-	out, err := m.client.KargoV1alpha1().Stages(project).Patch(ctx, name, types.MergePatchType, refreshPatch(token), metav1.PatchOptions{})
-	if err != nil {
-		return nil, writeError(project, name, err)
-	}
-	m.stages.Wrote(out)
-	if !wait {
-		return m.stages.View(out), nil
+	u, err := m.annotate(ctx, project, name, kargoapi.AnnotationKeyRefresh, token)
+	if err != nil || !wait {
+		return u, err
 	}
 	return m.waitRefreshed(ctx, project, name, token)
 }
@@ -128,11 +123,6 @@ func (m *Manager) waitRefreshed(ctx context.Context, project, name, token string
 			}
 		}
 	}
-}
-
-// refreshPatch is the merge patch of Kargo's refresh annotation to token.
-func refreshPatch(token string) []byte {
-	return fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, kargoapi.AnnotationKeyRefresh, token)
 }
 
 // refreshed: the Stage's controller has handled the refresh token.

@@ -113,7 +113,7 @@ func TestPrepareDefaults(t *testing.T) {
 func TestRefresh(t *testing.T) {
 	const token = "2025-01-02T03:04:05.123456789Z"
 	var patch map[string]map[string]map[string]string
-	if err := json.Unmarshal(refreshPatch(token), &patch); err != nil {
+	if err := json.Unmarshal(annotationPatch(kargoapi.AnnotationKeyRefresh, token), &patch); err != nil {
 		t.Fatal(err)
 	}
 	if want := map[string]string{kargoapi.AnnotationKeyRefresh: token}; !reflect.DeepEqual(patch["metadata"]["annotations"], want) || len(patch) != 1 {

@@ -1,18 +1,12 @@
 package app
 
 import (
-	"context"
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
 
-	kargoapi "taskactions/api/kargo/v1alpha1"
 	rolloutsapi "taskactions/api/rollouts/v1alpha1"
 	"taskactions/internal/analysis/resources"
-	"taskactions/internal/kargo/rules"
 	"taskactions/internal/kargo/stages"
 	"taskactions/internal/kargo/verification"
-	"taskactions/internal/pipeline"
 )
 
 // verifications are the Stage controller's way to AnalysisRuns; nil
@@ -22,7 +16,7 @@ func (a *App) verifications() stages.Verifications {
 		return nil
 	}
 	return stageVerifications{
-		Verifiers: verification.New(verification.Config{Runs: a.analysis, Templates: a.analysis, Freight: a.freightByName}),
+		Verifiers: verification.New(verification.Config{Runs: a.analysis, Templates: a.analysis, Freight: a.freight.ByName}),
 		Manager:   a.analysis,
 	}
 }
@@ -31,18 +25,6 @@ func (a *App) verifications() stages.Verifications {
 type stageVerifications struct {
 	*verification.Verifiers
 	*resources.Manager
-}
-
-func (v stageVerifications) For(ctx context.Context) rules.Verifier { return v.Verifiers.For(ctx) }
-
-// freightByName reads a project's Freight by name only; nil, nil when
-// there is none.
-func (a *App) freightByName(ctx context.Context, project, name string) (*kargoapi.Freight, error) {
-	f, err := a.freight.Named(ctx, project, name, "")
-	if errors.Is(err, pipeline.ErrNotFound) || (err == nil && f != nil && f.Name != name) {
-		return nil, nil
-	}
-	return f, err
 }
 
 // newAnalysisCounter counts AnalysisRuns by the phase the runner ended

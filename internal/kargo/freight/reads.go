@@ -32,6 +32,14 @@ func (m *Manager) Get(ctx context.Context, project, nameOrAlias string) (*View, 
 	return m.freight.View(f), nil
 }
 
+// ByName is a project's Freight of that name, by name only (no alias);
+// nil, nil when there is none: what Kargo's expression functions and a
+// verification's owner references read.
+func (m *Manager) ByName(ctx context.Context, project, name string) (*kargoapi.Freight, error) {
+	m.freight.CatchUp(ctx)
+	return m.freight.Get(project, name)
+}
+
 // Named finds Freight by name (falling back to the alias when no Freight
 // has that name), or by alias when name is empty, in the cache once this
 // server's own writes have reached it.

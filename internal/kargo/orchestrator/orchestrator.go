@@ -61,6 +61,8 @@ type Stages interface {
 // Freight finds the Freight a Promotion promotes.
 type Freight interface {
 	Named(ctx context.Context, project, name, alias string) (*kargoapi.Freight, error)
+	// ByName reads Freight by name only; nil, nil when there is none.
+	ByName(ctx context.Context, project, name string) (*kargoapi.Freight, error)
 }
 
 // Config holds the orchestrator's dependencies.
@@ -409,11 +411,7 @@ func (o *Orchestrator) freightScope(ctx context.Context, p *kargoapi.Promotion) 
 		f.Requests = st.Spec.RequestedFreight
 	}
 	return &engine.FreightScope{Ctx: ctx, Finder: f, Freight: func(ctx context.Context, name string) (*kargoapi.Freight, error) {
-		fr, err := o.cfg.Freight.Named(ctx, p.Namespace, name, "")
-		if errors.Is(err, pipeline.ErrNotFound) || (err == nil && fr != nil && fr.Name != name) {
-			return nil, nil // by name only (Named falls back on the alias)
-		}
-		return fr, err
+		return o.cfg.Freight.ByName(ctx, p.Namespace, name)
 	}}
 }
 

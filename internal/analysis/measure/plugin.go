@@ -151,8 +151,7 @@ func (*Plugin) Finalize(context.Context, *plugins.TaskContext) error { return ni
 // it recorded one.
 func Result(ta *v1.TaskAction) (rolloutsapi.Measurement, bool) {
 	var st State
-	tc := plugins.TaskContext{}
-	if _, ok, err := tc.WithState(ta.Status.PluginStateVersion, ta.Status.PluginState).LoadState(&st); err != nil || !ok || len(st.Measurement) == 0 {
+	if len(ta.Status.PluginState) == 0 || plugins.DecodeState(ta.Status.PluginState, &st) != nil || len(st.Measurement) == 0 {
 		return rolloutsapi.Measurement{}, false
 	}
 	var m rolloutsapi.Measurement

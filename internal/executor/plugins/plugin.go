@@ -164,10 +164,19 @@ func (tc *TaskContext) LoadState(v any) (version uint8, ok bool, err error) {
 	if len(tc.state) == 0 {
 		return 0, false, nil
 	}
-	if err := gob.NewDecoder(bytes.NewReader(tc.state)).Decode(v); err != nil {
-		return tc.stateVersion, false, fmt.Errorf("decode plugin state: %w", err)
+	if err := DecodeState(tc.state, v); err != nil {
+		return tc.stateVersion, false, err
 	}
 	return tc.stateVersion, true, nil
+}
+
+// DecodeState decodes a plugin state EncodeState made (as the executor
+// persisted it on the TaskAction) into v.
+func DecodeState(state []byte, v any) error {
+	if err := gob.NewDecoder(bytes.NewReader(state)).Decode(v); err != nil {
+		return fmt.Errorf("decode plugin state: %w", err)
+	}
+	return nil
 }
 
 // EncodeState gob-encodes a plugin state.

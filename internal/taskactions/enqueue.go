@@ -29,6 +29,14 @@ type RunSpec struct {
 	Interruptible *bool
 }
 
+// MaxShortName is the longest short name an action takes (the API's
+// maxLength).
+const MaxShortName = 63
+
+// FitShortName cuts a name made by this server (a Promotion's, a step's
+// alias, an AnalysisRun's: ASCII) to MaxShortName bytes.
+func FitShortName(s string) string { return s[:min(len(s), MaxShortName)] }
+
 // EnqueueRequest is a new action.
 type EnqueueRequest struct {
 	ID            ActionID

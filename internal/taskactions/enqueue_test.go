@@ -3,6 +3,7 @@ package taskactions
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	v1 "taskactions/api/v1"
@@ -139,5 +140,15 @@ func TestReadsServeFromCacheRightAfterWrites(t *testing.T) {
 	}
 	if _, err := m.GetTaskAction(ctx, actionOf(run, "zz")); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("GetTaskAction of a missing action: %v, want ErrNotFound", err)
+	}
+}
+
+func TestFitShortName(t *testing.T) {
+	long := strings.Repeat("a", 70)
+	if got := FitShortName(long); got != long[:63] {
+		t.Errorf("FitShortName of 70 bytes is %d bytes", len(got))
+	}
+	if got := FitShortName("clone"); got != "clone" {
+		t.Errorf("FitShortName(clone) = %q", got)
 	}
 }

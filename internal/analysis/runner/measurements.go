@@ -53,7 +53,7 @@ func (r *Runner) enqueue(ctx context.Context, ar *rolloutsapi.AnalysisRun, d rul
 	if err != nil {
 		return err
 	}
-	req := taskactions.EnqueueRequest{ID: measurementID(ar, d), Parent: RootAction, ShortName: shortName(fmt.Sprintf("%s #%d", d.Metric, d.Number))}
+	req := taskactions.EnqueueRequest{ID: measurementID(ar, d), Parent: RootAction, ShortName: taskactions.FitShortName(fmt.Sprintf("%s #%d", d.Metric, d.Number))}
 	if metric.Provider.Job != nil {
 		p, err := providers.JobProcess(metric)
 		if err != nil {
@@ -166,12 +166,4 @@ func resolved(ar *rolloutsapi.AnalysisRun, name string) (rolloutsapi.Metric, err
 func rootTemplate(ar *rolloutsapi.AnalysisRun) json.RawMessage {
 	b, _ := json.Marshal(map[string]any{"type": RootTaskType, "custom": map[string]any{"analysisRun": ar.Name}})
 	return b
-}
-
-// shortName fits a name to a short name's 63 characters.
-func shortName(s string) string {
-	if len(s) > 63 {
-		return s[:63]
-	}
-	return s
 }

@@ -213,7 +213,7 @@ func (r *Runner) collect(ctx context.Context, ar *rolloutsapi.AnalysisRun, now t
 // running.
 func (r *Runner) startRun(ctx context.Context, ar *rolloutsapi.AnalysisRun) error {
 	ta, _, err := r.cfg.Actions.Enqueue(ctx, taskactions.EnqueueRequest{
-		ID: rootID(ar), TaskType: RootTaskType, TaskTemplate: rootTemplate(ar), ShortName: shortName(ar.Name),
+		ID: rootID(ar), TaskType: RootTaskType, TaskTemplate: rootTemplate(ar), ShortName: taskactions.FitShortName(ar.Name),
 		Group: ar.Labels["kargo.akuity.io/stage"],
 	})
 	if err != nil {

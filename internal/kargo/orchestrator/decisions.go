@@ -164,10 +164,6 @@ func unrunnable(err error) bool {
 	return errors.Is(err, pipeline.ErrInvalid) || errors.Is(err, pipeline.ErrTooLarge)
 }
 
-// shortName fits a name into an action's short name (63 bytes; names and
-// aliases are ASCII).
-func shortName(s string) string { return s[:min(len(s), 63)] }
-
 // runnerEnd is r, the record of step whose action ended in phase after
 // attempts attempts, refined by what its runner said (o, nil for a step
 // no built-in runner ran, or from another attempt): Kargo's Skipped for

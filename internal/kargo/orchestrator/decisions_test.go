@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -316,15 +315,5 @@ func TestUnrunnable(t *testing.T) {
 		if got := unrunnable(tc.err); got != tc.want {
 			t.Errorf("unrunnable(%v) = %v, want %v", tc.err, got, tc.want)
 		}
-	}
-}
-
-func TestShortName(t *testing.T) {
-	long := strings.Repeat("a", 70)
-	if got := shortName(long); got != long[:63] {
-		t.Errorf("shortName of 70 bytes is %d bytes", len(got))
-	}
-	if got := shortName("clone"); got != "clone" {
-		t.Errorf("shortName(clone) = %q", got)
 	}
 }

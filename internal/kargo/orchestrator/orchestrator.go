@@ -233,7 +233,7 @@ func (o *Orchestrator) startRun(ctx context.Context, p *kargoapi.Promotion) erro
 	// run's trace is the Promotion's.
 	ctx = tracing.FromAnnotations(ctx, p.Annotations)
 	ta, _, err := o.cfg.Actions.Enqueue(ctx, taskactions.EnqueueRequest{
-		ID: root, TaskType: promotions.RootTaskType, TaskTemplate: rootTemplate(p), ShortName: shortName(p.Name), Group: p.Spec.Stage,
+		ID: root, TaskType: promotions.RootTaskType, TaskTemplate: rootTemplate(p), ShortName: taskactions.FitShortName(p.Name), Group: p.Spec.Stage,
 	})
 	if unrunnable(err) {
 		return o.finish(ctx, p, kargoapi.PromotionPhaseErrored, fmt.Sprintf("cannot start the run: %v", err))
@@ -333,7 +333,7 @@ func (o *Orchestrator) enqueueStep(ctx context.Context, p *kargoapi.Promotion, d
 		return fmt.Errorf("Promotion %s, step %q: %w", p.Name, d.Alias, err)
 	}
 	_, _, err = o.cfg.Actions.Enqueue(ctx, taskactions.EnqueueRequest{
-		ID: o.stepID(p, d.Index), Parent: promotions.RootAction, TaskType: d.Uses, TaskTemplate: tmpl, ShortName: shortName(d.Alias),
+		ID: o.stepID(p, d.Index), Parent: promotions.RootAction, TaskType: d.Uses, TaskTemplate: tmpl, ShortName: taskactions.FitShortName(d.Alias),
 	})
 	switch {
 	case errors.Is(err, pipeline.ErrConflict):

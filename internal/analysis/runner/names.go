@@ -1,11 +1,8 @@
 package runner
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"regexp"
-	"strings"
 
 	rolloutsapi "taskactions/api/rollouts/v1alpha1"
 	v1 "taskactions/api/v1"
@@ -30,14 +27,7 @@ func RunOf(ar *rolloutsapi.AnalysisRun) v1.RunID {
 	return v1.RunID{Project: ar.Namespace, Domain: Domain, Run: runName(ar.Name)}
 }
 
-func runName(name string) string {
-	parts := strings.Split(name, ".")
-	if len(parts) >= 3 && len(parts[len(parts)-2]) == 26 {
-		return strings.ToLower(parts[len(parts)-2])
-	}
-	sum := sha256.Sum256([]byte(name))
-	return "a" + hex.EncodeToString(sum[:])[:25]
-}
+func runName(name string) string { return v1.RunNameOf(name, "a") }
 
 func rootID(ar *rolloutsapi.AnalysisRun) taskactions.ActionID {
 	r := RunOf(ar)

@@ -1,10 +1,7 @@
 package promotions
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"strings"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
 	v1 "taskactions/api/v1"
@@ -28,14 +25,7 @@ func RunOf(p *kargoapi.Promotion) v1.RunID {
 // runName is the ULID of a name <stage>.<ULID>.<freight>, lowercased (26
 // characters, a valid run name); a Promotion named otherwise (kubectl)
 // gets a hash of its name.
-func runName(name string) string {
-	parts := strings.Split(name, ".")
-	if len(parts) >= 3 && len(parts[len(parts)-2]) == 26 {
-		return strings.ToLower(parts[len(parts)-2])
-	}
-	sum := sha256.Sum256([]byte(name))
-	return "p" + hex.EncodeToString(sum[:])[:25]
-}
+func runName(name string) string { return v1.RunNameOf(name, "p") }
 
 // StepAction is the name of step i's child action.
 func StepAction(i int) string { return fmt.Sprintf("step-%d", i+1) }

@@ -102,7 +102,27 @@ func TestCrashAtEachStepOfRecording(t *testing.T) {
 // serveEnv names it (listening on promoListenEnv), with extra
 // environment. It returns a client of it, a channel closed when it exits,
 // and the process, killed with the test.
+//
+// The port is picked free and then handed to the process, so another
+// server may take it in between: then the process fails to listen and is
+// started again on another port. A server is taken as ready only once it
+// accepts the admin token of dataDir, which no other server would.
 func startServerProcess(t *testing.T, entry, serveEnv, dir, dataDir string, env ...string) (*server, <-chan struct{}, *exec.Cmd) {
+	t.Helper()
+	for try := 1; ; try++ {
+		s, exited, cmd, stderr := tryServerProcess(t, entry, serveEnv, dir, dataDir, env)
+		if s != nil {
+			return s, exited, cmd
+		}
+		if !bytes.Contains(stderr, []byte("address already in use")) || try == 3 {
+			t.Fatalf("the server process exited:\n%s", stderr)
+		}
+	}
+}
+
+// tryServerProcess starts the server process once. It returns the server
+// once it is ready, or, if the process exits first, what it wrote to stderr.
+func tryServerProcess(t *testing.T, entry, serveEnv, dir, dataDir string, env []string) (*server, <-chan struct{}, *exec.Cmd, []byte) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -123,26 +143,44 @@ func startServerProcess(t *testing.T, entry, serveEnv, dir, dataDir string, env 
 		_ = cmd.Process.Kill()
 		<-exited
 	})
-	eventually(t, 90*time.Second, "the server process to be ready", func() bool {
+	deadline := time.Now().Add(90 * time.Second)
+	for {
 		select {
 		case <-exited:
-			t.Fatalf("the server process exited:\n%s", stderr.String())
-		default:
+			return nil, nil, nil, stderr.Bytes()
+		case <-time.After(100 * time.Millisecond):
 		}
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err != nil {
-			return false
+		if s := readyServer(addr, dataDir); s != nil {
+			return s, exited, cmd, nil
 		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+		if time.Now().After(deadline) {
+			t.Fatalf("the server process on %s was not ready in 90 s:\n%s", addr, stderr.String())
+		}
+	}
+}
+
+// readyServer returns a client of the server on addr if it is ready and
+// accepts the admin token of dataDir, else nil.
+func readyServer(addr, dataDir string) *server {
 	token, err := testserver.AdminToken(dataDir)
 	if err != nil {
-		t.Fatal(err)
+		return nil
 	}
 	s := &server{url: "http://" + addr, dataDir: dataDir, token: token, http: &http.Client{Transport: testserver.Authorized(token, nil)}}
 	if s.api, err = client.NewClientWithResponses(s.url+"/api/v1", client.WithBearerToken(token)); err != nil {
-		t.Fatal(err)
+		return nil
 	}
-	return s, exited, cmd
+	resp, err := http.Get(s.url + "/readyz")
+	if err != nil {
+		return nil
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil
+	}
+	session, err := s.api.GetSessionWithResponse(context.Background())
+	if err != nil || session.StatusCode() != http.StatusOK {
+		return nil
+	}
+	return s
 }

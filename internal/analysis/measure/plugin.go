@@ -12,8 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
-	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -37,15 +35,13 @@ type State struct{ Measurement []byte }
 // Plugin takes measurements through one HTTP client, which limits the
 // hosts they may call (the http step's allowlist).
 type Plugin struct {
-	client *http.Client
-
-	mu       sync.Mutex
-	inflight map[string]context.CancelFunc
+	client   *http.Client
+	inflight plugins.Inflight // measurements under way
 }
 
 // New returns a plugin calling through client.
 func New(client *http.Client) *Plugin {
-	return &Plugin{client: client, inflight: map[string]context.CancelFunc{}}
+	return &Plugin{client: client}
 }
 
 // HoldsNothing: a measurement holds nothing between rounds.
@@ -78,17 +74,8 @@ func (p *Plugin) Handle(ctx context.Context, tc *plugins.TaskContext) (plugins.T
 		return plugins.Transition{Phase: plugins.PhasePermanentFailure, Info: "NotAMeasurement",
 			Error: &plugins.ExecutionError{Code: "NotAMeasurement", Message: err.Error()}}, nil
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	k := tc.UID + "/" + strconv.Itoa(int(tc.Attempt))
-	p.mu.Lock()
-	p.inflight[k] = cancel
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		delete(p.inflight, k)
-		p.mu.Unlock()
-	}()
+	runCtx, done := p.inflight.Start(ctx, tc)
+	defer done()
 	m := p.measure(runCtx, metric)
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -136,11 +123,7 @@ func Describe(m rolloutsapi.Measurement) string {
 
 // Abort cancels a measurement in flight.
 func (p *Plugin) Abort(_ context.Context, tc *plugins.TaskContext) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if cancel, ok := p.inflight[tc.UID+"/"+strconv.Itoa(int(tc.Attempt))]; ok {
-		cancel()
-	}
+	p.inflight.Abort(tc)
 	return nil
 }
 

@@ -44,17 +44,17 @@ type Plugin struct {
 	// its action; the executor may see the action first).
 	contextWait time.Duration
 
+	inflight plugins.Inflight
 	mu       sync.Mutex
-	inflight map[string]context.CancelFunc
 	firstTry map[string]time.Time
 }
 
 func newPlugin(r Runner, cfg Config) *Plugin {
 	return &Plugin{runner: r, promotions: cfg.Promotions, stages: cfg.Stages, dirs: cfg.Dirs,
-		contextWait: 30 * time.Second, inflight: map[string]context.CancelFunc{}, firstTry: map[string]time.Time{}}
+		contextWait: 30 * time.Second, firstTry: map[string]time.Time{}}
 }
 
-func key(tc *plugins.TaskContext) string { return tc.UID + "/" + strconv.Itoa(int(tc.Attempt)) }
+func key(tc *plugins.TaskContext) string { return plugins.AttemptKey(tc) }
 
 // Handle runs the step (once per attempt).
 func (p *Plugin) Handle(ctx context.Context, tc *plugins.TaskContext) (plugins.Transition, error) {
@@ -71,16 +71,11 @@ func (p *Plugin) Handle(ctx context.Context, tc *plugins.TaskContext) (plugins.T
 		return plugins.Transition{Phase: plugins.PhasePermanentFailure, Info: "NotAPromotionStep",
 			Error: &plugins.ExecutionError{Code: "NotAPromotionStep", Message: err.Error()}}, nil
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	k := key(tc)
-	p.mu.Lock()
-	p.inflight[k] = cancel
-	p.mu.Unlock()
+	runCtx, done := p.inflight.Start(ctx, tc)
+	defer done()
 	defer func() {
 		p.mu.Lock()
-		delete(p.inflight, k)
-		delete(p.firstTry, k)
+		delete(p.firstTry, key(tc))
 		p.mu.Unlock()
 	}()
 	// The step's work, under its attempt's span when that is traced.
@@ -231,11 +226,7 @@ func outputsOf(out map[string]any) any {
 
 // Abort cancels the attempt's run.
 func (p *Plugin) Abort(_ context.Context, tc *plugins.TaskContext) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if cancel := p.inflight[key(tc)]; cancel != nil {
-		cancel()
-	}
+	p.inflight.Abort(tc)
 	return nil
 }
 

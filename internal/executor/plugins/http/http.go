@@ -39,7 +39,6 @@ import (
 	"net"
 	nethttp "net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -75,8 +74,8 @@ type Plugin struct {
 	allow *Allowlist
 
 	mu       sync.Mutex
-	decided  map[string]decision           // ended attempts, by key
-	inflight map[string]context.CancelFunc // requests under way, by key
+	decided  map[string]decision // ended attempts, by key
+	inflight plugins.Inflight    // requests under way
 }
 
 // A decision is kept a while so that a repeated round of an ended attempt
@@ -106,11 +105,11 @@ func New(allow []string) (*Plugin, error) {
 	}
 	return &Plugin{
 		PollInterval: DefaultPollInterval, MaxBody: DefaultMaxBody, Resolver: net.DefaultResolver,
-		allow: al, decided: map[string]decision{}, inflight: map[string]context.CancelFunc{},
+		allow: al, decided: map[string]decision{},
 	}, nil
 }
 
-func key(tc *plugins.TaskContext) string { return tc.UID + "/" + strconv.Itoa(int(tc.Attempt)) }
+func key(tc *plugins.TaskContext) string { return plugins.AttemptKey(tc) }
 
 func (p *Plugin) now() time.Time {
 	if p.Now != nil {
@@ -146,7 +145,7 @@ func (p *Plugin) Handle(ctx context.Context, tc *plugins.TaskContext) (plugins.T
 		return p.end(k, now, plugins.PhasePermanentFailure, st.Requests, "HostNotAllowed", what+": "+err.Error()), nil
 	}
 
-	status, env, err := p.sendTracked(ctx, k, cfg)
+	status, env, err := p.sendTracked(ctx, tc, cfg)
 	if errors.Is(err, errInterrupted) {
 		// Aborted, or the server is stopping: not the step's failure. A
 		// later round sends the request again.
@@ -169,17 +168,9 @@ var errInterrupted = errors.New("interrupted")
 
 // sendTracked sends the request, cancellable by an abort of the action
 // while in flight; a cancelled request's error wraps errInterrupted.
-func (p *Plugin) sendTracked(ctx context.Context, k string, cfg *parsed) (int, map[string]any, error) {
-	reqCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	p.mu.Lock()
-	p.inflight[k] = cancel
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		delete(p.inflight, k)
-		p.mu.Unlock()
-	}()
+func (p *Plugin) sendTracked(ctx context.Context, tc *plugins.TaskContext, cfg *parsed) (int, map[string]any, error) {
+	reqCtx, done := p.inflight.Start(ctx, tc)
+	defer done()
 	status, env, err := p.send(reqCtx, cfg)
 	if err != nil && reqCtx.Err() != nil {
 		return 0, nil, fmt.Errorf("%w: %w", errInterrupted, err)
@@ -416,11 +407,7 @@ func buildOutputs(outs []Output, env map[string]any) (map[string]any, error) {
 
 // Abort cancels the attempt's request, if one is under way.
 func (p *Plugin) Abort(_ context.Context, tc *plugins.TaskContext) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if cancel := p.inflight[key(tc)]; cancel != nil {
-		cancel()
-	}
+	p.inflight.Abort(tc)
 	return nil
 }
 

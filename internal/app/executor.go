@@ -119,7 +119,7 @@ func claimedTaskTypes(flag string, embedded bool, pl map[string]plugins.Plugin) 
 // runExecutor runs the built-in executor until ctx ends, unless it
 // claims no task type. On an external cluster it runs under leader
 // election (the embedded control plane's data-dir lock already admits one
-// process).
+// process), with Kargo's controllers beside it (kargoBeside).
 func (a *App) runExecutor(ctx context.Context, ready func()) error {
 	es := a.exec
 	ex := executor.New(executor.Config{
@@ -140,7 +140,11 @@ func (a *App) runExecutor(ctx context.Context, ready func()) error {
 	if a.kube == nil {
 		return ex.Run(ctx)
 	}
-	return executor.RunWithLeaderElection(ctx, a.leaseConfig("executor"), ex)
+	cfg, beside := a.leaseConfig("executor"), a.kargoBeside()
+	if beside != nil {
+		cfg.Work = "executor and Kargo controllers"
+	}
+	return executor.RunWithLeaderElection(ctx, cfg, ex, beside)
 }
 
 // processEnabled: the process plugin runs commands sent over HTTP, so by

@@ -291,19 +291,37 @@ func (a *App) runRetention(ctx context.Context) error {
 	}).Run(ctx)
 }
 
-// kargoLease is the Lease Kargo's controllers run under on a cluster.
+// kargoLease is the Lease Kargo's controllers run under on a cluster
+// where this replica runs no executor.
 const kargoLease = "taskactions-kargo"
 
+// kargoControllersOn reports whether Kargo's controllers run in this
+// server (--kargo-controllers).
+func (a *App) kargoControllersOn() bool {
+	return a.cfg.KargoControllers == "true" || (a.cfg.KargoControllers == "auto" && a.cp.Embedded())
+}
+
+// kargoBesideExecutor reports whether Kargo's controllers run under the
+// executor's Lease: on a cluster, where this replica runs the executor.
+// The orchestrator reads a step's outputs from the executor's output
+// dirs, and a Promotion's steps share a working directory on its disk,
+// so both must lead on one replica.
+func (a *App) kargoBesideExecutor() bool {
+	return a.kube != nil && a.kargoControllersOn() && executor.ParseTaskTypes(a.exec.claims).Any()
+}
+
 // runKargoControllers runs the Stage and Warehouse controllers and the
-// Promotion orchestrator where no Kargo controller does (--kargo-controllers), on a
-// cluster only while this replica holds their Lease; else it waits for
-// the stop. The first of them to fail ends the others with its error.
+// Promotion orchestrator where no Kargo controller does (--kargo-controllers).
+// On a cluster they run only while this replica leads: beside the
+// executor, under its Lease (runExecutor), or under their own Lease where
+// this replica runs no executor; else it waits for the stop. The first of
+// them to fail ends the others with its error.
 //
 // Without a lease it is ready once every controller is, so a controller
-// that cannot start fails the server's start; under the lease it is
+// that cannot start fails the server's start; under a lease it is
 // ready at once, as this replica may never lead.
 func (a *App) runKargoControllers(ctx context.Context, ready func()) error {
-	if !(a.cfg.KargoControllers == "true" || (a.cfg.KargoControllers == "auto" && a.cp.Embedded())) {
+	if !a.kargoControllersOn() || a.kargoBesideExecutor() {
 		ready()
 		<-ctx.Done()
 		return nil
@@ -322,6 +340,15 @@ func (a *App) runKargoControllers(ctx context.Context, ready func()) error {
 		// executor's are: none goes out once another replica may lead.
 		return a.kargoControllers().Run(lease.WithFence(ctx, fence), func() {})
 	})
+}
+
+// kargoBeside is the work runExecutor runs beside the executor under its
+// Lease: Kargo's controllers, when kargoBesideExecutor.
+func (a *App) kargoBeside() func(context.Context) error {
+	if !a.kargoBesideExecutor() {
+		return nil
+	}
+	return func(ctx context.Context) error { return a.kargoControllers().Run(ctx, func() {}) }
 }
 
 // kargoControllers is the group of Kargo's controllers: they start and

@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// auditPolicy logs every write of TaskActions (who, when, what), and
-// nothing else: the replica tests read it to tell which replica wrote.
+// auditPolicy logs every write of TaskActions and of Kargo's Stages,
+// Promotions and Freight (who, when, what), and nothing else: the replica
+// tests read it to tell which replica wrote.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
@@ -19,6 +20,8 @@ rules:
     resources:
       - group: flyte.org
         resources: ["taskactions", "taskactions/status"]
+      - group: kargo.akuity.io
+        resources: ["stages", "stages/status", "promotions", "promotions/status", "freight", "freight/status"]
   - level: None
 `
 
@@ -31,6 +34,7 @@ type AuditEvent struct {
 	Verb      string `json:"verb"`
 	UserAgent string `json:"userAgent"`
 	ObjectRef struct {
+		APIGroup    string `json:"apiGroup"`
 		Namespace   string `json:"namespace"`
 		Name        string `json:"name"`
 		Resource    string `json:"resource"`
@@ -42,7 +46,8 @@ type AuditEvent struct {
 	RequestReceived time.Time `json:"requestReceivedTimestamp"`
 }
 
-// AuditEvents reads the audit log: every completed write of TaskActions.
+// AuditEvents reads the audit log: every completed write of TaskActions
+// and of Kargo's objects.
 func (c *Cluster) AuditEvents() ([]AuditEvent, error) {
 	f, err := os.Open(c.AuditLog())
 	if err != nil {

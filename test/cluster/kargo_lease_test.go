@@ -5,25 +5,34 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"taskactions/internal/testenv/pg"
 	"taskactions/test/cluster"
 )
 
+// executorLease is the Lease of the executor, which the Kargo controllers
+// run beside (a Promotion's steps leave their outputs on its disk).
+const executorLease = "taskactions-executor"
+
 // TestKargoControllersFailOver runs two replicas of the chart installed
 // with kargoControllers and several replicas (which the chart used to
 // refuse): one of them runs the Stage controller and the Promotion
-// orchestrator, the holder of the Lease taskactions-kargo. It is
-// SIGKILLed while a Promotion runs: the other takes the Lease and the
-// Promotion ends Succeeded. Then the executor's leader is stopped with
-// SIGTERM, as a rolling update does: it releases its Lease and another
-// replica takes it without waiting for the lease to run out (the time is
-// logged, for the note; no timed assertion).
+// orchestrator, beside the executor under its Lease. It is SIGKILLed while
+// a Promotion runs: the other takes the Lease and the Promotion ends
+// Succeeded, its last step reading the output of its first. Then the
+// leader is paused (SIGSTOP) past its Lease while another Promotion runs,
+// and resumed once a replacement leads: it writes nothing to Kargo's
+// objects after. Last the leader is stopped with SIGTERM, as a rolling
+// update does: it releases its Lease and another replica takes it without
+// waiting for the lease to run out (the times are logged, for the note;
+// no timed assertion).
 func TestKargoControllersFailOver(t *testing.T) {
 	ctx := t.Context()
 	const ns, release = "kargo-ha", "kargo-ha"
@@ -45,50 +54,102 @@ func TestKargoControllersFailOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := append(argsOf(t, manifest), "--history-dsn="+dsn, "--executor-task-types=*")
-	servers := make([]*cluster.Server, 2)
-	for i := range servers {
-		if servers[i], err = cluster.StartServer(ctx, serverBin, t.TempDir(), kubeconfig, readyTimeout, args...); err != nil {
+	start := func() *cluster.Server {
+		s, err := cluster.StartServer(ctx, serverBin, t.TempDir(), kubeconfig, readyTimeout, args...)
+		if err != nil {
 			t.Fatal(err)
 		}
-		s := servers[i]
 		t.Cleanup(func() { _ = s.Stop() })
+		return s
 	}
+	servers := []*cluster.Server{start(), start()}
 
-	leader := holderOf(ctx, t, ns, "taskactions-kargo", servers)
+	leader := holderOf(ctx, t, ns, executorLease, servers)
 	other := servers[1-leader]
+	if _, err := kube.Kube.CoordinationV1().Leases(ns).Get(ctx, "taskactions-kargo", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the Kargo controllers beside the executor took a Lease of their own (taskactions-kargo): %v", err)
+	}
 	f := &features{s: other, project: "kargoha", domain: "dev"}
 	promo := startSlowPromotion(ctx, t, f)
 	servers[leader].Kill()
 	killed := time.Now()
-	holderOf(ctx, t, ns, "taskactions-kargo", []*cluster.Server{other})
+	holderOf(ctx, t, ns, executorLease, []*cluster.Server{other})
 	phase := waitPromotion(ctx, t, f, promo, "Succeeded", "Failed", "Errored", "Aborted")
 	if phase != "Succeeded" {
 		t.Fatalf("the Promotion across the failover ended %s; log of the new leader:\n%s", phase, other.Log())
 	}
 	t.Logf("Promotion in flight across a SIGKILL of the Kargo controllers' leader: Succeeded %s after the kill", time.Since(killed).Round(time.Millisecond))
+	checkOutputsCarried(ctx, t, f, promo)
 
-	// A replacement, as the Deployment would start; then a rolling update
-	// stops the leader of both Leases gracefully.
-	replacement, err := cluster.StartServer(ctx, serverBin, t.TempDir(), kubeconfig, readyTimeout, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = replacement.Stop() })
+	// A replacement, as the Deployment would start, takes over from the
+	// leader paused past its Lease.
+	replacement := start()
+	pauseKargoLeader(ctx, t, ns, other, replacement)
+
+	// A rolling update stops the leader (now the replacement) gracefully.
 	live := []*cluster.Server{other, replacement}
-	for _, lease := range []string{"taskactions-executor", "taskactions-kargo"} {
-		if holderOf(ctx, t, ns, lease, live) != 0 {
-			t.Fatalf("%s moved to the replacement before the stop", lease)
-		}
+	if holderOf(ctx, t, ns, executorLease, live) != 1 {
+		t.Fatal("the Lease moved back to the paused replica")
 	}
 	stopped := time.Now()
-	if err := other.Stop(); err != nil {
+	if err := replacement.Stop(); err != nil {
 		t.Fatalf("SIGTERM: %v", err)
 	}
 	exited := time.Since(stopped)
-	for _, lease := range []string{"taskactions-executor", "taskactions-kargo"} {
-		holderOf(ctx, t, ns, lease, []*cluster.Server{replacement})
-		t.Logf("handoff of %s on SIGTERM: the replacement holds it %s after the signal (the old leader took %s to exit)",
-			lease, time.Since(stopped).Round(time.Millisecond), exited.Round(time.Millisecond))
+	holderOf(ctx, t, ns, executorLease, []*cluster.Server{other})
+	t.Logf("handoff of %s on SIGTERM: the other replica holds it %s after the signal (the old leader took %s to exit)",
+		executorLease, time.Since(stopped).Round(time.Millisecond), exited.Round(time.Millisecond))
+}
+
+// checkOutputsCarried checks that the Promotion's last step read the
+// output of its first, across the failover: the outputs are kept in the
+// Promotion's status, not on the disk of the replica that ran the step.
+func checkOutputsCarried(ctx context.Context, t *testing.T, f *features, promo string) {
+	t.Helper()
+	var p struct {
+		Status struct{ State map[string]map[string]any }
+	}
+	if err := f.s.DoJSON(ctx, http.MethodGet, fmt.Sprintf("/api/v1/projects/%s/promotions/%s", f.project, promo), nil, &p, http.StatusOK); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Status.State["after"]["seen"]; got != "before the failover" {
+		t.Errorf("the last step read %q of the first step's output, want %q (status.state: %v)", got, "before the failover", p.Status.State)
+	}
+}
+
+// pauseKargoLeader pauses the leader (SIGSTOP) while a Promotion runs,
+// until the other replica has taken the Lease over, and resumes it: the
+// Promotion ends Succeeded, and from the resume on the paused replica
+// writes nothing to Kargo's objects (its fence has passed).
+func pauseKargoLeader(ctx context.Context, t *testing.T, ns string, leader, next *cluster.Server) {
+	t.Helper()
+	f := &features{s: next, project: "kargopause", domain: "dev"}
+	promo := startSlowPromotion(ctx, t, f)
+	if err := leader.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	paused := time.Now()
+	holderOf(ctx, t, ns, executorLease, []*cluster.Server{next})
+	resumed := time.Now()
+	if err := leader.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the Lease moved %s after the leader was paused", resumed.Sub(paused).Round(time.Millisecond))
+	if phase := waitPromotion(ctx, t, f, promo, "Succeeded", "Failed", "Errored", "Aborted"); phase != "Succeeded" {
+		t.Fatalf("the Promotion across the pause ended %s; log of the new leader:\n%s", phase, next.Log())
+	}
+	time.Sleep(3 * time.Second) // what the resumed replica had in hand has had its chance
+	events, err := kube.AuditEvents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := identity(leader)
+	for _, ev := range events {
+		if ev.ObjectRef.APIGroup == "kargo.akuity.io" && ev.RequestReceived.After(resumed) &&
+			strings.HasSuffix(ev.UserAgent, "/"+id) && ev.ResponseStatus.Code < 300 {
+			t.Errorf("the replica paused past its Lease wrote %s %s %s/%s at %s, after it resumed at %s",
+				ev.Verb, ev.ObjectRef.Resource, ev.ObjectRef.Name, ev.ObjectRef.Subresource, ev.RequestReceived, resumed)
+		}
 	}
 }
 
@@ -138,8 +199,9 @@ func holderOf(ctx context.Context, t *testing.T, ns, name string, servers []*clu
 	return -1
 }
 
-// startSlowPromotion creates a Stage whose promotion sleeps, Freight for
-// it, and a Promotion, and waits until the Promotion runs.
+// startSlowPromotion creates a Stage whose promotion keeps an output,
+// sleeps, and reads the output back, Freight for it, and a Promotion, and
+// waits until the Promotion runs.
 func startSlowPromotion(ctx context.Context, t *testing.T, f *features) string {
 	t.Helper()
 	stage := map[string]any{
@@ -149,8 +211,9 @@ func startSlowPromotion(ctx context.Context, t *testing.T, f *features) string {
 				"origin": map[string]any{"kind": "Warehouse", "name": "w"}, "sources": map[string]any{"direct": true},
 			}},
 			"promotionTemplate": map[string]any{"spec": map[string]any{"steps": []any{
+				map[string]any{"uses": "compose-output", "as": "before", "config": map[string]any{"value": "before the failover"}},
 				map[string]any{"uses": "sleep", "as": "wait", "config": map[string]any{"duration": "6s"}},
-				map[string]any{"uses": "echo", "as": "done"},
+				map[string]any{"uses": "compose-output", "as": "after", "config": map[string]any{"seen": "${{ outputs.before.value }}"}},
 			}}},
 		},
 	}

@@ -334,6 +334,9 @@ func checkWriters(t *testing.T, run, killedID, newID string, began, killed time.
 	}
 	var firstNew time.Time
 	for _, ev := range events {
+		if ev.ObjectRef.Resource != "taskactions" {
+			continue
+		}
 		if ev.ObjectRef.Subresource == "status" && ev.RequestReceived.After(began) {
 			executor := newID
 			if !ev.RequestReceived.After(killed.Add(inFlight)) {
@@ -404,7 +407,7 @@ func pauseThePastLease(t *testing.T, r *replicas) {
 	// replica's manager also patches the terminal-status-recorded label
 	// once history has an action's final state: idempotent, and no status.
 	for _, ev := range events {
-		if ev.RequestReceived.After(resumed) && strings.HasSuffix(ev.UserAgent, "/"+id) && ev.Verb == "update" && ev.ResponseStatus.Code < 300 {
+		if ev.ObjectRef.Resource == "taskactions" && ev.RequestReceived.After(resumed) && strings.HasSuffix(ev.UserAgent, "/"+id) && ev.Verb == "update" && ev.ResponseStatus.Code < 300 {
 			t.Errorf("the replica paused past its Lease wrote %s %s/%s (%s) at %s, after it resumed at %s",
 				ev.Verb, ev.ObjectRef.Name, ev.ObjectRef.Subresource, ev.UserAgent, ev.RequestReceived, resumed)
 		}

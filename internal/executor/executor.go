@@ -123,8 +123,9 @@ type Controller struct {
 	metrics *metrics
 
 	mu      sync.Mutex
-	written map[string]uint64 // key -> resource version of our last write
-	started sync.Map          // action UID/attempt -> when this process started it
+	written map[string]uint64         // key -> resource version of our last write
+	held    map[string]*v1.TaskAction // key -> its last read while its attempt may hold something (release.go)
+	started sync.Map                  // action UID/attempt -> when this process started it
 
 	spanMu sync.Mutex
 	spans  map[string]*attemptSpan // key -> the span of its attempt in flight (trace.go)
@@ -149,7 +150,8 @@ func New(cfg Config) *Controller {
 		types.all = false
 	}
 	c := &Controller{
-		cfg: cfg, mgr: cfg.Manager, types: types, written: map[string]uint64{}, metrics: newMetrics(cfg.Metrics),
+		cfg: cfg, mgr: cfg.Manager, types: types, written: map[string]uint64{}, held: map[string]*v1.TaskAction{},
+		metrics: newMetrics(cfg.Metrics),
 	}
 	return c
 }
@@ -215,6 +217,9 @@ func (c *Controller) Run(ctx context.Context) error {
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "executor", MetricsProvider: queueMetrics{c.metrics}})
 	c.metrics.depth.Set(0) // a queue of an earlier Run, shut down, counts no more
 	c.queue.Store(&q)
+	c.mu.Lock()
+	clear(c.held) // an earlier Run's stop ended all it held
+	c.mu.Unlock()
 	inf := c.mgr.Informer()
 	reg, err := inf.AddEventHandlerWithResyncPeriod(cache.FilteringResourceEventHandler{
 		FilterFunc: c.claims,
@@ -343,4 +348,7 @@ func (c *Controller) forget(key string) {
 }
 
 // attemptOver drops what this process remembers of a finished attempt.
-func (c *Controller) attemptOver(ta *v1.TaskAction) { c.started.Delete(attemptKey(ta)) }
+func (c *Controller) attemptOver(ta *v1.TaskAction) {
+	c.started.Delete(attemptKey(ta))
+	c.unhold(ta)
+}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+
 	v1 "taskactions/api/v1"
 	"taskactions/internal/executor/plugins"
 	"taskactions/internal/taskactions"
@@ -24,14 +26,19 @@ var errMoved = errors.New("the action changed during the round")
 // back (zero: when something changes).
 func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, error) {
 	obj, exists, err := c.mgr.Informer().GetStore().GetByKey(key)
-	if err != nil || !exists {
-		if err == nil {
-			c.endAttemptSpan(key, "deleted", "")
-		}
+	if err != nil {
 		c.forget(key)
 		return 0, err
 	}
-	ta := obj.(*v1.TaskAction)
+	ta, _ := obj.(*v1.TaskAction) // nil when gone
+	if err := c.releaseGone(ctx, key, ta); err != nil {
+		return 0, err
+	}
+	if !exists {
+		c.endAttemptSpan(key, "deleted", "")
+		c.forget(key)
+		return 0, nil
+	}
 	if c.stale(key, ta) {
 		return 0, nil // our last write is on its way; its event brings us back
 	}
@@ -90,6 +97,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 				fmt.Sprintf("attempt %d ran longer than its timeout of %s", ta.Status.Attempts, tmpl.Metadata.Timeout))
 		}
 	}
+	c.hold(key, ta, plugin)
 	after, err := c.round(ctx, key, ta, tc, plugin, first)
 	return c.untilTimeout(ta, tmpl, after), err
 }
@@ -325,43 +333,6 @@ func (c *Controller) fail(ctx context.Context, key string, ta *v1.TaskAction, re
 	})
 }
 
-// finish runs when the action is over (or being deleted): the plugin
-// aborts whatever may still run, finalizes, and the finalizer goes.
-func (c *Controller) finish(ctx context.Context, key string, ta *v1.TaskAction) error {
-	if !slices.Contains(ta.Finalizers, v1.FinalizerPlugin) {
-		c.forget(key)
-		return nil
-	}
-	if plugin := c.cfg.Plugins[ta.Spec.TaskType]; plugin != nil {
-		if tmpl, err := parseTemplate(ta); err == nil {
-			tc := c.taskContext(key, ta, tmpl)
-			if err := plugin.Abort(ctx, tc); err != nil {
-				return fmt.Errorf("abort: %w", err)
-			}
-			if err := plugin.Finalize(ctx, tc); err != nil {
-				return fmt.Errorf("finalize: %w", err)
-			}
-			c.attemptOver(ta)
-		}
-	}
-	out, err := c.mgr.UpdateMeta(ctx, taskactions.IDOf(ta), func(t *v1.TaskAction) error {
-		i := slices.Index(t.Finalizers, v1.FinalizerPlugin)
-		if i < 0 {
-			return taskactions.ErrNoChange
-		}
-		t.Finalizers = slices.Delete(t.Finalizers, i, i+1)
-		return nil
-	})
-	if errors.Is(err, taskactions.ErrNotFound) {
-		c.forget(key)
-		return nil
-	}
-	if err == nil {
-		c.expect(key, out)
-	}
-	return err
-}
-
 // write records a round, and counts the attempt's outcome when it ends
 // one (outcome not ""). mutate runs on the freshest object; if the status
 // moved since the round read it (an abort came in), nothing is written
@@ -372,7 +343,11 @@ func (c *Controller) write(ctx context.Context, key string, read *v1.TaskAction,
 		if t.Status.Attempts != attempts || v1.PhaseOf(t.Status.Conditions) != phase {
 			return errMoved
 		}
+		before := t.Status.DeepCopy()
 		mutate(t)
+		if equality.Semantic.DeepEqual(before, &t.Status) {
+			return taskactions.ErrNoChange // a round that found nothing new sends nothing
+		}
 		return nil
 	})
 	if errors.Is(err, errMoved) {

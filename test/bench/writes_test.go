@@ -17,7 +17,8 @@ import (
 // etcd revisions (every write to the control plane bumps one) from before
 // 200 actions of a task type are enqueued until each is finished, left
 // without finalizers and the store quiet, divided by 200.
-// A create and one terminal status are the floor.
+// A create and one terminal status are the floor. Each kind of write the
+// actions took is printed beside it (writeKinds).
 func BenchmarkWritesPerAction(b *testing.B) {
 	s := startServerEnv(b, executorEnv+"=echo,sleep,process")
 	httpc := s.client(&http.Transport{MaxIdleConnsPerHost: concurrency})
@@ -41,11 +42,13 @@ func BenchmarkWritesPerAction(b *testing.B) {
 		}
 		settled(b, s, project, 1)
 		before := revision(b, s)
+		kinds := watchWriteKinds(b, s, project+"-dev", before)
 		runConcurrently(b, n, func(i int) error {
 			return post(httpc, s.url+"/api/v1/actions", body("r", fmt.Sprintf("a%d", i)), http.StatusCreated)
 		})
 		settled(b, s, project, n+1)
 		perAction := float64(revision(b, s)-before) / n
+		kinds.report(b, n)
 		goalIn(b, "writes-per-action-"+tc.taskType, perAction, tc.goal, false, "")
 	}
 }

@@ -32,11 +32,25 @@ type Plugin interface {
 // saves two writes per action (adding and removing it).
 type HoldsNothing interface{ HoldsNothing() }
 
+// Swept is a plugin whose attempts hold something only while the server
+// that ran them lives, and which, at its start, ended all an earlier server
+// left (the process plugin with cgroups or as a subreaper). Its actions
+// need no finalizer when SweptAtStart says so, which saves a write per
+// action (its removal; it is added at creation): the executor releases
+// the attempt of an action deleted while it runs when it sees the
+// deletion, and one deleted while no server ran lost what it held with
+// the server that ran it, and the sweep at the next start ended what
+// outlived it.
+type Swept interface{ SweptAtStart() bool }
+
 // NeedsFinalizer reports whether actions of the plugin need the executor's
 // finalizer: deletion must then wait for the plugin's cleanup.
 func NeedsFinalizer(p Plugin) bool {
-	_, ok := p.(HoldsNothing)
-	return !ok
+	if _, ok := p.(HoldsNothing); ok {
+		return false
+	}
+	s, ok := p.(Swept)
+	return !ok || !s.SweptAtStart()
 }
 
 // Stopper is a plugin that keeps something running between rounds (a

@@ -18,7 +18,7 @@ func TestRefusedConfinementFailsTheTask(t *testing.T) {
 	ran := filepath.Join(t.TempDir(), "ran")
 	tc := &plugins.TaskContext{UID: "u1", Attempt: 1, OutputDir: t.TempDir(),
 		Template: plugins.Template{Type: "process", Container: plugins.Container{Command: []string{"touch", ran}}}}
-	tr, err := p.start(context.Background(), tc, State{})
+	tr, err := p.start(context.Background(), tc)
 	if err != nil {
 		t.Fatal(err)
 	}

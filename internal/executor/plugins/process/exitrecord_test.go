@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"taskactions/internal/executor/plugins"
@@ -25,6 +26,7 @@ func TestShimRecordsTheExit(t *testing.T) {
 			dir := t.TempDir()
 			cmd := exec.Command("/bin/sh", shimArgs("/bin/sh", []string{"-c", tc.script})...)
 			cmd.Dir, cmd.Env = dir, []string{markerEnv + "=m1", "PATH=" + os.Getenv("PATH")}
+			cmd.Stdin = strings.NewReader(gateWord + "\n") // its record stored: the gate opens
 			err := cmd.Run()
 			if got := cmd.ProcessState.ExitCode(); got != tc.code {
 				t.Fatalf("shim exit %d (%v), want %d", got, err, tc.code)

@@ -6,14 +6,16 @@
 // and server shutdown kill the whole group, and so does the server's death
 // (see starter.go).
 //
-// Each attempt runs at most once. Its first round only records, in the
-// plugin state, that it is about to start (with a marker the process will
-// carry in its environment); the process starts in the next round, once
-// that record is stored. When the command ends, its exit is recorded in a
-// file before the server can learn of it (exitrecord.go). A server that
-// finds the attempt recorded by another server process kills whatever
-// carries the marker; it reports the recorded exit if there is one, and
-// else the attempt lost (a new attempt follows).
+// Each attempt runs at most once. Its first round starts it held (gate.go):
+// the shim waits, running nothing, while the executor stores RUNNING with
+// the record of the attempt (a marker the process carries in its
+// environment, its pid and start time) in one status write; the next
+// round, once that record is stored, lets the command run. When the
+// command ends, its exit is recorded in a file before the server can
+// learn of it (exitrecord.go). A server that finds the attempt recorded
+// and not running here kills whatever carries the marker; it reports the
+// recorded exit if there is one, and else the attempt lost (a new
+// attempt follows).
 //
 // Running commands that arrive over HTTP is remote execution by design:
 // the server enables this plugin by default only for its embedded control
@@ -25,14 +27,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"sort"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -67,15 +67,16 @@ type State struct {
 	// (TASKACTIONS_ATTEMPT_MARKER): it finds the processes of an attempt
 	// whose pid was never recorded.
 	Marker string
-	// PID and StartTicks are set once the process started; StartTicks (the
-	// start time, from /proc) guards against pid reuse.
+	// PID and StartTicks are the shim's, started held before the record
+	// is stored; StartTicks (the start time, from /proc) guards against
+	// pid reuse. Records of earlier versions may lack them.
 	PID        int
 	StartTicks uint64
 	Instance   string
 }
 
-// Version 2 records the attempt before starting it; version 1 (pid only)
-// came from servers that started first.
+// Version 2 records the attempt before its command runs; version 1 (pid
+// only) came from servers that started first.
 const stateVersion = 2
 
 // markerEnv carries an attempt's marker.
@@ -86,6 +87,7 @@ type proc struct {
 	marker     string // names its cgroup
 	tc         plugins.Interrupted
 	startTicks uint64
+	gate       *gate // held until the attempt's record is stored
 	done       chan struct{}
 	exit       int // valid after done
 }
@@ -107,55 +109,72 @@ func New(instance string, logs *logs.Store) *Plugin {
 
 func key(tc *plugins.TaskContext) string { return tc.UID + "/" + strconv.Itoa(int(tc.Attempt)) }
 
-// Handle records the attempt in its first round, starts it in the second
-// and reports its state after.
+// Handle starts the attempt held in its first round, lets it run once
+// its record is stored, and reports its state after.
 func (p *Plugin) Handle(ctx context.Context, tc *plugins.TaskContext) (plugins.Transition, error) {
-	p.mu.Lock()
-	pr := p.running[key(tc)]
-	p.mu.Unlock()
-	if pr != nil {
+	pr := p.proc(tc)
+	if pr != nil && !pr.gate.held() {
 		return p.status(pr), nil
 	}
 	var st State
-	version, ok, err := tc.LoadState(&st)
-	switch {
-	case err != nil:
+	_, ok, err := tc.LoadState(&st)
+	if err != nil {
 		return plugins.Transition{}, err
-	case !ok && !p.slots.free(key(tc), tc.Wake):
-		// Recorded only once it may start: a server that dies meanwhile
-		// leaves nothing that looks as if it had started.
-		return p.slots.full(), nil
-	case !ok:
-		return p.record(), nil
-	case version == stateVersion && st.Instance == p.instance && st.PID == 0:
-		return p.start(ctx, tc, st)
 	}
-	// Recorded by an earlier server process: the attempt may have run, and
-	// must not run again. If it ended, the shim recorded how.
+	if pr != nil {
+		if ok && st.Instance == p.instance && st.Marker == pr.marker {
+			return p.release(pr), nil
+		}
+		// Its record was not stored (the write failed): it goes, having
+		// run nothing, and the state decides as if it never was.
+		if err := p.Finalize(ctx, tc); err != nil {
+			return plugins.Transition{}, fmt.Errorf("discard a held attempt: %w", err)
+		}
+	}
+	if !ok {
+		return p.start(ctx, tc)
+	}
+	// Recorded, and not running here: the attempt may have run, and must
+	// not run again. If it ended, the shim recorded how.
 	p.killOrphan(st)
 	if code, ok := readExitRecord(tc.OutputDir, st.Marker); ok {
 		return exited(code, "exit code "+strconv.Itoa(code)+", recorded before the server that ran it was gone"), nil
 	}
-	what := fmt.Sprintf("pid %d was started by a server process that is gone", st.PID)
-	if st.PID == 0 {
-		what = "a server process that is gone was starting it"
-	}
 	return plugins.Transition{Phase: plugins.PhaseLost, Info: "process lost",
-		Error: &plugins.ExecutionError{Code: "ProcessLost", Message: what}}, nil
+		Error: &plugins.ExecutionError{Code: "ProcessLost", Message: p.lost(st)}}, nil
 }
 
-// record is the first round: the marker goes into the state, which the
-// executor stores before the next round starts the process.
-func (p *Plugin) record() plugins.Transition {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return plugins.Transition{
-		Phase: plugins.PhaseInitializing, Version: 1, Info: "starting",
-		State: State{Marker: hex.EncodeToString(b), Instance: p.instance}, StateVersion: stateVersion,
+// lost says why a recorded attempt is not running here.
+func (p *Plugin) lost(st State) string {
+	switch {
+	case st.Instance == p.instance:
+		// Discarded held: its record's write failed, yet was stored.
+		return fmt.Sprintf("pid %d, started by this server process, is gone without recording an exit", st.PID)
+	case st.PID == 0:
+		return "a server process that is gone was starting it"
 	}
+	return fmt.Sprintf("pid %d was started by a server process that is gone", st.PID)
 }
 
-func (p *Plugin) start(ctx context.Context, tc *plugins.TaskContext, st State) (plugins.Transition, error) {
+func (p *Plugin) proc(tc *plugins.TaskContext) *proc {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.running[key(tc)]
+}
+
+// release lets a held command run, its record stored.
+func (p *Plugin) release(pr *proc) plugins.Transition {
+	if err := pr.gate.open(); err != nil {
+		// The shim is gone, its command never run: another attempt may.
+		return plugins.Transition{Phase: plugins.PhaseSystemRetryableFailure, Info: "process gone before it ran",
+			Error: &plugins.ExecutionError{Code: "StartFailed", Message: err.Error()}}
+	}
+	return p.status(pr)
+}
+
+// start starts the attempt held, in a slot of its own, under a new
+// marker.
+func (p *Plugin) start(ctx context.Context, tc *plugins.TaskContext) (plugins.Transition, error) {
 	c := tc.Template.Container
 	if len(c.Command) == 0 {
 		return plugins.Transition{Phase: plugins.PhasePermanentFailure,
@@ -174,6 +193,9 @@ func (p *Plugin) start(ctx context.Context, tc *plugins.TaskContext, st State) (
 	if !p.slots.take(key(tc), tc.Wake) {
 		return p.slots.full(), nil
 	}
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	st := State{Marker: hex.EncodeToString(b), Instance: p.instance}
 	tr, err := p.launch(ctx, tc, st, path, append(c.Command[1:], c.Args...))
 	if tr.Phase != plugins.PhaseRunning {
 		p.slots.give()
@@ -181,44 +203,29 @@ func (p *Plugin) start(ctx context.Context, tc *plugins.TaskContext, st State) (
 	return tr, err
 }
 
-// launch starts the command in a slot taken for it. When the attempt is
-// traced, the process has a span of its own, from its start to its exit,
-// and its context is in the process's environment (TRACEPARENT), so what
-// the task does (its own spans, its calls to the API with that
-// traceparent) is under it.
+// launch starts the command held (gate.go) in a slot taken for it. When
+// the attempt is traced, the process has a span of its own, from its
+// start to its exit, and its context is in the process's environment
+// (TRACEPARENT), so what the task does (its own spans, its calls to the
+// API with that traceparent) is under it.
 func (p *Plugin) launch(ctx context.Context, tc *plugins.TaskContext, st State, path string, args []string) (tr plugins.Transition, err error) {
 	ctx, span := tracing.Start(ctx, "process", trace.WithAttributes(attribute.String("process.executable.path", path)))
+	var pr *proc
 	defer func() {
-		if tr.Phase != plugins.PhaseRunning { // not started: the span ends here
+		if pr == nil { // not started: the span ends here
 			if err == nil && tr.Error != nil {
 				span.SetStatus(codes.Error, tr.Error.Message)
 			}
 			tracing.End(span, err)
 		}
 	}()
-	cmd, boxEnv, cleanup, err := p.confined(tc, path, args)
+	cmd, g, release, err := p.prepare(ctx, tc, st, path, args)
 	if err != nil {
 		if outOfResources(err) {
 			return slotWait("waiting for descriptors: " + err.Error()), nil
 		}
 		return plugins.Transition{}, err
 	}
-	stdout, stderr, err := p.openLogs(tc)
-	if err != nil {
-		cleanup()
-		if outOfResources(err) {
-			return slotWait("waiting for descriptors: " + err.Error()), nil
-		}
-		return plugins.Transition{}, err
-	}
-	cmd.Dir = tc.OutputDir
-	cmd.Env = append(append(append(p.env(tc), tracing.Env(ctx)...), boxEnv...), markerEnv+"="+st.Marker)
-	// Through pipes, not the files themselves: the log store bounds them
-	// and wakes the streams that follow them. A task's background child
-	// that keeps a pipe open does not hold Wait up for long.
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.WaitDelay = 2 * time.Second
-	release := func() { stdout.Close(); stderr.Close(); cleanup() }
 	if p.cgroups.root != "" {
 		cg, err := p.cgroups.create(st.Marker)
 		if err != nil {
@@ -236,31 +243,67 @@ func (p *Plugin) launch(ctx context.Context, tc *plugins.TaskContext, st State, 
 		return plugins.Transition{Phase: plugins.PhasePermanentFailure,
 			Error: &plugins.ExecutionError{Code: "StartFailed", Message: err.Error()}}, nil
 	}
-	pr := &proc{cmd: cmd, marker: st.Marker, startTicks: startTicks(cmd.Process.Pid), done: make(chan struct{}),
+	pr = &proc{cmd: cmd, marker: st.Marker, gate: g, startTicks: startTicks(cmd.Process.Pid), done: make(chan struct{}),
 		tc: plugins.Interrupted{Project: tc.Project, Domain: tc.Domain, Run: tc.Run, Action: tc.Action, Attempt: tc.Attempt}}
 	p.mu.Lock()
 	p.running[key(tc)] = pr
 	p.mu.Unlock()
-	go func() {
-		_ = cmd.Wait()
-		// What it left running (setsid included) dies with it.
-		p.cgroups.kill(pr.marker)
-		p.sweep(pr.marker)
-		release()
-		p.slots.give()
-		pr.exit = cmd.ProcessState.ExitCode()
-		endProcessSpan(span, pr.exit)
-		close(pr.done)
-		if tc.Wake != nil {
-			tc.Wake()
-		}
-	}()
+	go p.wait(pr, tc, span, release)
+	if err := g.started(); err != nil {
+		return plugins.Transition{}, err // the round fails: the executor aborts what it started
+	}
 	st.PID, st.StartTicks = cmd.Process.Pid, pr.startTicks
 	span.SetAttributes(attribute.Int("process.pid", cmd.Process.Pid))
 	return plugins.Transition{
 		Phase: plugins.PhaseRunning, Version: 1, Info: "pid " + strconv.Itoa(cmd.Process.Pid),
 		State: st, StateVersion: stateVersion,
 	}, nil
+}
+
+// prepare makes an attempt's command: its shim, confined, held at its
+// gate, writing to the log store. release frees what it holds, once the
+// shim is gone or was never started.
+func (p *Plugin) prepare(ctx context.Context, tc *plugins.TaskContext, st State, path string, args []string) (*exec.Cmd, *gate, func(), error) {
+	cmd, boxEnv, cleanup, err := p.confined(tc, path, args)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stdout, stderr, err := p.openLogs(tc)
+	if err != nil {
+		cleanup()
+		return nil, nil, nil, err
+	}
+	g, err := holdOn(cmd)
+	if err != nil {
+		stdout.Close()
+		stderr.Close()
+		cleanup()
+		return nil, nil, nil, err
+	}
+	cmd.Dir = tc.OutputDir
+	cmd.Env = append(append(append(p.env(tc), tracing.Env(ctx)...), boxEnv...), markerEnv+"="+st.Marker)
+	// Through pipes, not the files themselves: the log store bounds them
+	// and wakes the streams that follow them. A task's background child
+	// that keeps a pipe open does not hold Wait up for long.
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.WaitDelay = 2 * time.Second
+	return cmd, g, func() { g.shut(); stdout.Close(); stderr.Close(); cleanup() }, nil
+}
+
+// wait waits for the shim's exit, kills what the attempt left running
+// (setsid included), and wakes the executor.
+func (p *Plugin) wait(pr *proc, tc *plugins.TaskContext, span trace.Span, release func()) {
+	_ = pr.cmd.Wait() // its status is read from ProcessState
+	p.cgroups.kill(pr.marker)
+	p.sweep(pr.marker)
+	release()
+	p.slots.give()
+	pr.exit = pr.cmd.ProcessState.ExitCode()
+	endProcessSpan(span, pr.exit)
+	close(pr.done)
+	if tc.Wake != nil {
+		tc.Wake()
+	}
 }
 
 // openLogs opens the attempt's stdout and stderr in the log store.
@@ -336,121 +379,6 @@ func (p *Plugin) env(tc *plugins.TaskContext) []string {
 		env = append(env, k+"="+vars[k])
 	}
 	return env
-}
-
-// Abort kills the attempt's process group: SIGTERM, then SIGKILL after a
-// grace period.
-func (p *Plugin) Abort(ctx context.Context, tc *plugins.TaskContext) error {
-	p.slots.forget(key(tc))
-	p.mu.Lock()
-	pr := p.running[key(tc)]
-	p.mu.Unlock()
-	if pr == nil {
-		var st State
-		if _, ok, _ := tc.LoadState(&st); ok && st.Instance != p.instance {
-			p.killOrphan(st)
-		}
-		return nil
-	}
-	return p.kill(ctx, pr)
-}
-
-func (p *Plugin) kill(ctx context.Context, pr *proc) error {
-	pgid := pr.cmd.Process.Pid
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	select {
-	case <-pr.done:
-	case <-time.After(2 * time.Second):
-	case <-ctx.Done():
-	}
-	// The leader may be gone while others of its group live on.
-	err := syscall.Kill(-pgid, syscall.SIGKILL)
-	p.cgroups.kill(pr.marker)
-	p.sweep(pr.marker)
-	if err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("kill process group %d: %w", pgid, err)
-	}
-	<-pr.done
-	return nil
-}
-
-// Finalize forgets the attempt (killing it if it still runs).
-func (p *Plugin) Finalize(ctx context.Context, tc *plugins.TaskContext) error {
-	p.slots.forget(key(tc))
-	p.mu.Lock()
-	pr := p.running[key(tc)]
-	delete(p.running, key(tc))
-	p.mu.Unlock()
-	if pr != nil {
-		return p.kill(ctx, pr)
-	}
-	return nil
-}
-
-// Shutdown kills every process group this plugin started and returns the
-// attempts that had not finished: nothing outlives the server.
-func (p *Plugin) Shutdown(ctx context.Context) []plugins.Interrupted {
-	p.mu.Lock()
-	procs := make([]*proc, 0, len(p.running))
-	for _, pr := range p.running {
-		procs = append(procs, pr)
-	}
-	p.mu.Unlock()
-	var (
-		wg  sync.WaitGroup
-		mu  sync.Mutex
-		cut []plugins.Interrupted
-	)
-	for _, pr := range procs {
-		select {
-		case <-pr.done:
-			continue // finished: its outcome is the executor's to record
-		default:
-		}
-		wg.Go(func() {
-			_ = p.kill(ctx, pr)
-			mu.Lock()
-			cut = append(cut, pr.tc)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	p.cgroups.remove()
-	p.reaper.sweepRoot()
-	return cut
-}
-
-// sweep kills, without cgroups, what the attempt with marker left and
-// what ended attempts left (reaper.go).
-func (p *Plugin) sweep(marker string) {
-	if !p.reaper.on {
-		return
-	}
-	p.mu.Lock()
-	shims, markers := map[int]bool{}, map[string]bool{}
-	for _, pr := range p.running {
-		shims[pr.cmd.Process.Pid] = true
-		if pr.marker != marker {
-			markers[pr.marker] = true
-		}
-	}
-	p.mu.Unlock()
-	p.reaper.sweep(marker, func(pi procInfo) bool {
-		return shims[pi.pid] || markers[pi.env[markerEnv]]
-	})
-}
-
-// killOrphan kills what an earlier server process started for an attempt:
-// the process group of its recorded pid if that very process still runs
-// (same start time), and every process carrying its marker.
-func (p *Plugin) killOrphan(st State) {
-	p.cgroups.kill(st.Marker)
-	if st.PID > 0 && st.StartTicks != 0 && startTicks(st.PID) == st.StartTicks {
-		_ = syscall.Kill(-st.PID, syscall.SIGKILL)
-	}
-	if st.Marker != "" {
-		killMarked(st.Marker)
-	}
 }
 
 // endProcessSpan ends the span of a process that exited with code (-1:

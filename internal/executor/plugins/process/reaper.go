@@ -24,7 +24,8 @@ import (
 //     running attempt's own) unless its marker names an attempt still
 //     running.
 //   - At start, a sweep kills what a killed server left: every process
-//     whose environment places it under this server's output root.
+//     whose environment places it under this server's output root, with
+//     the group it leads.
 //
 // What escapes all of it is a process that both leaves its session and
 // clears its environment while the server is killed: nothing names it.
@@ -69,16 +70,25 @@ func (r reaper) sweep(marker string, keep func(procInfo) bool) {
 }
 
 // sweepRoot kills every process of an attempt under the output root: at
-// start (none is this server's) and at stop (all of them are over).
+// start (none is this server's) and at stop (all of them are over). One
+// that leads its process group (a shim, or what left with setsid) takes
+// its group along, as the next server's kill of an attempt it finds
+// recorded would (killOrphan): a server's actions need no finalizer
+// thanks to this sweep (SweptAtStart), and what an action deleted while
+// no server ran left gets no other.
 func (r reaper) sweepRoot() {
 	if !r.on {
 		return
 	}
 	eachProc(func(pi procInfo) {
 		dir := pi.env["TASKACTIONS_OUTPUT_DIR"]
-		if pi.env[markerEnv] != "" && strings.HasPrefix(filepath.Clean(dir), r.root+string(filepath.Separator)) {
-			r.killAndReap(pi)
+		if pi.env[markerEnv] == "" || !strings.HasPrefix(filepath.Clean(dir), r.root+string(filepath.Separator)) {
+			return
 		}
+		if pi.pgid == pi.pid {
+			_ = syscall.Kill(-pi.pgid, syscall.SIGKILL) // a group of the task's own; ESRCH: gone already
+		}
+		r.killAndReap(pi)
 	})
 }
 

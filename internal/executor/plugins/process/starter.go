@@ -22,7 +22,9 @@ import (
 // deathSignal is what the shim gets when the server dies.
 const deathSignal = syscall.SIGUSR1
 
-// shimScript runs "$@" in the background of the shim's process group and
+// shimScript waits at its gate (gate.go: it exits, running nothing,
+// unless the server sends the word), then runs "$@" in the background of
+// the shim's process group, its stdin /dev/null as before the gate, and
 // waits for it, surviving SIGTERM/INT/HUP (the command gets them too, as a
 // member of the group). When the command ends, the shim records its exit
 // code in the attempt's exit record (exitrecord.go) before it exits
@@ -43,6 +45,9 @@ const deathSignal = syscall.SIGUSR1
 var shimScript = `gone= hit= dog=
 trap 'gone=1 hit=1' USR1
 trap ':' TERM INT HUP
+IFS= read -r word || exit 125
+exec </dev/null
+[ "$word" = ` + gateWord + ` ] || exit 125
 "$@" &
 child=$!
 while :; do

@@ -21,6 +21,7 @@ import (
 	"taskactions/internal/analysis/resources"
 	"taskactions/internal/controlplane"
 	"taskactions/internal/executor"
+	"taskactions/internal/failpoint"
 	"taskactions/internal/handlers"
 	"taskactions/internal/history"
 	"taskactions/internal/kargo/credentials"
@@ -167,6 +168,7 @@ func Start(ctx context.Context, cfg Config, log zerolog.Logger) (*App, error) {
 	}
 	releaseStartMemory(a.streamsStop, a.startDrained)
 	log.Info().Str("listen", a.URL()).Str("controlPlane", a.cp.Source()).Dur("startupMs", time.Since(start)).Msg("ready")
+	failpoint.Ready()
 	return a, nil
 }
 

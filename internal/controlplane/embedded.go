@@ -61,9 +61,7 @@ func startEmbedded(ctx context.Context, dataDir string, quota int64, log zerolog
 		return nil, nil, err
 	}
 	go e.watch()
-	if failpoint.Armed(failpoint.EtcdDies) {
-		time.AfterFunc(5*time.Second, e.etcd.Server.HardStop)
-	}
+	failpoint.AfterReady(failpoint.EtcdDies, e.etcd.Server.HardStop)
 	return e, cfg, nil
 }
 

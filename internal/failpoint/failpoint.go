@@ -8,6 +8,7 @@ package failpoint
 
 import (
 	"os"
+	"sync"
 	"syscall"
 )
 
@@ -22,7 +23,7 @@ const (
 // server stops with the cause instead of serving on without it. Armed
 // tells the part to fail; nothing is killed.
 const (
-	EtcdDies             = "etcd-dies"              // the embedded etcd stops hard 5 s after it is up
+	EtcdDies             = "etcd-dies"              // the embedded etcd stops hard once the server is ready
 	StageControllerFails = "stage-controller-fails" // the Stage controller fails as it starts
 )
 
@@ -36,5 +37,34 @@ func Hit(name string) {
 	if armed != "" && armed == name {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {} // the signal is on its way
+	}
+}
+
+var (
+	mu         sync.Mutex
+	afterReady []func()
+)
+
+// AfterReady has f run once the server is ready (Ready), if the failpoint
+// name is armed: a part that fails then fails a running server, however
+// long its start took.
+func AfterReady(name string, f func()) {
+	if !Armed(name) {
+		return
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	afterReady = append(afterReady, f)
+}
+
+// Ready runs, each once, what armed failpoints deferred to the server's
+// readiness.
+func Ready() {
+	mu.Lock()
+	fs := afterReady
+	afterReady = nil
+	mu.Unlock()
+	for _, f := range fs {
+		go f()
 	}
 }

@@ -97,6 +97,20 @@ func InFlight(st *rolloutsapi.AnalysisRunStatus) []Due {
 	return out
 }
 
+// stop ends the metric's in-flight measurement as Rollouts' provider
+// would when the run is terminating, and says whether to cancel its work
+// now. The job provider's Terminate ends it (terminate). The others'
+// leave it as it is, uncounted: their measurements are taken whole within
+// one reconcile in Rollouts, so it never has one in flight to count. The
+// run ends in the same pass, which cancels that work (InFlight), and
+// what it would have reported comes to an ended run (Finish).
+func stop(m rolloutsapi.Metric, res *rolloutsapi.MetricResult, now time.Time) (Due, bool) {
+	if m.Provider.Job != nil {
+		return terminate(res, now), true
+	}
+	return Due{}, false
+}
+
 // terminate ends the metric's in-flight measurement as Rollouts does when
 // the run is terminating (its job provider's Terminate, then the
 // controller's message): Inconclusive, "Metric Terminated", counted.

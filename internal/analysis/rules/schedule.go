@@ -144,9 +144,11 @@ func Step(run *rolloutsapi.AnalysisRun, metrics []rolloutsapi.Metric, now time.T
 		last := lastMeasurement(res)
 		if last != nil && last.FinishedAt == nil {
 			// In flight: its report comes through Finish. Terminating,
-			// Rollouts terminates it.
+			// Rollouts' provider terminates it (stop).
 			if terminating {
-				plan.Cancel = append(plan.Cancel, terminate(res, now))
+				if d, cancel := stop(m, res, now); cancel {
+					plan.Cancel = append(plan.Cancel, d)
+				}
 			}
 			continue
 		}

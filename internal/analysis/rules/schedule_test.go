@@ -18,6 +18,12 @@ func metric(name string, set func(*rolloutsapi.Metric)) rolloutsapi.Metric {
 	return m
 }
 
+// asJob makes a metric's provider a job, whose Terminate ends a
+// measurement in flight (the others' leave it as it is).
+func asJob(m *rolloutsapi.Metric) {
+	m.Provider = rolloutsapi.MetricProvider{Job: &rolloutsapi.JobMetric{}}
+}
+
 func interval(d string) func(*rolloutsapi.Metric) {
 	return func(m *rolloutsapi.Metric) { m.Interval = rolloutsapi.DurationString(d) }
 }
@@ -65,6 +71,7 @@ func TestStep(t *testing.T) {
 	)
 	m := metric("m", nil)
 	every := metric("m", interval("1m"))
+	everyJob := metric("m", func(m *rolloutsapi.Metric) { interval("1m")(m); asJob(m) })
 	delayed := metric("m", func(m *rolloutsapi.Metric) { m.InitialDelay = "30s" })
 	terminated := func(spec rolloutsapi.AnalysisRunSpec) rolloutsapi.AnalysisRunSpec { spec.Terminate = true; return spec }
 	for _, tc := range []struct {
@@ -134,9 +141,11 @@ func TestStep(t *testing.T) {
 			0, ok, "Run Terminated", nil, nil, 0},
 		{"terminated after successes", started(terminated(metrics(every)), measured("m", 2, 0, done(ok, -2*time.Minute))),
 			0, ok, "Run Terminated", nil, nil, 0},
-		{"terminated while measuring", started(terminated(metrics(every)), measured("m", 2, 0, inFlight(-time.Second))), 0,
+		{"terminated while a job measures", started(terminated(metrics(everyJob)), measured("m", 2, 0, inFlight(-time.Second))), 0,
 			inc, `Metric "m" assessed Inconclusive due to inconclusive (1) > inconclusiveLimit (0): "Error Message: Metric Terminated"`,
 			nil, []Due{{Metric: "m", Number: 3}}, 0},
+		{"terminated while a web measurement is in flight: left uncounted", started(terminated(metrics(every)),
+			measured("m", 2, 0, inFlight(-time.Second))), 0, ok, "Run Terminated", nil, []Due{{Metric: "m", Number: 3}}, 0},
 		{"terminated after a failure", started(terminated(metrics(m)), measured("m", 1, 0, done(fail, -time.Second))), 0,
 			fail, `Metric "m" assessed Failed due to failed (1) > failureLimit (0)`, nil, nil, 0},
 
@@ -243,9 +252,10 @@ func TestStepFirstPassStatus(t *testing.T) {
 // A metric assessed Failed makes the run terminating: the pass that
 // assesses it leaves the run Running while a sibling is in flight, and
 // asks to be run again at once; the next one cancels the sibling and
-// fails the run (TestReconcileAnalysisRunTerminateSiblingAfterFail).
+// fails the run (TestReconcileAnalysisRunTerminateSiblingAfterFail, whose
+// sibling is a job).
 func TestStepSiblingFailure(t *testing.T) {
-	r := started(metrics(metric("a", interval("1m")), metric("b", nil)),
+	r := started(metrics(metric("a", func(m *rolloutsapi.Metric) { interval("1m")(m); asJob(m) }), metric("b", nil)),
 		measured("a", 4, 1, inFlight(-10*time.Second)), measured("b", 1, 0, done(rolloutsapi.AnalysisPhaseFailed, -time.Second)))
 	p := Step(r, nil, t0)
 	if p.Status.Phase != rolloutsapi.AnalysisPhaseRunning || p.Next != Immediately || p.Cancel != nil || p.Due != nil {

@@ -323,6 +323,13 @@ func put(c *http.Client, url string, body []byte) error {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return fmt.Errorf("PUT %s: %s: %s", url, resp.Status, msg)
 	}
+	// Read to the end, as a client does: an HTTP/1.1 connection whose
+	// response body is closed unread is not reused, and each change then
+	// paid a new connection (measured: 0 of 200 PUTs reused one) where
+	// the floor's bodiless answers keep theirs.
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return fmt.Errorf("PUT %s: read the answer: %w", url, err)
+	}
 	return nil
 }
 

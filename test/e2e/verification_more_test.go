@@ -143,6 +143,15 @@ func TestVerificationRestart(t *testing.T) {
 	if got := svc.hits.Load(); got != 3 {
 		t.Errorf("the service was asked %d times for 3 measurements", got)
 	}
+	// The run's root ends after the AnalysisRun it stands for, which the
+	// verification read: wait for it.
+	eventually(t, 20*time.Second, "the run's root to end", func() bool {
+		switch k.runActions(ar.Name)["analysis"].Phase {
+		case client.SUCCEEDED, client.FAILED, client.ABORTED, client.TIMEDOUT:
+			return true
+		}
+		return false
+	})
 	for name, a := range k.runActions(ar.Name) {
 		if a.Phase != client.SUCCEEDED || (name != "analysis" && a.Attempts != 1) {
 			t.Errorf("%s: %s, %d attempts", name, a.Phase, a.Attempts)

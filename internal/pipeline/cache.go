@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -124,7 +125,15 @@ func (c *Cache[T, V]) newRunning() (*running, error) {
 	return &running{informer: inf, handler: reg, synced: make(chan struct{}), done: make(chan struct{})}, nil
 }
 
-// Stop stops the informer and waits for it.
+// stopWait is how long Stop waits for the informer to end. An informer
+// whose watch failed may be asleep in client-go's watch-list backoff,
+// which does not wake on cancellation (reflector.go, watchList: up to 30 s
+// and jitter); a server whose etcd died stopped nine caches in a row and
+// hung for minutes. Past stopWait the informer is left to end on its
+// own: its handler is already removed, and it returns at its next wake.
+const stopWait = 3 * time.Second
+
+// Stop stops the informer and waits for it, up to stopWait.
 func (c *Cache[T, V]) Stop() {
 	c.mu.Lock()
 	r := c.run
@@ -133,10 +142,18 @@ func (c *Cache[T, V]) Stop() {
 	if r == nil {
 		return
 	}
-	_ = r.informer.RemoveEventHandler(r.handler)
+	if err := r.informer.RemoveEventHandler(r.handler); err != nil {
+		c.log.Warn().Err(err).Msg("cannot remove the cache's event handler")
+	}
 	if r.cancel != nil {
 		r.cancel()
-		<-r.done
+		t := time.NewTimer(stopWait)
+		select {
+		case <-r.done:
+		case <-t.C:
+			c.log.Warn().Stringer("waited", stopWait).Msg("the informer is still in client-go's backoff after a failed watch: not waiting for it")
+		}
+		t.Stop()
 	}
 	c.lists.forget()
 	c.views.forget()

@@ -54,9 +54,13 @@ func TestSetsidChildrenDieWithoutCgroups(t *testing.T) {
 	}
 
 	// A server killed while the task runs leaves its setsid child behind
-	// (nothing is its subreaper then): the next start kills it.
-	enqueueScript(t, c, run, "killed", fmt.Sprintf(`setsid sleep 1000 & echo $! > %s; sleep 1000`, escaped("killed")))
-	pid := waitPidFile(t, escaped("killed"))
+	// (nothing is its subreaper then): the next start kills it. The next
+	// start also runs the action again; that attempt writes nothing (the
+	// pid file is there), so the test's dir is not written to as it is
+	// removed.
+	killed := escaped("killed")
+	enqueueScript(t, c, run, "killed", fmt.Sprintf(`[ -e %[1]s ] && exec sleep 1000; setsid sleep 1000 & echo $! > %[1]s.tmp; mv %[1]s.tmp %[1]s; sleep 1000`, killed))
+	pid := waitPidFile(t, killed)
 	if err := p.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +68,11 @@ func TestSetsidChildrenDieWithoutCgroups(t *testing.T) {
 	p = startServer(t, args...)
 	waitReady(t, p, addr)
 	waitGone(t, pid, "killed")
+	// Stopped, not killed, the server ends the attempt it started again.
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
 }
 
 // waitPidFile waits for a task to write a pid to path.

@@ -26,18 +26,7 @@ func TestOversizedActionFailsWithoutRunning(t *testing.T) {
 	run := newRun()
 	ran := filepath.Join(t.TempDir(), "ran")
 	tmpl := fmt.Sprintf(`{"type":"process","container":{"command":["touch",%q]},"custom":{"pad":%q}}`, ran, strings.Repeat("x", 800<<10))
-	ta := &v1.TaskAction{
-		ObjectMeta: metav1.ObjectMeta{Name: run.Run + "-big", Namespace: e.mgr.Namespace(run.Project, run.Domain)},
-		Spec: v1.TaskActionSpec{RunName: run.Run, Project: run.Project, Domain: run.Domain, ActionName: "big",
-			TaskType: "process", TaskTemplate: []byte(tmpl)},
-	}
-	client, err := versioned.NewForConfig(cp.RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.FlyteV1().TaskActions(ta.Namespace).Create(context.Background(), ta, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	create(t, e, run, "big", tmpl)
 	got := await(t, e, id(run, "big"), 20*time.Second, "FAILED", finished)
 	if s := got.Status; v1.PhaseOf(s.Conditions) != v1.PhaseFailed || s.ErrorState == nil || s.ErrorState.Code != "ObjectTooLarge" {
 		t.Fatalf("phase %s error %+v, want FAILED with ObjectTooLarge", v1.PhaseOf(s.Conditions), s.ErrorState)

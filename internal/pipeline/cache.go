@@ -217,8 +217,42 @@ func (c *Cache[T, V]) Wrote(obj T) {
 }
 
 // WroteVersion notes a resource version this server wrote, or one after
-// it (a delete returns no object: a list's version fences it).
+// it.
 func (c *Cache[T, V]) WroteVersion(rv string) { c.written.wrote(parseRV(rv)) }
+
+// Deleting notes, before this server deletes obj, that reads are to wait
+// (CatchUp, briefly: see maxReadWait) until the cache has it gone or, when
+// a finalizer holds it, marked for deletion. Call done with whether the
+// delete happened.
+//
+// A delete answers with no resource version to wait for, and a version
+// read after it (a one-item list's) is the store's, which this kind's
+// events alone may not reach for a long while: every other kind's write
+// moves it on, and reads waited their whole bound until one of this kind
+// came. So the wait is for this object's own event.
+func (c *Cache[T, V]) Deleting(obj T) (done func(deleted bool)) {
+	uid := string(obj.GetUID())
+	c.written.deletingObject(uid)
+	return func(deleted bool) {
+		if !deleted {
+			c.written.forgetDeletion(uid)
+		}
+	}
+}
+
+// DeletingName is Deleting of the cached object ns/name. When the cache
+// does not hold it, reads have nothing to wait for.
+func (c *Cache[T, V]) DeletingName(ns, name string) (done func(deleted bool)) {
+	inf := c.Informer()
+	if inf == nil {
+		return func(bool) {}
+	}
+	obj, ok, err := inf.GetStore().GetByKey(cache.ObjectName{Namespace: ns, Name: name}.String())
+	if err != nil || !ok {
+		return func(bool) {}
+	}
+	return c.Deleting(obj.(T))
+}
 
 // CatchUp waits (briefly, see maxReadWait) until the cache reflects every
 // write this server made before the call: read-your-writes.

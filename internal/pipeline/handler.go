@@ -68,7 +68,7 @@ func (c *Cache[T, V]) handle(typ watch.EventType, old, obj T, initial bool) {
 			c.published.Add(1)
 		}
 	}
-	c.written.saw(string(obj.GetUID()), rv, !initial)
+	c.written.saw(string(obj.GetUID()), rv, !initial, deleted || obj.GetDeletionTimestamp() != nil)
 	if c.kind.Handle != nil {
 		c.kind.Handle(Event[T, V]{Type: typ, Old: old, Object: obj, View: v, Initial: initial})
 	}

@@ -17,6 +17,19 @@ type rvWaiter struct {
 	// pending holds, by uid, the version of this server's last write of an
 	// object whose event has not come back yet (for milliseconds, usually).
 	pending map[string]uint64
+	// deleting holds, by uid, objects this server is deleting or deleted
+	// whose deletion the cache has not taken in yet.
+	deleting  map[string]deletion
+	deletions uint64 // how many deletingObject noted, for their seq
+}
+
+// deletion is one object's in deleting: the order it was noted in (a read
+// waits only for those noted before it began: a large abort deletes for
+// a while, and reads must not wait for all of it) and when the wait for it
+// lapses (a deletion whose event never comes must not hold reads back).
+type deletion struct {
+	seq   uint64
+	until time.Time
 }
 
 // advance notes that the cache holds every version up to rv.
@@ -55,13 +68,52 @@ func (w *rvWaiter) wroteObject(uid string, rv uint64) {
 	w.pending[uid] = max(w.pending[uid], rv)
 }
 
-// saw notes an event of an object at rv: a write of it up to rv is back
-// and, for a live event (not the initial list's), every version up to rv.
-func (w *rvWaiter) saw(uid string, rv uint64, live bool) {
+// deletingObject notes that this server is about to delete an object.
+// It is noted before the delete is sent, so that its event, however soon
+// it comes, finds it.
+func (w *rvWaiter) deletingObject(uid string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.deleting == nil {
+		w.deleting = map[string]deletion{}
+	}
+	w.deletions++
+	w.deleting[uid] = deletion{seq: w.deletions, until: time.Now().Add(maxReadWait)}
+}
+
+// forgetDeletion undoes deletingObject, for a delete that did not happen.
+func (w *rvWaiter) forgetDeletion(uid string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.deleting, uid)
+}
+
+// awaitingDeletionLocked reports whether a deletion this server noted up
+// to seq has yet to reach the cache, dropping those whose wait lapsed.
+func (w *rvWaiter) awaitingDeletionLocked(seq uint64, now time.Time) bool {
+	waiting := false
+	for uid, d := range w.deleting {
+		switch {
+		case now.After(d.until):
+			delete(w.deleting, uid)
+		case d.seq <= seq:
+			waiting = true
+		}
+	}
+	return waiting
+}
+
+// saw notes an event of an object at rv: a write of it up to rv is back,
+// its deletion too when gone (deleted, or marked for deletion) and, for a
+// live event (not the initial list's), every version up to rv.
+func (w *rvWaiter) saw(uid string, rv uint64, live, gone bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if v, ok := w.pending[uid]; ok && rv >= v {
 		delete(w.pending, uid)
+	}
+	if gone {
+		delete(w.deleting, uid)
 	}
 	if live {
 		w.advanceLocked(rv)
@@ -82,16 +134,16 @@ func (w *rvWaiter) behind(uid string, rv uint64) bool {
 const maxReadWait = 2 * time.Second
 
 // catchUp waits until the cache reflects every write this server made
-// before the call.
+// before the call, deletions included.
 func (w *rvWaiter) catchUp(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, maxReadWait)
 	defer cancel()
 	w.mu.Lock()
-	want := w.want
+	want, deletions := w.want, w.deletions
 	w.mu.Unlock()
 	for {
 		w.mu.Lock()
-		if w.seen >= want {
+		if w.seen >= want && !w.awaitingDeletionLocked(deletions, time.Now()) {
 			w.mu.Unlock()
 			return
 		}

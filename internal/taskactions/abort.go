@@ -50,30 +50,14 @@ func (m *Manager) AbortAction(ctx context.Context, id ActionID, reason string) (
 	if err != nil {
 		return Action{}, err
 	}
-	ta, _, deleted, err := m.abortStep(ctx, cur, reason)
+	ta, _, _, err := m.abortStep(ctx, cur, reason)
 	if err != nil {
 		return Action{}, err
-	}
-	if deleted {
-		m.awaitDeletion(ctx, ta.Namespace)
 	}
 	if ta == nil { // gone meanwhile
 		ta = cur
 	}
 	return updateOf(ta, true).Action, nil
-}
-
-// awaitDeletion waits (briefly, as reads after writes do) until the cache
-// no longer holds what this server deleted in ns a moment ago, so that a
-// read right after an abort is served from history, ABORTED. A deletion
-// returns no version: a list's, read after it, fences it.
-func (m *Manager) awaitDeletion(ctx context.Context, ns string) {
-	l, err := m.cfg.Client.FlyteV1().TaskActions(ns).List(ctx, metav1.ListOptions{Limit: 1})
-	if err != nil {
-		return // the read may show it a moment longer
-	}
-	m.actions.WroteVersion(l.ResourceVersion)
-	m.actions.CatchUp(ctx)
 }
 
 // AbortOne takes the next step of an abort of one action: it records the
@@ -112,7 +96,11 @@ func (m *Manager) abortStep(ctx context.Context, ta *v1.TaskAction, reason strin
 	if len(waiting) > 0 {
 		return ta, waiting, false, nil
 	}
+	// A read right after the abort waits for the deletion to reach the
+	// cache, and is then served from history, ABORTED.
+	done := m.actions.Deleting(ta)
 	gone, err := m.objects.deleteUnfinished(ctx, ta)
+	done(gone != nil)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("abort %s (delete its object, as Flyte aborts): %w", IDOf(ta), err)
 	}

@@ -21,9 +21,6 @@ type kind[T pipeline.Object] struct {
 	pipeline pipeline.Kind[T, *View[T]]
 	// client is the kind's typed client in a project's namespace.
 	client func(project string) client[T]
-	// version is the resource version of a one-item list, a fence after
-	// a delete.
-	version func(ctx context.Context, project string) (string, error)
 	// validate is Rollouts' rules for a write.
 	validate func(T) field.ErrorList
 	// created, if set, clears what a create does not take from the body.
@@ -44,9 +41,6 @@ func templateKind(cfg Config) kind[*rolloutsapi.AnalysisTemplate] {
 		name:     "AnalysisTemplate",
 		pipeline: pipelineKind[rolloutsapi.AnalysisTemplate]("AnalysisTemplate", rolloutsapi.AnalysisTemplatePlural, cfg),
 		client:   func(p string) client[*rolloutsapi.AnalysisTemplate] { return c.AnalysisTemplates(p) },
-		version: func(ctx context.Context, p string) (string, error) {
-			return listVersion(ctx, c.AnalysisTemplates(p).List)
-		},
 		validate: func(t *rolloutsapi.AnalysisTemplate) field.ErrorList { return rules.ValidateTemplateSpec(&t.Spec) },
 	}
 }
@@ -58,9 +52,6 @@ func clusterTemplateKind(cfg Config) kind[*rolloutsapi.ClusterAnalysisTemplate] 
 		cluster:  true,
 		pipeline: pipelineKind[rolloutsapi.ClusterAnalysisTemplate]("ClusterAnalysisTemplate", rolloutsapi.ClusterAnalysisTemplatePlural, cfg),
 		client:   func(string) client[*rolloutsapi.ClusterAnalysisTemplate] { return c.ClusterAnalysisTemplates() },
-		version: func(ctx context.Context, _ string) (string, error) {
-			return listVersion(ctx, c.ClusterAnalysisTemplates().List)
-		},
 		validate: func(t *rolloutsapi.ClusterAnalysisTemplate) field.ErrorList {
 			return rules.ValidateTemplateSpec(&t.Spec)
 		},
@@ -73,9 +64,6 @@ func runKind(cfg Config) kind[*rolloutsapi.AnalysisRun] {
 		name:     "AnalysisRun",
 		pipeline: pipelineKind[rolloutsapi.AnalysisRun]("AnalysisRun", rolloutsapi.AnalysisRunPlural, cfg),
 		client:   func(p string) client[*rolloutsapi.AnalysisRun] { return c.AnalysisRuns(p) },
-		version: func(ctx context.Context, p string) (string, error) {
-			return listVersion(ctx, c.AnalysisRuns(p).List)
-		},
 		validate: func(r *rolloutsapi.AnalysisRun) field.ErrorList { return rules.ValidateRunSpec(&r.Spec) },
 		// The status is the analysis controller's, which starts from none.
 		created: func(r *rolloutsapi.AnalysisRun) { r.Status = rolloutsapi.AnalysisRunStatus{} },
@@ -99,13 +87,4 @@ func pipelineKind[P any, T interface {
 		Same:      pipeline.SameObject[T],
 		Journal:   cfg.Journal,
 	})
-}
-
-// listVersion is the resource version of a one-item list.
-func listVersion[L metav1.ListInterface](ctx context.Context, list func(context.Context, metav1.ListOptions) (L, error)) (string, error) {
-	l, err := list(ctx, metav1.ListOptions{Limit: 1})
-	if err != nil {
-		return "", err
-	}
-	return l.GetResourceVersion(), nil
 }

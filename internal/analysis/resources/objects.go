@@ -110,17 +110,15 @@ func (o *Objects[T]) Replace(ctx context.Context, project, name string, obj T) (
 	return o.cache.View(out), nil
 }
 
-// Delete deletes an object. The next read shows the delete (a one-item
-// list after it gives a resource version at least the delete's).
+// Delete deletes an object. The next read shows the delete (it waits for
+// the deletion's event: pipeline.Cache.Deleting).
 func (o *Objects[T]) Delete(ctx context.Context, project, name string) error {
-	if err := o.kind.client(project).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+	done := o.cache.DeletingName(project, name)
+	err := o.kind.client(project).Delete(ctx, name, metav1.DeleteOptions{})
+	done(err == nil)
+	if err != nil {
 		return o.writeError(project, name, err)
 	}
-	rv, err := o.kind.version(ctx, project)
-	if err != nil {
-		return fmt.Errorf("%s %q deleted, but: %w", o.kind.name, name, err)
-	}
-	o.cache.WroteVersion(rv)
 	return nil
 }
 

@@ -71,21 +71,18 @@ func (m *Manager) write(ctx context.Context, cfg *kargoapi.ProjectConfig, create
 }
 
 // Delete deletes a project's ProjectConfig: its Stages are no longer
-// auto-promoted. The next read shows the delete (a one-item list after it
-// gives a resource version at least the delete's).
+// auto-promoted. The next read shows the delete (it waits for the
+// deletion's event: pipeline.Cache.Deleting).
 func (m *Manager) Delete(ctx context.Context, project string) error {
 	if err := m.stages.CheckProject(ctx, project); err != nil {
 		return err
 	}
-	configs := m.client.KargoV1alpha1().ProjectConfigs(project)
-	if err := configs.Delete(ctx, project, metav1.DeleteOptions{}); err != nil {
+	done := m.configs.DeletingName(project, project)
+	err := m.client.KargoV1alpha1().ProjectConfigs(project).Delete(ctx, project, metav1.DeleteOptions{})
+	done(err == nil)
+	if err != nil {
 		return writeError(project, err)
 	}
-	fence, err := configs.List(ctx, metav1.ListOptions{Limit: 1})
-	if err != nil {
-		return fmt.Errorf("ProjectConfig %q deleted, but: %w", project, err)
-	}
-	m.configs.WroteVersion(fence.ResourceVersion)
 	return nil
 }
 

@@ -50,19 +50,15 @@ func (m *Manager) Replace(ctx context.Context, project, name string, s *kargoapi
 	return m.stages.View(out), nil
 }
 
-// Delete deletes a Stage. Like the other writes, the next read shows it:
-// a delete answers with no resource version, so a one-item list, read
-// from etcd after it, gives one that is at least the delete's.
+// Delete deletes a Stage. Like the other writes, the next read shows it
+// (it waits for the deletion's event: pipeline.Cache.Deleting).
 func (m *Manager) Delete(ctx context.Context, project, name string) error {
-	stages := m.client.KargoV1alpha1().Stages(project)
-	if err := stages.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+	done := m.stages.DeletingName(project, name)
+	err := m.client.KargoV1alpha1().Stages(project).Delete(ctx, name, metav1.DeleteOptions{})
+	done(err == nil)
+	if err != nil {
 		return writeError(project, name, err)
 	}
-	fence, err := stages.List(ctx, metav1.ListOptions{Limit: 1})
-	if err != nil {
-		return fmt.Errorf("Stage %q deleted, but: %w", name, err)
-	}
-	m.stages.WroteVersion(fence.ResourceVersion)
 	return nil
 }
 

@@ -48,18 +48,15 @@ func (m *Manager) Replace(ctx context.Context, project, name string, w *kargoapi
 }
 
 // Delete deletes a Warehouse; its Freight stays, as in Kargo. The next
-// read shows the delete (a one-item list after it gives a resource
-// version at least the delete's).
+// read shows the delete (it waits for the deletion's event:
+// pipeline.Cache.Deleting).
 func (m *Manager) Delete(ctx context.Context, project, name string) error {
-	ws := m.client.KargoV1alpha1().Warehouses(project)
-	if err := ws.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+	done := m.warehouses.DeletingName(project, name)
+	err := m.client.KargoV1alpha1().Warehouses(project).Delete(ctx, name, metav1.DeleteOptions{})
+	done(err == nil)
+	if err != nil {
 		return writeError(project, name, err)
 	}
-	fence, err := ws.List(ctx, metav1.ListOptions{Limit: 1})
-	if err != nil {
-		return fmt.Errorf("Warehouse %q deleted, but: %w", name, err)
-	}
-	m.warehouses.WroteVersion(fence.ResourceVersion)
 	return nil
 }
 

@@ -50,9 +50,15 @@ func (m *Manager) AbortAction(ctx context.Context, id ActionID, reason string) (
 	if err != nil {
 		return Action{}, err
 	}
-	ta, _, _, err := m.abortStep(ctx, cur, reason)
+	ta, _, deleted, err := m.abortStep(ctx, cur, reason)
 	if err != nil {
 		return Action{}, err
+	}
+	if deleted {
+		// The answer waits for the deletion to reach the cache, as the next
+		// read would: a client that reads at once then finds it ABORTED,
+		// from history, even when the cache is slow to hear of it.
+		m.actions.CatchUp(ctx)
 	}
 	if ta == nil { // gone meanwhile
 		ta = cur

@@ -44,6 +44,11 @@ func (w *rvWaiter) advanceLocked(rv uint64) {
 		return
 	}
 	w.seen = rv
+	w.wakeLocked()
+}
+
+// wakeLocked wakes the reads that wait, to look again.
+func (w *rvWaiter) wakeLocked() {
 	if w.ch != nil {
 		close(w.ch)
 		w.ch = nil
@@ -112,8 +117,11 @@ func (w *rvWaiter) saw(uid string, rv uint64, live, gone bool) {
 	if v, ok := w.pending[uid]; ok && rv >= v {
 		delete(w.pending, uid)
 	}
-	if gone {
+	if _, ok := w.deleting[uid]; ok && gone {
 		delete(w.deleting, uid)
+		// A deletion found by a re-list comes with the object's last
+		// version, which moves seen on no further: wake the reads here.
+		w.wakeLocked()
 	}
 	if live {
 		w.advanceLocked(rv)

@@ -33,6 +33,10 @@ func TestCatchUpWaitsForDeletions(t *testing.T) {
 		}},
 		{name: "its deletion seen during the read", before: func(w *rvWaiter) { w.deletingObject("a") },
 			event: func(w *rvWaiter) { w.saw("a", 10, true, true) }, waits: true, endsAtEvent: true},
+		{name: "its deletion found by a re-list (its last version, behind seen)", before: func(w *rvWaiter) {
+			w.saw("b", 20, true, false)
+			w.deletingObject("a")
+		}, event: func(w *rvWaiter) { w.saw("a", 10, true, true) }, waits: true, endsAtEvent: true},
 		{name: "another object's event", before: func(w *rvWaiter) { w.deletingObject("a") },
 			event: func(w *rvWaiter) { w.saw("b", 11, true, false) }, waits: true},
 		{name: "an update of it that is no deletion", before: func(w *rvWaiter) { w.deletingObject("a") },

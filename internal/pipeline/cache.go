@@ -243,15 +243,11 @@ func (c *Cache[T, V]) Deleting(obj T) (done func(deleted bool)) {
 // DeletingName is Deleting of the cached object ns/name. When the cache
 // does not hold it, reads have nothing to wait for.
 func (c *Cache[T, V]) DeletingName(ns, name string) (done func(deleted bool)) {
-	inf := c.Informer()
-	if inf == nil {
-		return func(bool) {}
-	}
-	obj, ok, err := inf.GetStore().GetByKey(cache.ObjectName{Namespace: ns, Name: name}.String())
+	obj, ok, err := c.lookup(ns, name)
 	if err != nil || !ok {
 		return func(bool) {}
 	}
-	return c.Deleting(obj.(T))
+	return c.Deleting(obj)
 }
 
 // CatchUp waits (briefly, see maxReadWait) until the cache reflects every
@@ -274,16 +270,22 @@ func (c *Cache[T, V]) CatchUpWith(ctx context.Context, obj T) bool {
 // Get returns the cached object ns/name, or the zero T. A cluster-scoped
 // object has no namespace (ns empty).
 func (c *Cache[T, V]) Get(ns, name string) (T, error) {
+	obj, _, err := c.lookup(ns, name)
+	return obj, err
+}
+
+// lookup is Get, which also reports whether the cache holds the object.
+func (c *Cache[T, V]) lookup(ns, name string) (T, bool, error) {
 	var zero T
 	inf := c.Informer()
 	if inf == nil {
-		return zero, errNotWatching
+		return zero, false, errNotWatching
 	}
 	obj, ok, err := inf.GetStore().GetByKey(cache.ObjectName{Namespace: ns, Name: name}.String())
 	if err != nil || !ok {
-		return zero, err
+		return zero, false, err
 	}
-	return obj.(T), nil
+	return obj.(T), true, nil
 }
 
 // ByIndex returns the objects under an index key, unsorted and uncached.

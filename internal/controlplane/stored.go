@@ -58,7 +58,9 @@ func (c *ControlPlane) StoredObjects(group, resource string) Stored {
 			if err != nil {
 				return 0, fmt.Errorf("read %s from etcd: %w", prefix, err)
 			}
-			rev = r.Rev // the first page's, then asked for: the pages of one revision
+			if rev == 0 {
+				rev = r.Rev // the first page's: the later ones are read at it
+			}
 			page := make([]StoredObject, len(r.KVs))
 			for i, o := range r.KVs {
 				page[i] = StoredObject{Value: o.Value, ModRevision: o.ModRevision}
@@ -75,18 +77,9 @@ func (c *ControlPlane) StoredObjects(group, resource string) Stored {
 }
 
 // readPage reads a page of the range [key, end) at rev (0: the store's
-// current revision, which the result names).
+// current revision, which the result's Rev names).
 func readPage(ctx context.Context, kv mvcc.KV, key, end []byte, rev int64) (*mvcc.RangeResult, error) {
 	txn := kv.Read(mvcc.ConcurrentReadTxMode, traceutil.TODO())
 	defer txn.End()
-	r, err := txn.Range(ctx, key, end, mvcc.RangeOptions{Limit: storedPage, Rev: rev})
-	if err != nil {
-		return nil, err
-	}
-	if rev == 0 {
-		r.Rev = txn.Rev()
-	} else {
-		r.Rev = rev
-	}
-	return r, nil
+	return txn.Range(ctx, key, end, mvcc.RangeOptions{Limit: storedPage, Rev: rev})
 }

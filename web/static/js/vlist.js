@@ -8,7 +8,6 @@
 // sits at an index, how to make a row element and how to fill one. A row
 // that stays in the window keeps its element, and filling is expected to
 // touch only what changed, so an update to one row mutates one row.
-import { cancelFrame, onFrame } from './frame.js';
 
 /**
  * @typedef {object} VirtualListOptions
@@ -39,7 +38,8 @@ export class VirtualList {
     /** @type {Set<string>} keys rendered wherever they are (the focused row: focus must not fall out of the DOM) */
     this.pinned = new Set();
     this.height = 0; // one row's, read from the CSS (--row-h) as the layout can change it
-    this.paint = () => this.render();
+    this.frame = 0;
+    this.timer = 0;
     this.closed = false;
     this.painted = false;
     this.onScroll = () => this.update();
@@ -50,7 +50,8 @@ export class VirtualList {
 
   close() {
     this.closed = true;
-    cancelFrame(this.paint);
+    cancelAnimationFrame(this.frame);
+    clearTimeout(this.timer);
     window.removeEventListener('scroll', this.onScroll);
     window.removeEventListener('resize', this.onResize);
   }
@@ -63,11 +64,13 @@ export class VirtualList {
     return this.height;
   }
 
-  /** update renders at the next frame (in this one when called from a
-   * frame's work, as the stream's flush is); any number of calls before
-   * it render once. */
+  /** update renders at the next frame; any number of calls in a frame render once. */
   update() {
-    if (!this.closed) onFrame(this.paint);
+    if (this.frame || this.closed) return;
+    this.frame = requestAnimationFrame(() => this.render());
+    // Frames do not run in a background tab; the timer keeps the DOM true
+    // there too (for a tab that comes back, and for tests).
+    this.timer = setTimeout(() => this.render(), 200);
   }
 
   /** range is the indices [first, end) in view, with the margin. */
@@ -89,7 +92,9 @@ export class VirtualList {
 
   /** render puts the rows of the window in the DOM, now. */
   render() {
-    cancelFrame(this.paint);
+    cancelAnimationFrame(this.frame);
+    clearTimeout(this.timer);
+    this.frame = 0;
     if (this.closed) return;
     const h = this.rowHeight();
     this.size();

@@ -233,11 +233,7 @@ func (c *Cache[T, V]) WroteVersion(rv string) { c.written.wrote(parseRV(rv)) }
 func (c *Cache[T, V]) Deleting(obj T) (done func(deleted bool)) {
 	uid := string(obj.GetUID())
 	c.written.deletingObject(uid)
-	return func(deleted bool) {
-		if !deleted {
-			c.written.forgetDeletion(uid)
-		}
-	}
+	return func(deleted bool) { c.written.deletionDone(uid, deleted) }
 }
 
 // DeletingName is Deleting of the cached object ns/name. When the cache

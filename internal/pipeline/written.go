@@ -27,9 +27,15 @@ type rvWaiter struct {
 // waits only for those noted before it began: a large abort deletes for
 // a while, and reads must not wait for all of it) and when the wait for it
 // lapses (a deletion whose event never comes must not hold reads back).
+//
+// More than one delete of an object may be in flight (a request's abort
+// and the aborter's): sending counts them, and the note goes with the
+// last of them only when none deleted it (sent), else with its event.
 type deletion struct {
-	seq   uint64
-	until time.Time
+	seq     uint64
+	until   time.Time
+	sending int
+	sent    bool
 }
 
 // advance notes that the cache holds every version up to rv.
@@ -83,14 +89,32 @@ func (w *rvWaiter) deletingObject(uid string) {
 		w.deleting = map[string]deletion{}
 	}
 	w.deletions++
-	w.deleting[uid] = deletion{seq: w.deletions, until: time.Now().Add(maxReadWait)}
+	d, ok := w.deleting[uid]
+	if !ok {
+		d.seq = w.deletions
+	}
+	d.until = time.Now().Add(maxReadWait)
+	d.sending++
+	w.deleting[uid] = d
 }
 
-// forgetDeletion undoes deletingObject, for a delete that did not happen.
-func (w *rvWaiter) forgetDeletion(uid string) {
+// deletionDone notes how one delete noted by deletingObject went. A
+// delete that did not happen, the last in flight of an object none
+// deleted, undoes the note.
+func (w *rvWaiter) deletionDone(uid string, deleted bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	delete(w.deleting, uid)
+	d, ok := w.deleting[uid]
+	if !ok {
+		return // its event came
+	}
+	d.sending--
+	d.sent = d.sent || deleted
+	if d.sending == 0 && !d.sent {
+		delete(w.deleting, uid)
+		return
+	}
+	w.deleting[uid] = d
 }
 
 // awaitingDeletionLocked reports whether a deletion this server noted up

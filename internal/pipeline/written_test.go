@@ -29,8 +29,20 @@ func TestCatchUpWaitsForDeletions(t *testing.T) {
 		}},
 		{name: "a delete that did not happen", before: func(w *rvWaiter) {
 			w.deletingObject("a")
-			w.forgetDeletion("a")
+			w.deletionDone("a", false)
 		}},
+		{name: "two deletes of it, the second finding it gone", before: func(w *rvWaiter) {
+			w.deletingObject("a")
+			w.deletingObject("a")
+			w.deletionDone("a", true)
+			w.deletionDone("a", false)
+		}, event: func(w *rvWaiter) { w.saw("a", 10, true, true) }, waits: true, endsAtEvent: true},
+		{name: "two deletes of it, the first failing", before: func(w *rvWaiter) {
+			w.deletingObject("a")
+			w.deletingObject("a")
+			w.deletionDone("a", false)
+			w.deletionDone("a", true)
+		}, event: func(w *rvWaiter) { w.saw("a", 10, true, true) }, waits: true, endsAtEvent: true},
 		{name: "its deletion seen during the read", before: func(w *rvWaiter) { w.deletingObject("a") },
 			event: func(w *rvWaiter) { w.saw("a", 10, true, true) }, waits: true, endsAtEvent: true},
 		{name: "its deletion found by a re-list (its last version, behind seen)", before: func(w *rvWaiter) {

@@ -222,8 +222,10 @@ func (c *Cache[T, V]) WroteVersion(rv string) { c.written.wrote(parseRV(rv)) }
 
 // Deleting notes, before this server deletes obj, that reads are to wait
 // (CatchUp, briefly: see maxReadWait) until the cache has it gone or, when
-// a finalizer holds it, marked for deletion. Call done with whether the
-// delete happened.
+// a finalizer holds it, marked for deletion, and its deleter called done
+// (with whether the delete happened): a deleter that records something of
+// the deletion (an abort's history) calls done after that, so that no
+// read finds the object gone and the record not yet there.
 //
 // A delete answers with no resource version to wait for, and a version
 // read after it (a one-item list's) is the store's, which this kind's

@@ -29,13 +29,17 @@ type rvWaiter struct {
 // lapses (a deletion whose event never comes must not hold reads back).
 //
 // More than one delete of an object may be in flight (a request's abort
-// and the aborter's): sending counts them, and the note goes with the
-// last of them only when none deleted it (sent), else with its event.
+// and the aborter's): sending counts them, until each is done, with what
+// the deletion leaves to record recorded (an abort's history). The note
+// goes once none is in flight and either none deleted the object (sent)
+// or its deletion's event came (gone): a read must not find the object
+// gone from the cache while its deleter has yet to record why.
 type deletion struct {
 	seq     uint64
 	until   time.Time
 	sending int
 	sent    bool
+	gone    bool
 }
 
 // advance notes that the cache holds every version up to rv.
@@ -98,20 +102,21 @@ func (w *rvWaiter) deletingObject(uid string) {
 	w.deleting[uid] = d
 }
 
-// deletionDone notes how one delete noted by deletingObject went. A
-// delete that did not happen, the last in flight of an object none
-// deleted, undoes the note.
+// deletionDone notes how one delete noted by deletingObject went. The
+// last in flight of an object takes the note away when none deleted it,
+// or when its deletion's event came.
 func (w *rvWaiter) deletionDone(uid string, deleted bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	d, ok := w.deleting[uid]
 	if !ok {
-		return // its event came
+		return // it lapsed
 	}
 	d.sending--
 	d.sent = d.sent || deleted
-	if d.sending == 0 && !d.sent {
+	if d.sending == 0 && (!d.sent || d.gone) {
 		delete(w.deleting, uid)
+		w.wakeLocked()
 		return
 	}
 	w.deleting[uid] = d
@@ -141,11 +146,16 @@ func (w *rvWaiter) saw(uid string, rv uint64, live, gone bool) {
 	if v, ok := w.pending[uid]; ok && rv >= v {
 		delete(w.pending, uid)
 	}
-	if _, ok := w.deleting[uid]; ok && gone {
-		delete(w.deleting, uid)
-		// A deletion found by a re-list comes with the object's last
-		// version, which moves seen on no further: wake the reads here.
-		w.wakeLocked()
+	if d, ok := w.deleting[uid]; ok && gone {
+		if d.sending > 0 { // its deleter has yet to record it
+			d.gone = true
+			w.deleting[uid] = d
+		} else {
+			delete(w.deleting, uid)
+			// A deletion found by a re-list comes with the object's last
+			// version, which moves seen on no further: wake the reads here.
+			w.wakeLocked()
+		}
 	}
 	if live {
 		w.advanceLocked(rv)

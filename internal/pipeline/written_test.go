@@ -25,8 +25,13 @@ func TestCatchUpWaitsForDeletions(t *testing.T) {
 		{name: "nothing deleted", before: func(*rvWaiter) {}},
 		{name: "its deletion seen before the read", before: func(w *rvWaiter) {
 			w.deletingObject("a")
+			w.deletionDone("a", true)
 			w.saw("a", 10, true, true)
 		}},
+		{name: "its deletion seen before its deleter recorded it", before: func(w *rvWaiter) {
+			w.deletingObject("a")
+			w.saw("a", 10, true, true)
+		}, event: func(w *rvWaiter) { w.deletionDone("a", true) }, waits: true, endsAtEvent: true},
 		{name: "a delete that did not happen", before: func(w *rvWaiter) {
 			w.deletingObject("a")
 			w.deletionDone("a", false)
@@ -43,17 +48,23 @@ func TestCatchUpWaitsForDeletions(t *testing.T) {
 			w.deletionDone("a", false)
 			w.deletionDone("a", true)
 		}, event: func(w *rvWaiter) { w.saw("a", 10, true, true) }, waits: true, endsAtEvent: true},
-		{name: "its deletion seen during the read", before: func(w *rvWaiter) { w.deletingObject("a") },
-			event: func(w *rvWaiter) { w.saw("a", 10, true, true) }, waits: true, endsAtEvent: true},
+		{name: "its deletion seen during the read", before: func(w *rvWaiter) {
+			w.deletingObject("a")
+			w.deletionDone("a", true)
+		}, event: func(w *rvWaiter) { w.saw("a", 10, true, true) }, waits: true, endsAtEvent: true},
 		{name: "its deletion found by a re-list (its last version, behind seen)", before: func(w *rvWaiter) {
 			w.saw("b", 20, true, false)
 			w.deletingObject("a")
+			w.deletionDone("a", true)
 		}, event: func(w *rvWaiter) { w.saw("a", 10, true, true) }, waits: true, endsAtEvent: true},
 		{name: "another object's event", before: func(w *rvWaiter) { w.deletingObject("a") },
 			event: func(w *rvWaiter) { w.saw("b", 11, true, false) }, waits: true},
 		{name: "an update of it that is no deletion", before: func(w *rvWaiter) { w.deletingObject("a") },
 			event: func(w *rvWaiter) { w.saw("a", 11, true, false) }, waits: true},
-		{name: "a deletion noted after the read began", before: func(w *rvWaiter) { w.deletingObject("a") },
+		{name: "a deletion noted after the read began", before: func(w *rvWaiter) {
+			w.deletingObject("a")
+			w.deletionDone("a", true)
+		},
 			event: func(w *rvWaiter) {
 				w.deletingObject("b")
 				w.saw("a", 10, true, true)

@@ -103,10 +103,11 @@ func (m *Manager) abortStep(ctx context.Context, ta *v1.TaskAction, reason strin
 		return ta, waiting, false, nil
 	}
 	// A read right after the abort waits for the deletion to reach the
-	// cache, and is then served from history, ABORTED.
+	// cache and for its record below, and is then served from history,
+	// ABORTED.
 	done := m.actions.Deleting(ta)
 	gone, err := m.objects.deleteUnfinished(ctx, ta)
-	done(gone != nil)
+	defer func() { done(gone != nil) }()
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("abort %s (delete its object, as Flyte aborts): %w", IDOf(ta), err)
 	}

@@ -8,9 +8,10 @@ import (
 	"time"
 )
 
-// auditPolicy logs every write of TaskActions and of Kargo's Stages,
-// Promotions and Freight (who, when, what), and nothing else: the replica
-// tests read it to tell which replica wrote.
+// auditPolicy logs every write of TaskActions, of Kargo's Stages,
+// Promotions and Freight, and of Leases (who, when, what), and nothing
+// else: the replica tests read it to tell which replica wrote, and
+// whether it held the Lease then.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
@@ -22,6 +23,8 @@ rules:
         resources: ["taskactions", "taskactions/status"]
       - group: kargo.akuity.io
         resources: ["stages", "stages/status", "promotions", "promotions/status", "freight", "freight/status"]
+      - group: coordination.k8s.io
+        resources: ["leases"]
   - level: None
 `
 
@@ -46,8 +49,8 @@ type AuditEvent struct {
 	RequestReceived time.Time `json:"requestReceivedTimestamp"`
 }
 
-// AuditEvents reads the audit log: every completed write of TaskActions
-// and of Kargo's objects.
+// AuditEvents reads the audit log: every completed write of TaskActions,
+// of Kargo's objects and of Leases.
 func (c *Cluster) AuditEvents() ([]AuditEvent, error) {
 	f, err := os.Open(c.AuditLog())
 	if err != nil {

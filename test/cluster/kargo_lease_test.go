@@ -143,14 +143,9 @@ func pauseKargoLeader(ctx context.Context, t *testing.T, ns string, leader, next
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := identity(leader)
-	for _, ev := range events {
-		if ev.ObjectRef.APIGroup == "kargo.akuity.io" && ev.RequestReceived.After(resumed) &&
-			strings.HasSuffix(ev.UserAgent, "/"+id) && ev.ResponseStatus.Code < 300 {
-			t.Errorf("the replica paused past its Lease wrote %s %s %s/%s at %s, after it resumed at %s",
-				ev.Verb, ev.ObjectRef.Resource, ev.ObjectRef.Name, ev.ObjectRef.Subresource, ev.RequestReceived, resumed)
-		}
-	}
+	checkFenced(t, events, leader, ns, resumed, func(ev cluster.AuditEvent) bool {
+		return ev.ObjectRef.APIGroup == "kargo.akuity.io"
+	})
 }
 
 // argsOf is the Deployment's arguments in manifest, but for the

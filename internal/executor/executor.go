@@ -245,7 +245,11 @@ func (c *Controller) Run(ctx context.Context) error {
 		}()
 	}
 	<-ctx.Done()
-	_ = inf.RemoveEventHandler(reg)
+	if err := inf.RemoveEventHandler(reg); err != nil {
+		// Only a registration of another informer fails: a bug, and the
+		// handler then keeps waking a queue that is shut down (harmless).
+		c.cfg.Log.Error().Err(err).Msg("executor: could not remove its informer handler")
+	}
 	q.ShutDown()
 	wg.Wait()
 	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

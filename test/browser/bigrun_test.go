@@ -113,15 +113,19 @@ func TestBigRunVirtualized(t *testing.T) {
 		t.Fatal("c4321 is in the DOM while the page shows the rows around c2500")
 	}
 	setPhase(t, run, "c4321", 1, client.RUNNING)
-	seen := eval[map[string]any](p, `(async () => {
+	// About 100 steps of two frames each: 3.4 s on an idle machine, over
+	// 15 s on CI's busy 2 cores. How long it takes is the frames', not
+	// what this checks, so it gets a bound of its own.
+	seen, err := evalErr[map[string]any](p, 2*time.Minute, `(async () => {
 		const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+		const t0 = performance.now();
 		let most = 0;
 		for (let i = 0; i < 1000; i++) {
 			most = Math.max(most, document.querySelectorAll('.row').length);
 			const row = document.querySelector('[data-action="c4321"]');
 			if (row) {
 				const r = row.getBoundingClientRect();
-				if (r.top >= 0 && r.bottom <= innerHeight) return { found: true, steps: i, most };
+				if (r.top >= 0 && r.bottom <= innerHeight) return { found: true, steps: i, most, ms: Math.round(performance.now() - t0) };
 			}
 			if (innerHeight + scrollY >= document.documentElement.scrollHeight - 1) break;
 			scrollBy(0, innerHeight * 0.8);
@@ -129,6 +133,9 @@ func TestBigRunVirtualized(t *testing.T) {
 		}
 		return { found: false, most };
 	})()`)
+	if err != nil {
+		t.Fatalf("scrolling down to c4321: %v\npage: %s", err, p.describe())
+	}
 	t.Logf("scrolling down to c4321: %v", seen)
 	if seen["found"] != true {
 		t.Fatalf("scrolling down never showed c4321: %v", seen)

@@ -66,6 +66,9 @@ func TestRunPageTellsWhatHappened(t *testing.T) {
 	if dot("FAILED") == dot("TIMED_OUT") {
 		t.Errorf("failed and timed out chips have the same dot (%s)", dot("FAILED"))
 	}
+	// The head is written when the stream is synced, the rows at the next
+	// frame's render.
+	p.waitVisible(rowSel("waiting", client.QUEUED))
 	if got := p.text(rowSel("waiting", client.QUEUED) + ` > :nth-child(6)`); got != "not started" {
 		t.Errorf("the queued action's duration reads %q, want \"not started\"", got)
 	}

@@ -118,11 +118,11 @@ export function listRuns(p, d, query) {
   return request('GET', `${pages.runs(p, d)}/runs?${query}`);
 }
 
-/** listRunActions is a page of a run's actions, after the token.
- * @param {string} p @param {string} d @param {string} r @param {string} after
+/** listRunActions is a page of at most limit of a run's actions, after the token.
+ * @param {string} p @param {string} d @param {string} r @param {string} after @param {number} limit
  * @returns {Promise<{items: import('./types.js').ActionEvent[], continue?: string}>} */
-export function listRunActions(p, d, r, after) {
-  return request('GET', `${pages.run(p, d, r)}/actions?${new URLSearchParams({ limit: '2000', continue: after })}`);
+export function listRunActions(p, d, r, after, limit) {
+  return request('GET', `${pages.run(p, d, r)}/actions?${new URLSearchParams({ limit: String(limit), continue: after })}`);
 }
 
 /** getRun reads a run's summary (ApiError 404 when there is no such run).

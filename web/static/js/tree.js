@@ -4,7 +4,7 @@
 // VirtualList so that a run of 50,000 actions puts no more rows in the DOM
 // than one of 50, with the keyboard of a tree view.
 import { h, setAttr, setText } from './dom.js';
-import { actionSpan, badge, cacheName, compareNames, isTerminal, ms, phaseName, spanDuration, updateBadge } from './format.js';
+import { actionSpan, badge, cacheName, compareNames, isTerminal, phaseName, spanDuration, updateBadge } from './format.js';
 import { VirtualList } from './vlist.js';
 
 /** @typedef {import('./types.js').ActionEvent} ActionEvent */
@@ -19,11 +19,10 @@ import { VirtualList } from './vlist.js';
  * @property {boolean} placed whether it is in a list of kids (or the top level)
  * @property {TreeNode[]} kids in display order
  * @property {boolean} expanded
- * @property {number} depth set when flattened, as are i, pos and size
+ * @property {number} depth set when flattened, as is i
  * @property {number} i its index among the rows shown
  * @property {number} fv the flattening that set i (older: not shown)
- * @property {number} pos its place among its siblings, from 1
- * @property {number} size how many siblings it has, itself included
+ * @property {number} pos its place among its siblings, from 1, kept by insert and detach
  */
 
 // A row's template, cloned for each row element the window needs (a few
@@ -97,6 +96,7 @@ export class ActionTree {
 
   /** apply takes a batch of changes: name -> action, or null when it went away. */
   apply(changes) {
+    /** @type {Map<string, {a: ActionEvent, span: ReturnType<typeof actionSpan>}>} */
     const added = new Map();
     for (const [name, a] of changes) {
       const node = this.nodes.get(name);
@@ -105,34 +105,35 @@ export class ActionTree {
       } else if (node) {
         this.update(node, a);
       } else {
-        added.set(name, a);
+        added.set(name, { a, span: actionSpan(a) });
       }
     }
     // Parents before their children, whatever order the batch came in.
     const add = (name) => {
-      const a = added.get(name);
-      if (!a) return;
+      const x = added.get(name);
+      if (!x) return;
       added.delete(name);
-      if (a.parentActionName) add(a.parentActionName);
-      this.add(a);
+      if (x.a.parentActionName) add(x.a.parentActionName);
+      this.add(x.a, x.span);
     };
     // In display order, so that each insert is an append: the server sends
     // names in byte order (c10 before c2), the page shows c2 first.
-    // Each time parsed once, not in every comparison (a page of 2,000
-    // was some 44,000 parses).
-    const keyed = [...added.values()].map((a) => ({ a, t: ms(a.createdAt) || 0 }));
-    keyed.sort((x, y) => (x.t - y.t) || compareNames(x.a.actionId.name, y.a.actionId.name));
+    // Each time parsed once (the span's start), not in every comparison
+    // (a page of 2,000 was some 44,000 parses).
+    const keyed = [...added.values()];
+    keyed.sort((x, y) => ((x.span.start || 0) - (y.span.start || 0)) || compareNames(x.a.actionId.name, y.a.actionId.name));
     for (const { a } of keyed) add(a.actionId.name);
     this.list.update();
     this.onChange();
   }
 
-  add(a) {
+  /** @param {ActionEvent} a @param {ReturnType<typeof actionSpan>} span its span, worked out once */
+  add(a, span = actionSpan(a)) {
     const name = a.actionId.name;
     /** @type {TreeNode} */
     const node = {
-      name, a, span: actionSpan(a), order: ms(a.createdAt) || 0, parent: null, placed: false, kids: [], expanded: true,
-      depth: 0, i: -1, fv: -1, pos: 1, size: 1,
+      name, a, span, order: span.start || 0, parent: null, placed: false, kids: [], expanded: true,
+      depth: 0, i: -1, fv: -1, pos: 1,
     };
     this.nodes.set(name, node);
     this.count(a.phase, 1);
@@ -167,16 +168,50 @@ export class ActionTree {
     const kids = parent ? parent.kids : this.tops;
     let at = kids.length;
     while (at > 0 && compareNodes(node, kids[at - 1]) < 0) at--;
+    // Where its row goes when it is a new last leaf: after the rows of the
+    // sibling before it, or right after its parent's row.
+    const row = at < kids.length || node.kids.length || !this.flat ? -1
+      : at > 0 ? this.rowsEnd(kids[at - 1]) : parent ? parent.i + 1 : 0;
     kids.splice(at, 0, node);
+    for (let j = at; j < kids.length; j++) kids[j].pos = j + 1;
     node.parent = parent;
     node.placed = true;
-    this.flat = null;
+    this.placeRow(node, row);
+  }
+
+  // placeRow keeps the rows shown in step with an insert without walking
+  // the tree again (a large run's actions arrive in slices, and each cost
+  // a walk of every action at the next frame): a node under a parent whose
+  // children are not shown changes no row, and a new last leaf whose row
+  // goes at the end is appended; anything else is worked out again.
+  /** @param {TreeNode} node @param {number} row its index when a new last leaf, else -1 */
+  placeRow(node, row) {
+    const flat = this.flat;
+    if (!flat) return;
+    const parent = node.parent;
+    if (parent && (!parent.expanded || parent.fv !== this.fv)) return;
+    if (row !== flat.length) {
+      this.flat = null;
+      return;
+    }
+    node.depth = parent ? parent.depth + 1 : 0;
+    node.i = row;
+    node.fv = this.fv;
+    flat.push(node);
+  }
+
+  /** rowsEnd is the index after the rows of node's subtree, node shown. @param {TreeNode} node */
+  rowsEnd(node) {
+    let n = node;
+    while (n.expanded && n.kids.length) n = n.kids[n.kids.length - 1];
+    return n.i + 1;
   }
 
   detach(node) {
     const kids = node.parent ? node.parent.kids : this.tops;
     const at = kids.indexOf(node);
     if (at >= 0) kids.splice(at, 1);
+    for (let j = Math.max(at, 0); j < kids.length; j++) kids[j].pos = j + 1;
     node.parent = null;
     node.placed = false;
     this.flat = null;
@@ -241,8 +276,6 @@ export class ActionTree {
       for (let j = 0; j < kids.length; j++) {
         const n = kids[j];
         n.depth = depth;
-        n.pos = j + 1;
-        n.size = kids.length;
         n.i = out.length;
         n.fv = fv;
         out.push(n);
@@ -293,7 +326,7 @@ export class ActionTree {
     setAttr(el, 'aria-label', label(a));
     setAttr(el, 'aria-level', String(node.depth + 1));
     setAttr(el, 'aria-posinset', String(node.pos));
-    setAttr(el, 'aria-setsize', String(node.size));
+    setAttr(el, 'aria-setsize', String((node.parent ? node.parent.kids : this.tops).length));
     setAttr(el, 'aria-expanded', node.kids.length ? String(node.expanded) : null);
     setAttr(el, 'aria-selected', String(this.selected === node.name));
     setAttr(el, 'tabindex', this.focused === node ? '0' : '-1');

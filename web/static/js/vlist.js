@@ -8,6 +8,7 @@
 // sits at an index, how to make a row element and how to fill one. A row
 // that stays in the window keeps its element, and filling is expected to
 // touch only what changed, so an update to one row mutates one row.
+import { cancelFrame, onFrame } from './frame.js';
 
 /**
  * @typedef {object} VirtualListOptions
@@ -38,8 +39,7 @@ export class VirtualList {
     /** @type {Set<string>} keys rendered wherever they are (the focused row: focus must not fall out of the DOM) */
     this.pinned = new Set();
     this.height = 0; // one row's, read from the CSS (--row-h) as the layout can change it
-    this.frame = 0;
-    this.timer = 0;
+    this.paint = () => this.render();
     this.closed = false;
     this.painted = false;
     this.onScroll = () => this.update();
@@ -50,8 +50,7 @@ export class VirtualList {
 
   close() {
     this.closed = true;
-    cancelAnimationFrame(this.frame);
-    clearTimeout(this.timer);
+    cancelFrame(this.paint);
     window.removeEventListener('scroll', this.onScroll);
     window.removeEventListener('resize', this.onResize);
   }
@@ -64,13 +63,11 @@ export class VirtualList {
     return this.height;
   }
 
-  /** update renders at the next frame; any number of calls in a frame render once. */
+  /** update renders at the next frame (in this one when called from a
+   * frame's work, as the stream's flush is); any number of calls before
+   * it render once. */
   update() {
-    if (this.frame || this.closed) return;
-    this.frame = requestAnimationFrame(() => this.render());
-    // Frames do not run in a background tab; the timer keeps the DOM true
-    // there too (for a tab that comes back, and for tests).
-    this.timer = setTimeout(() => this.render(), 200);
+    if (!this.closed) onFrame(this.paint);
   }
 
   /** range is the indices [first, end) in view, with the margin. */
@@ -92,9 +89,7 @@ export class VirtualList {
 
   /** render puts the rows of the window in the DOM, now. */
   render() {
-    cancelAnimationFrame(this.frame);
-    clearTimeout(this.timer);
-    this.frame = 0;
+    cancelFrame(this.paint);
     if (this.closed) return;
     const h = this.rowHeight();
     this.size();

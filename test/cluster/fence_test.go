@@ -10,12 +10,15 @@ import (
 )
 
 // checkFenced fails t for every write that keep selects, made by the
-// replica id after it was resumed from a pause past its Lease, while it
-// did not hold the executor's Lease in namespace ns. The fence's
+// paused replica after it was resumed from a pause past its Lease, while
+// it did not hold the executor's Lease in namespace ns. The fence's
 // guarantee is that a replica writes only while it holds the Lease: a
 // resumed replica may take the Lease again, after the one that took it
-// over let it go, and write from then on. Writes after such a take are
-// logged, with the Lease's writes since the resume, and not counted.
+// over let it go, and write from then on. Writes after its first
+// successful Lease write since the resume are logged and not counted (the
+// audit log names no holder, so a later loss of the Lease goes unseen). A
+// failure shows the Lease's writes since the resume and the replica's log
+// of its Leases.
 func checkFenced(t *testing.T, events []cluster.AuditEvent, paused *cluster.Server, ns string, resumed time.Time, keep func(cluster.AuditEvent) bool) {
 	t.Helper()
 	id := identity(paused)

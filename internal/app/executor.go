@@ -40,7 +40,12 @@ type executorSetup struct {
 
 func (a *App) setUpExecutor() executorSetup {
 	es := executorSetup{instance: randomID(), plugins: map[string]plugins.Plugin{"echo": echo.Plugin{}, "sleep": sleep.Plugin{}}}
-	host, _ := os.Hostname()
+	host, err := os.Hostname()
+	if err != nil {
+		// The identity stays unique by its instance; only its readability
+		// in the Lease and the logs suffers.
+		a.log.Warn().Err(err).Msg("no host name for the executor's identity")
+	}
 	es.identity = host + "_" + es.instance
 	if a.processEnabled() {
 		pp := process.New(es.instance, a.logs)

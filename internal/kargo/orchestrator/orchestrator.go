@@ -75,7 +75,10 @@ type Config struct {
 	// `uses` it does not run ends Errored, with Kargo's message.
 	Runnable func(taskType string) bool
 	// OutputRoot is the executor's: a step's outputs are in
-	// <OutputRoot>/<project>/<domain>/<run>/<action>/outputs.json.
+	// <OutputRoot>/<project>/<domain>/<run>/<action>/outputs.json, which
+	// the executor writes for every action that succeeds. Steps run only
+	// on this server's executor (Runnable), so a succeeded step without
+	// the file ran on another replica's (errNoOutputs).
 	OutputRoot string
 	// WorkDirs removes a Promotion's working directory (its steps'
 	// files) once the Promotion has ended; nil: nothing to remove.

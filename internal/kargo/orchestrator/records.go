@@ -2,7 +2,9 @@ package orchestrator
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -69,13 +71,20 @@ func setRecord(st *kargoapi.PromotionStatus, i int, r engine.StepRecord, continu
 	}
 }
 
+// errNoOutputs: a step's action succeeded and its output dir here has no
+// outputs.json. The executor writes one for every action that succeeds
+// ("{}" when it has none), so the action ran on another replica's
+// executor, whose disk holds the file: that replica stopped before the
+// step's end was recorded, and the Lease moved here.
+var errNoOutputs = errors.New("no outputs.json on this replica's disk: another replica ran the step and stopped before its end was recorded")
+
 // readOutputs reads what a step action's plugin wrote as outputs.json:
 // a JSON object as it is, anything else as {"value": <the text>}; no file
-// is no outputs (nil).
+// is errNoOutputs.
 func readOutputs(dir string) (map[string]any, error) {
 	b, err := readRegular(filepath.Join(dir, "outputs.json"))
-	if os.IsNotExist(err) {
-		return nil, nil
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errNoOutputs
 	}
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -8,7 +9,9 @@ import (
 	"time"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
+	v1 "taskactions/api/v1"
 	"taskactions/internal/kargo/engine"
+	"taskactions/internal/taskactions"
 )
 
 // TestRecordsRoundTrip: what setRecord writes into a Promotion's status,
@@ -53,8 +56,9 @@ func TestReadOutputs(t *testing.T) {
 		name string
 		file string // "" = no outputs.json
 		want map[string]any
+		err  error
 	}{
-		{name: "no file", want: nil},
+		{name: "no file", err: errNoOutputs},
 		{name: "an object", file: `{"commit":"abc","n":2}`, want: map[string]any{"commit": "abc", "n": 2.0}},
 		{name: "not an object", file: "plain text\n", want: map[string]any{"value": "plain text\n"}},
 		{name: "an array", file: `[1,2]`, want: map[string]any{"value": "[1,2]"}},
@@ -68,8 +72,8 @@ func TestReadOutputs(t *testing.T) {
 				}
 			}
 			got, err := readOutputs(dir)
-			if err != nil || !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("readOutputs = %v, %v; want %v", got, err, tc.want)
+			if !errors.Is(err, tc.err) || !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("readOutputs = %v, %v; want %v, %v", got, err, tc.want, tc.err)
 			}
 		})
 	}
@@ -80,5 +84,50 @@ func TestReadOutputs(t *testing.T) {
 	}
 	if _, err := readOutputs(dir); err == nil {
 		t.Error("outputs.json a directory: no error")
+	}
+}
+
+// TestEndedReadsOutputs: a step whose action succeeded ends Succeeded with
+// the outputs its action left on this disk, and Errored, saying why, when
+// they are not here (another replica ran it and stopped before the
+// step's end was recorded): not Succeeded without them, which a later
+// step's expression would then fail on, with an error naming nil.
+func TestEndedReadsOutputs(t *testing.T) {
+	p := &kargoapi.Promotion{}
+	p.Namespace, p.Name = "kargo-demo", "prod.abc"
+	p.Spec.Steps = []kargoapi.PromotionStep{{Uses: "echo", As: "say"}}
+	running := engine.StepRecord{Alias: "say", Status: kargoapi.PromotionStepStatusRunning}
+	succeeded := &taskactions.Action{Phase: v1.PhaseSucceeded, Attempts: 1}
+
+	for _, tc := range []struct {
+		name    string
+		file    string // "" = no outputs.json
+		status  kargoapi.PromotionStepStatus
+		outputs map[string]any
+		message string
+	}{
+		{name: "its outputs here", file: `{"said":"hi"}`, status: kargoapi.PromotionStepStatusSucceeded, outputs: map[string]any{"said": "hi"}},
+		{name: "none, as the executor writes it", file: `{}`, status: kargoapi.PromotionStepStatusSucceeded, outputs: map[string]any{}},
+		{name: "not on this disk", status: kargoapi.PromotionStepStatusErrored,
+			message: `read the outputs of step "say": ` + errNoOutputs.Error()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := &Orchestrator{cfg: Config{OutputRoot: t.TempDir()}}
+			if tc.file != "" {
+				id := o.stepID(p, 0)
+				dir := filepath.Join(o.cfg.OutputRoot, id.Project, id.Domain, id.Run, id.Name)
+				if err := os.MkdirAll(dir, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "outputs.json"), []byte(tc.file), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, ended := o.ended(p, 0, running, succeeded)
+			if !ended || r.Status != tc.status || r.Message != tc.message || !reflect.DeepEqual(r.Outputs, tc.outputs) {
+				t.Errorf("ended = %v, %s %q, outputs %v; want %s %q, outputs %v",
+					ended, r.Status, r.Message, r.Outputs, tc.status, tc.message, tc.outputs)
+			}
+		})
 	}
 }

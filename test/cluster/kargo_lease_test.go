@@ -25,14 +25,16 @@ const executorLease = "taskactions-executor"
 // with kargoControllers and several replicas (which the chart used to
 // refuse): one of them runs the Stage controller and the Promotion
 // orchestrator, beside the executor under its Lease. It is SIGKILLed while
-// a Promotion runs: the other takes the Lease and the Promotion ends
-// Succeeded, its last step reading the output of its first. Then the
+// a Promotion runs its second step: the other takes the Lease and the
+// Promotion ends Succeeded, its last step reading the output of its first.
+// Then the
 // leader is paused (SIGSTOP) past its Lease while another Promotion runs,
 // and resumed once a replacement leads: it writes nothing to Kargo's
 // objects after. Last the leader is stopped with SIGTERM, as a rolling
 // update does: it releases its Lease and another replica takes it without
 // waiting for the lease to run out (the times are logged, for the note;
-// no timed assertion).
+// no timed assertion). Then a leader dies between a step's end and its
+// record (outputsLeftBehind).
 func TestKargoControllersFailOver(t *testing.T) {
 	ctx := t.Context()
 	const ns, release = "kargo-ha", "kargo-ha"
@@ -54,8 +56,8 @@ func TestKargoControllersFailOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := append(argsOf(t, manifest), "--history-dsn="+dsn, "--executor-task-types=*")
-	start := func() *cluster.Server {
-		s, err := cluster.StartServer(ctx, serverBin, t.TempDir(), kubeconfig, readyTimeout, args...)
+	start := func(env ...string) *cluster.Server {
+		s, err := cluster.StartServerEnv(ctx, serverBin, t.TempDir(), kubeconfig, readyTimeout, env, args...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,6 +101,57 @@ func TestKargoControllersFailOver(t *testing.T) {
 	holderOf(ctx, t, ns, executorLease, []*cluster.Server{other})
 	t.Logf("handoff of %s on SIGTERM: the other replica holds it %s after the signal (the old leader took %s to exit)",
 		executorLease, time.Since(stopped).Round(time.Millisecond), exited.Round(time.Millisecond))
+
+	outputsLeftBehind(ctx, t, ns, other, start)
+}
+
+// outputsLeftBehind: the leader dies right after its executor wrote a
+// step's action Succeeded, before the orchestrator recorded the step's end
+// (the failpoint terminal-written). The step's outputs.json stayed on the
+// dead replica's disk. The next leader ends the step Errored and says why.
+// It must not record the step Succeeded without its outputs: the next
+// step's expression would fail on them with an error naming nil.
+func outputsLeftBehind(ctx context.Context, t *testing.T, ns string, leader *cluster.Server, start func(env ...string) *cluster.Server) {
+	t.Helper()
+	armed := start("TASKACTIONS_FAILPOINT=terminal-written")
+	if err := leader.Stop(); err != nil {
+		t.Fatalf("SIGTERM: %v", err)
+	}
+	holderOf(ctx, t, ns, executorLease, []*cluster.Server{armed})
+	next := start()
+	f := &features{s: next, project: "kargoleft", domain: "dev"}
+	steps := []any{
+		map[string]any{"uses": "compose-output", "as": "before", "config": map[string]any{"value": "on the dead replica's disk"}},
+		map[string]any{"uses": "compose-output", "as": "after", "config": map[string]any{"seen": "${{ outputs.before.value }}"}},
+	}
+	if err := f.s.DoJSON(ctx, http.MethodPost, f.stagesPath(), stageOf(steps), nil, http.StatusCreated); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.createFreight(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.promote(ctx); err != nil {
+		t.Fatal(err)
+	}
+	phase := waitPromotion(ctx, t, f, f.promo, "Succeeded", "Failed", "Errored", "Aborted")
+	var p struct {
+		Status struct {
+			StepExecutionMetadata []struct{ Alias, Status, Message string }
+		}
+	}
+	if err := f.s.DoJSON(ctx, http.MethodGet, fmt.Sprintf("/api/v1/projects/%s/promotions/%s", f.project, f.promo), nil, &p, http.StatusOK); err != nil {
+		t.Fatal(err)
+	}
+	md := p.Status.StepExecutionMetadata
+	const want = `read the outputs of step "before": no outputs.json on this replica's disk`
+	ok := phase == "Errored" && len(md) > 0 && md[0].Status == "Errored" && strings.HasPrefix(md[0].Message, want)
+	for _, later := range md[min(len(md), 1):] {
+		ok = ok && later.Status == "Skipped" // after a failed step, as Kargo skips it
+	}
+	if !ok {
+		t.Fatalf("the Promotion whose first step's outputs stayed on a dead replica ended %s, steps %+v; want Errored, its first step Errored with %q, the next skipped\nlog of the armed replica:\n%s",
+			phase, md, want, armed.Log())
+	}
 }
 
 // checkOutputsCarried checks that the Promotion's last step read the
@@ -196,23 +249,15 @@ func holderOf(ctx context.Context, t *testing.T, ns, name string, servers []*clu
 
 // startSlowPromotion creates a Stage whose promotion keeps an output,
 // sleeps, and reads the output back, Freight for it, and a Promotion, and
-// waits until the Promotion runs.
+// waits until the Promotion sleeps (its second step).
 func startSlowPromotion(ctx context.Context, t *testing.T, f *features) string {
 	t.Helper()
-	stage := map[string]any{
-		"metadata": map[string]any{"name": "test"},
-		"spec": map[string]any{
-			"requestedFreight": []any{map[string]any{
-				"origin": map[string]any{"kind": "Warehouse", "name": "w"}, "sources": map[string]any{"direct": true},
-			}},
-			"promotionTemplate": map[string]any{"spec": map[string]any{"steps": []any{
-				map[string]any{"uses": "compose-output", "as": "before", "config": map[string]any{"value": "before the failover"}},
-				map[string]any{"uses": "sleep", "as": "wait", "config": map[string]any{"duration": "6s"}},
-				map[string]any{"uses": "compose-output", "as": "after", "config": map[string]any{"seen": "${{ outputs.before.value }}"}},
-			}}},
-		},
+	steps := []any{
+		map[string]any{"uses": "compose-output", "as": "before", "config": map[string]any{"value": "before the failover"}},
+		map[string]any{"uses": "sleep", "as": "wait", "config": map[string]any{"duration": "6s"}},
+		map[string]any{"uses": "compose-output", "as": "after", "config": map[string]any{"seen": "${{ outputs.before.value }}"}},
 	}
-	if err := f.s.DoJSON(ctx, http.MethodPost, f.stagesPath(), stage, nil, http.StatusCreated); err != nil {
+	if err := f.s.DoJSON(ctx, http.MethodPost, f.stagesPath(), stageOf(steps), nil, http.StatusCreated); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.createFreight(ctx); err != nil {
@@ -221,8 +266,45 @@ func startSlowPromotion(ctx context.Context, t *testing.T, f *features) string {
 	if err := f.promote(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitPromotion(ctx, t, f, f.promo, "Running")
+	waitStep(ctx, t, f, f.promo, 1)
 	return f.promo
+}
+
+// stageOf is the Stage "test", promoted from the Warehouse w with steps.
+func stageOf(steps []any) map[string]any {
+	return map[string]any{
+		"metadata": map[string]any{"name": "test"},
+		"spec": map[string]any{
+			"requestedFreight": []any{map[string]any{
+				"origin": map[string]any{"kind": "Warehouse", "name": "w"}, "sources": map[string]any{"direct": true},
+			}},
+			"promotionTemplate": map[string]any{"spec": map[string]any{"steps": steps}},
+		},
+	}
+}
+
+// waitStep waits until the Promotion runs step i. The steps before it have
+// ended, and their ends are in its status (the orchestrator records them in
+// the write that decides step i): a replica stopped now stops inside step i.
+func waitStep(ctx context.Context, t *testing.T, f *features, name string, i int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	var last []struct{ Alias, Status string }
+	for time.Now().Before(deadline) {
+		var p struct {
+			Status struct {
+				StepExecutionMetadata []struct{ Alias, Status string }
+			}
+		}
+		if err := f.s.DoJSON(ctx, http.MethodGet, fmt.Sprintf("/api/v1/projects/%s/promotions/%s", f.project, name), nil, &p, http.StatusOK); err == nil {
+			last = p.Status.StepExecutionMetadata
+			if len(last) == i+1 && last[i].Status == "Running" {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("Promotion %s does not run step %d after 2 minutes: steps %+v; log:\n%s", name, i, last, f.s.Log())
 }
 
 // waitPromotion waits until the Promotion is in one of phases and

@@ -12,7 +12,8 @@
 // (SystemDirs), read and write in its output dir and a private temporary
 // dir, the usual device files, and the network. Not the data dir (tokens,
 // keys, etcd, history), other actions' outputs, or the server's processes
-// (Landlock's signal scope).
+// (Landlock's signal scope); nor any named unix socket, etcd's included
+// (Landlock from its ABI 9, else a seccomp filter: unixsock.go).
 package sandbox
 
 import (
@@ -117,6 +118,11 @@ func launch(specJSON string, argv []string) error {
 	}
 	if err := noNewPrivs(); err != nil {
 		return err
+	}
+	if needsUnixFilter(spec, LandlockABI()) {
+		if err := denyUnixSockets(); err != nil {
+			return err
+		}
 	}
 	if spec.UID != 0 {
 		if err := dropTo(spec.UID, spec.GID, spec.Parent); err != nil {

@@ -43,7 +43,12 @@ func (f fileCopier) Run(_ context.Context, sc *StepContext) (Result, error) {
 	if err != nil {
 		return errored(fmt.Errorf("failed to load ignore rules: %w", err))
 	}
-	if err := copyTree(in, out, matcher); err != nil {
+	w, err := openWorkFS(sc.WorkDir)
+	if err != nil {
+		return errored(err)
+	}
+	defer w.Close()
+	if err := copyTree(w, in, out, matcher); err != nil {
 		return errored(fmt.Errorf("failed to copy %q to %q: %w", cfg.InPath, cfg.OutPath, sanitizePath(err, sc.WorkDir)))
 	}
 	return succeeded(nil)
@@ -76,8 +81,10 @@ func ignoreRules(in, rules string) (gitignore.Matcher, error) {
 
 // copyTree copies src to dst as otiai10/copy does for Kargo: a directory
 // recursively (into dst, merged with what is there), a file to dst;
-// links and what the matcher ignores are skipped; modes kept.
-func copyTree(src, dst string, m gitignore.Matcher) error {
+// links and what the matcher ignores are skipped; modes kept. It writes
+// through w: a link already under dst (from a cloned repository) that
+// leads out of the working directory fails the copy.
+func copyTree(w *workFS, src, dst string, m gitignore.Matcher) error {
 	fi, err := os.Lstat(src)
 	if err != nil {
 		return err
@@ -89,7 +96,7 @@ func copyTree(src, dst string, m gitignore.Matcher) error {
 	case fi.Mode()&os.ModeSymlink != 0:
 		return nil
 	case fi.IsDir():
-		if err := os.MkdirAll(dst, fi.Mode().Perm()|0o700); err != nil {
+		if err := w.MkdirAll(dst, fi.Mode().Perm()|0o700); err != nil {
 			return err
 		}
 		entries, err := os.ReadDir(src)
@@ -97,24 +104,24 @@ func copyTree(src, dst string, m gitignore.Matcher) error {
 			return err
 		}
 		for _, e := range entries {
-			if err := copyTree(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name()), m); err != nil {
+			if err := copyTree(w, filepath.Join(src, e.Name()), filepath.Join(dst, e.Name()), m); err != nil {
 				return err
 			}
 		}
 		return nil
 	case fi.Mode().IsRegular():
-		return copyFile(src, dst, fi.Mode().Perm())
+		return copyFile(w, src, dst, fi.Mode().Perm())
 	}
 	return nil // devices, sockets: nothing to copy
 }
 
-func copyFile(src, dst string, mode os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+func copyFile(w *workFS, src, dst string, mode os.FileMode) error {
+	if err := w.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
 	// dst must not be a link (a write would follow it).
-	if fi, err := os.Lstat(dst); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-		if err := os.Remove(dst); err != nil {
+	if fi, err := w.Lstat(dst); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		if err := w.Remove(dst); err != nil {
 			return err
 		}
 	}
@@ -123,7 +130,7 @@ func copyFile(src, dst string, mode os.FileMode) error {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, mode)
+	out, err := w.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, mode)
 	if err != nil {
 		return err
 	}
@@ -134,5 +141,5 @@ func copyFile(src, dst string, mode os.FileMode) error {
 	if err := out.Close(); err != nil {
 		return err
 	}
-	return os.Chmod(dst, mode)
+	return w.Chmod(dst, mode)
 }

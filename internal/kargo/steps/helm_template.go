@@ -101,7 +101,12 @@ func (h helmTemplateRunner) Run(ctx context.Context, sc *StepContext) (Result, e
 	if err != nil {
 		return errored(fmt.Errorf("failed to render chart: %w", err))
 	}
-	if err := writeRelease(cfg, rls, out); err != nil {
+	w, err := openWorkFS(sc.WorkDir)
+	if err != nil {
+		return errored(err)
+	}
+	defer w.Close()
+	if err := writeRelease(w, cfg, rls, out); err != nil {
 		return errored(fmt.Errorf("failed to write rendered chart: %w", err))
 	}
 	return succeeded(nil)
@@ -150,15 +155,17 @@ func newInstall(cfg helmTemplateConfig, project, out string) (*action.Install, e
 	return c, nil
 }
 
-// writeRelease writes the manifests (and hooks) as `helm template` does.
-func writeRelease(cfg helmTemplateConfig, rls *release.Release, out string) error {
+// writeRelease writes the manifests (and hooks) as `helm template` does,
+// through w: a template's or a hook's path, which the chart names, cannot
+// leave the working directory.
+func writeRelease(w *workFS, cfg helmTemplateConfig, rls *release.Release, out string) error {
 	var manifests bytes.Buffer
 	file := cfg.outIsFile()
 	if file {
 		fmt.Fprintln(&manifests, strings.TrimSpace(rls.Manifest))
 	}
 	if !file {
-		if err := writeManifests(cfg, rls.Manifest, out); err != nil {
+		if err := writeManifests(w, cfg, rls.Manifest, out); err != nil {
 			return err
 		}
 	}
@@ -175,11 +182,11 @@ func writeRelease(cfg helmTemplateConfig, rls *release.Release, out string) erro
 			if cfg.UseReleaseName {
 				dir = filepath.Join(dir, cfg.ReleaseName)
 			}
-			_, statErr := os.Stat(filepath.Join(dir, hk.Path))
+			_, statErr := w.Lstat(filepath.Join(dir, hk.Path))
 			if statErr != nil && !os.IsNotExist(statErr) {
 				return fmt.Errorf("failed to check if file %q exists: %w", hk.Path, statErr)
 			}
-			if err := writeHelmFile(out, hk.Path, hk.Manifest, statErr == nil); err != nil {
+			if err := writeHelmFile(w, out, hk.Path, hk.Manifest, statErr == nil); err != nil {
 				return fmt.Errorf("failed to write hook %q: %w", hk.Path, err)
 			}
 		}
@@ -187,10 +194,10 @@ func writeRelease(cfg helmTemplateConfig, rls *release.Release, out string) erro
 	if !file {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
+	if err := w.MkdirAll(filepath.Dir(out), 0o700); err != nil {
 		return fmt.Errorf("failed to create directory %q: %w", cfg.OutPath, err)
 	}
-	return os.WriteFile(out, manifests.Bytes(), 0o600)
+	return w.WriteFile(out, manifests.Bytes(), 0o600)
 }
 
 // writeManifests writes each template's documents to its own file under
@@ -198,7 +205,7 @@ func writeRelease(cfg helmTemplateConfig, rls *release.Release, out string) erro
 // does with an output directory: the manifest is Helm's
 // "---\n# Source: <file>\n<document>\n" blocks, several documents of a
 // file appended to it.
-func writeManifests(cfg helmTemplateConfig, manifest, out string) error {
+func writeManifests(w *workFS, cfg helmTemplateConfig, manifest, out string) error {
 	dir := out
 	if cfg.UseReleaseName {
 		dir = filepath.Join(out, cfg.ReleaseName)
@@ -212,7 +219,7 @@ func writeManifests(cfg helmTemplateConfig, manifest, out string) error {
 		if err := checkRelative(name); err != nil {
 			return err
 		}
-		if err := writeHelmFile(dir, name, strings.TrimSuffix(doc, "\n"), written[name]); err != nil {
+		if err := writeHelmFile(w, dir, name, strings.TrimSuffix(doc, "\n"), written[name]); err != nil {
 			return fmt.Errorf("failed to write %q: %w", name, err)
 		}
 		written[name] = true
@@ -222,16 +229,16 @@ func writeManifests(cfg helmTemplateConfig, manifest, out string) error {
 
 // writeHelmFile is Helm's (cmd/helm/template.go): a document appended, or
 // a new file.
-func writeHelmFile(dir, name, data string, appendTo bool) (err error) {
+func writeHelmFile(w *workFS, dir, name, data string, appendTo bool) (err error) {
 	p := filepath.Join(dir, name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := w.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
 	flags := os.O_CREATE | os.O_TRUNC | os.O_WRONLY
 	if appendTo {
 		flags = os.O_APPEND | os.O_WRONLY
 	}
-	f, err := os.OpenFile(p, flags, 0o600)
+	f, err := w.OpenFile(p, flags, 0o600)
 	if err != nil {
 		return err
 	}

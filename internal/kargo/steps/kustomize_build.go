@@ -3,7 +3,6 @@ package steps
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -63,7 +62,12 @@ func (k kustomizeBuilder) Run(_ context.Context, sc *StepContext) (Result, error
 	if err != nil {
 		return errored(err)
 	}
-	if err := writeResources(rm, out); err != nil {
+	w, err := openWorkFS(sc.WorkDir)
+	if err != nil {
+		return errored(err)
+	}
+	defer w.Close()
+	if err := writeResources(w, rm, out); err != nil {
 		return errored(fmt.Errorf("failed to write built manifests to %q: %w", cfg.OutPath, sanitizePath(err, sc.WorkDir)))
 	}
 	return succeeded(nil)
@@ -84,18 +88,22 @@ func kustomizeBuild(fs *confinedFS, path string) (_ resmap.ResMap, err error) {
 	return krusty.MakeKustomizer(opts).Run(fs, path)
 }
 
-func writeResources(rm resmap.ResMap, out string) error {
+// writeResources writes the manifests to the file out, or to a file per
+// resource in the directory out, named by its kind and name, which may
+// hold a "/" or a "..": through w, such a name cannot leave the working
+// directory.
+func writeResources(w *workFS, rm resmap.ResMap, out string) error {
 	if ext := filepath.Ext(out); ext == ".yaml" || ext == ".yml" {
-		if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
+		if err := w.MkdirAll(filepath.Dir(out), 0o700); err != nil {
 			return err
 		}
 		b, err := rm.AsYaml()
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(out, b, 0o600)
+		return w.WriteFile(out, b, 0o600)
 	}
-	if err := os.MkdirAll(out, 0o700); err != nil {
+	if err := w.MkdirAll(out, 0o700); err != nil {
 		return err
 	}
 	for _, r := range rm.Resources() {
@@ -111,7 +119,7 @@ func writeResources(rm resmap.ResMap, out string) error {
 		if err != nil {
 			return fmt.Errorf("failed to convert %q to YAML: %w", r.CurId(), err)
 		}
-		if err := os.WriteFile(filepath.Join(out, strings.ToLower(file)+".yaml"), b, 0o600); err != nil {
+		if err := w.WriteFile(filepath.Join(out, strings.ToLower(file)+".yaml"), b, 0o600); err != nil {
 			return err
 		}
 	}

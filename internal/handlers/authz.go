@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	rolloutsapi "taskactions/api/rollouts/v1alpha1"
 	"taskactions/internal/auth"
 )
 
@@ -76,6 +77,31 @@ func (a *authorizer) extraVerbs(request any) []auth.Verb {
 		if value(q.Params.Abort) {
 			return []auth.Verb{auth.VerbAbort}
 		}
+	case CreateAnalysisTemplateRequestObject:
+		return jobVerbs(q.JSONBody != nil && hasJobMetric(q.JSONBody.Spec.Metrics))
+	case ReplaceAnalysisTemplateRequestObject:
+		return jobVerbs(q.JSONBody != nil && hasJobMetric(q.JSONBody.Spec.Metrics))
+	case CreateClusterAnalysisTemplateRequestObject:
+		return jobVerbs(q.JSONBody != nil && hasJobMetric(q.JSONBody.Spec.Metrics))
+	case ReplaceClusterAnalysisTemplateRequestObject:
+		return jobVerbs(q.JSONBody != nil && hasJobMetric(q.JSONBody.Spec.Metrics))
+	case CreateAnalysisRunRequestObject:
+		return jobVerbs(q.JSONBody != nil && hasJobMetric(q.JSONBody.Spec.Metrics))
 	}
 	return nil
+}
+
+// jobVerbs: a metric of Argo Rollouts' job provider runs a command (a
+// process action, with --analysis-jobs), so writing one takes execute, as
+// enqueueing a process action does. A Stage's verification names
+// templates, whose writer was asked.
+func jobVerbs(job bool) []auth.Verb {
+	if job {
+		return []auth.Verb{auth.VerbExecute}
+	}
+	return nil
+}
+
+func hasJobMetric(metrics []rolloutsapi.Metric) bool {
+	return slices.ContainsFunc(metrics, func(m rolloutsapi.Metric) bool { return m.Provider.Job != nil })
 }

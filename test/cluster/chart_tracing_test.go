@@ -53,8 +53,15 @@ func TestChartTracingValues(t *testing.T) {
 		h.ValueFrom.SecretKeyRef.Name != "otel" || h.ValueFrom.SecretKeyRef.Key != "auth" {
 		t.Errorf("OTEL_EXPORTER_OTLP_HEADERS is %+v, want the Secret otel's key auth", h)
 	}
-	if d := env["HISTORY_DSN"]; d.ValueFrom == nil || d.ValueFrom.SecretKeyRef == nil || d.ValueFrom.SecretKeyRef.Name != "pg" {
-		t.Errorf("HISTORY_DSN is %+v beside the tracing variables", d)
+	if d := env["TASKACTIONS_HISTORY_DSN"]; d.ValueFrom == nil || d.ValueFrom.SecretKeyRef == nil || d.ValueFrom.SecretKeyRef.Name != "pg" {
+		t.Errorf("TASKACTIONS_HISTORY_DSN is %+v beside the tracing variables", d)
+	}
+	// The DSN holds a password: not on the command line, which
+	// /proc/<pid>/cmdline shows to every process of the user.
+	for _, a := range c.Args {
+		if strings.Contains(a, "history-dsn") || strings.Contains(a, "HISTORY_DSN") {
+			t.Errorf("the server's command line has %q", a)
+		}
 	}
 	n := 0
 	for _, a := range c.Args {

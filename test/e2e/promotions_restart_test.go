@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,10 +71,55 @@ func TestPromotionAbort(t *testing.T) {
 	}
 }
 
+// An abort can reach a built-in step too late to stop it: the step runs
+// within its round, so an http step waiting for its answer ends after the
+// abort, as it would have without it. No later step runs, and the
+// Promotion ends Aborted. (It stayed Running for good before: the next
+// step was decided, and its run, aborted, took no more actions.)
+func TestPromotionAbortReachesAStepLate(t *testing.T) {
+	asked, release := make(chan struct{}, 1), make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+		case <-time.After(time.Minute):
+		}
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	defer slow.Close()
+	k := newKProject(t, srv)
+	k.createStage("late", direct(), nil,
+		pstep("http", "wait", map[string]any{"url": slow.URL, "timeout": "2m"}),
+		pstep("echo", "after", nil))
+	p := k.promote("late", k.createFreight("1.0.0", "").Name)
+	select {
+	case <-asked: // the step waits for its answer
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the http step did not call: steps %v", steps(k.promotion(p.Name)))
+	}
+	into[kargoapi.Promotion](t, k.abort(p.Name), http.StatusOK)
+	eventually(t, 15*time.Second, "the run to be aborted", func() bool {
+		return k.actions(p.Name)["promotion"].Phase == client.ABORTED
+	})
+	close(release)
+	p = k.finished(p.Name)
+	got := steps(p)
+	if p.Status.Phase != kargoapi.PromotionPhaseAborted || len(got) != 1 || (got[0] != "wait=Succeeded" && got[0] != "wait=Aborted") {
+		t.Errorf("aborted Promotion: %s %q, steps %v; want Aborted, the step wait ended, no step after it", p.Status.Phase, p.Status.Message, got)
+	}
+	if acts := k.actions(p.Name); len(acts) != 2 {
+		t.Errorf("the run has %d actions, want the root and the step wait", len(acts))
+	}
+}
+
 // Two Promotions of one Stage: the second waits, Pending and without a
 // run, while the Stage's currentPromotion is the first; then it runs. Both
 // succeed, in creation order.
 func TestPromotionQueue(t *testing.T) {
+	succeeded := finishedCount(t, "Succeeded")
 	k := newKProject(t, srv)
 	k.createStage("q", direct(), nil, pstep("sleep", "wait", map[string]any{"duration": "1500ms"}))
 	f1, f2 := k.createFreight("1.0.0", ""), k.createFreight("2.0.0", "")
@@ -111,6 +158,31 @@ func TestPromotionQueue(t *testing.T) {
 		return st.LastPromotion != nil && st.LastPromotion.Name == p2.Name && len(st.FreightHistory) == 2 &&
 			st.FreightHistory[0].Includes(f2.Name) && st.FreightHistory[1].Includes(f1.Name) && st.CurrentPromotion == nil
 	})
+	// Other tests' Promotions may end meanwhile: at least these two.
+	if got := finishedCount(t, "Succeeded") - succeeded; got < 2 {
+		t.Errorf("taskactions_promotions_finished_total{phase=\"Succeeded\"} grew by %v, want at least 2", got)
+	}
+}
+
+// finishedCount reads the server's count of Promotions ended in phase.
+func finishedCount(t *testing.T, phase string) float64 {
+	t.Helper()
+	resp, err := srv.http.Get(srv.URL() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	prefix := `taskactions_promotions_finished_total{phase="` + phase + `"} `
+	for _, line := range strings.Split(readAll(t, resp.Body), "\n") {
+		if v, ok := strings.CutPrefix(line, prefix); ok {
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return n
+		}
+	}
+	return 0 // none has ended so
 }
 
 // promotionEvent is the data of a `promotion` event.

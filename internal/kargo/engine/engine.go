@@ -102,6 +102,11 @@ type Input struct {
 	// commitFrom(), chartFrom(), warehouse(), freightMetadata()); nil:
 	// none.
 	Freight *FreightScope
+	// Aborted is the message of an abort asked of the Promotion ("": none).
+	// No step runs after it: a step in flight is waited for (it may end
+	// Aborted, or as it ended before the abort reached it), then the
+	// Promotion ends Aborted, unless every step has already ended.
+	Aborted string
 }
 
 // Decision is what to do next. Exactly one of Finished, Skip, Run, Errored
@@ -161,7 +166,8 @@ type Decision struct {
 //     config: ...").
 //   - Otherwise it runs.
 //
-// When every step has a record, the promotion is Finished with FinalPhase.
+// When every step has a record, the promotion is Finished with FinalPhase;
+// else, after an abort (Input.Aborted), it is Finished Aborted.
 // An Aborted record ends the promotion Aborted at once (an abort is
 // promotion-wide in Kargo: no later step runs, not even always() ones).
 // Records that do not match the steps end it Errored.
@@ -172,6 +178,9 @@ func Decide(in Input) Decision {
 	done := normalize(in.Steps, in.Done)
 	if len(done) == len(in.Steps) {
 		return finished(FinalPhase(in.Steps, done))
+	}
+	if in.Aborted != "" {
+		return finished(kargoapi.PromotionPhaseAborted, in.Aborted)
 	}
 	return decideStep(newStepScope(in, done))
 }

@@ -381,6 +381,39 @@ func TestDecideRecords(t *testing.T) {
 	}
 }
 
+// After an abort no step runs, even when the step in flight ended
+// Succeeded because the abort reached it too late: the Promotion ends
+// Aborted once that step's end is recorded. (Deciding the next step
+// instead kept an aborted Promotion Running for good: its run took no
+// more steps.)
+func TestDecideAfterAbort(t *testing.T) {
+	steps := []ps{step("a"), step("b")}
+	const stop = "Promotion aborted"
+	tests := []struct {
+		name string
+		done []StepRecord
+		want Decision
+	}{
+		{"nothing decided", nil, Decision{Finished: true, Phase: "Aborted", Message: stop}},
+		{"a step in flight: wait for it", []StepRecord{{Alias: "a", Status: StepRunning}},
+			Decision{Waiting: true, Index: 0, Alias: "a"}},
+		{"it ended Succeeded: b does not run", []StepRecord{{Alias: "a", Status: StepSucceeded}},
+			Decision{Finished: true, Phase: "Aborted", Message: stop}},
+		{"it ended Aborted", []StepRecord{{Alias: "a", Status: StepAborted, Message: "aborted by the abort"}},
+			Decision{Finished: true, Phase: "Aborted", Message: "aborted by the abort"}},
+		{"every step had ended", []StepRecord{{Alias: "a", Status: StepSucceeded}, {Alias: "b", Status: StepSucceeded}},
+			Decision{Finished: true, Phase: "Succeeded"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Decide(Input{Steps: steps, Done: tt.done, Aborted: stop})
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("Decide = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestDecideIsPure(t *testing.T) {
 	in := Input{
 		Steps: []ps{step("a"), step("b", cfg(`{"t": "${{ outputs.a.t }}"}`))},

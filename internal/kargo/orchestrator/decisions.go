@@ -120,12 +120,6 @@ func stepEnd(step kargoapi.PromotionStep, r engine.StepRecord, a *taskactions.Ac
 	return r, true
 }
 
-// stepInFlight: p's last step record is Running (its action may run).
-func stepInFlight(p *kargoapi.Promotion) bool {
-	n := len(p.Status.StepExecutionMetadata)
-	return n > 0 && p.Status.StepExecutionMetadata[n-1].Status == kargoapi.PromotionStepStatusRunning
-}
-
 // runEnd is the status update that ends the run of a Promotion that ended
 // in phase with msg; none (false) for an aborted one, whose run the abort
 // ended.

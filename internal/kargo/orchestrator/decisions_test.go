@@ -217,30 +217,6 @@ func TestStepEnd(t *testing.T) {
 	}
 }
 
-func TestStepInFlight(t *testing.T) {
-	md := func(statuses ...kargoapi.PromotionStepStatus) *kargoapi.Promotion {
-		p := promotion(kargoapi.PromotionPhaseRunning, nil)
-		for _, s := range statuses {
-			p.Status.StepExecutionMetadata = append(p.Status.StepExecutionMetadata, kargoapi.StepExecutionMetadata{Status: s})
-		}
-		return p
-	}
-	tests := []struct {
-		name string
-		p    *kargoapi.Promotion
-		want bool
-	}{
-		{"no step yet", md(), false},
-		{"the last step runs", md(kargoapi.PromotionStepStatusSucceeded, kargoapi.PromotionStepStatusRunning), true},
-		{"the last step ended", md(kargoapi.PromotionStepStatusRunning, kargoapi.PromotionStepStatusSkipped), false},
-	}
-	for _, tc := range tests {
-		if got := stepInFlight(tc.p); got != tc.want {
-			t.Errorf("%s: stepInFlight = %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
-
 func TestRunEnd(t *testing.T) {
 	tests := []struct {
 		phase kargoapi.PromotionPhase

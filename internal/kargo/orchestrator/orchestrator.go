@@ -286,6 +286,9 @@ func (o *Orchestrator) advance(ctx context.Context, p *kargoapi.Promotion) error
 		if written, err := o.writeStatus(ctx, next); err != nil || !written {
 			return err
 		}
+		if d.Finished && o.cfg.Finished != nil {
+			o.cfg.Finished(d.Phase)
+		}
 	}
 	if d.Run {
 		return o.enqueueStep(ctx, p, d)
@@ -299,6 +302,9 @@ func (o *Orchestrator) advance(ctx context.Context, p *kargoapi.Promotion) error
 func (o *Orchestrator) decide(ctx context.Context, p *kargoapi.Promotion) (engine.Decision, error) {
 	for {
 		in := engine.Input{Steps: p.Spec.Steps, Vars: p.Spec.Vars, Ctx: contextOf(p), Done: records(p), Freight: o.freightScope(ctx, p)}
+		if _, aborted := p.Annotations[kargoapi.AnnotationKeyAbort]; aborted {
+			in.Aborted = abortMessage
+		}
 		// The step in flight: record its end, or wait for it.
 		if n := len(in.Done); n > 0 && in.Done[n-1].Status == kargoapi.PromotionStepStatusRunning {
 			a, err := o.step(ctx, o.stepID(p, n-1))
@@ -427,52 +433,6 @@ func (o *Orchestrator) removeWorkDir(p *kargoapi.Promotion) {
 	if err := o.cfg.WorkDirs.Remove(r.Project, r.Run); err != nil {
 		o.cfg.Log.Warn().Err(err).Str("promotion", p.Name).Msg("remove the working directory")
 	}
-}
-
-// finish ends the Promotion and its run's root action.
-func (o *Orchestrator) finish(ctx context.Context, p *kargoapi.Promotion, phase kargoapi.PromotionPhase, msg string) error {
-	if err := o.finishRun(ctx, p, phase, msg); err != nil {
-		return err
-	}
-	err := o.updateStatus(ctx, p, func(s *kargoapi.PromotionStatus) {
-		s.Phase, s.Message = phase, msg
-		s.FinishedAt = &metav1.Time{Time: time.Now()}
-	})
-	if err == nil && o.cfg.Finished != nil {
-		o.cfg.Finished(phase)
-	}
-	return err
-}
-
-// finishRun reports the end of a Promotion on its run's root action (an
-// aborted one was ended by the abort). It is written before the
-// Promotion's phase: a restart in between ends the run again, as a no-op.
-func (o *Orchestrator) finishRun(ctx context.Context, p *kargoapi.Promotion, phase kargoapi.PromotionPhase, msg string) error {
-	update, ok := runEnd(phase, msg)
-	if !ok {
-		return nil
-	}
-	_, err := o.cfg.Actions.PutStatus(ctx, o.rootID(p), 1, update)
-	if errors.Is(err, pipeline.ErrNotFound) || errors.Is(err, pipeline.ErrConflict) {
-		return nil // never started, or already ended
-	}
-	return err
-}
-
-// abort ends a Promotion that was asked to stop: a running one through its
-// run (the running step ends Aborted, and the Promotion with it), a
-// waiting one at once.
-func (o *Orchestrator) abort(ctx context.Context, p *kargoapi.Promotion) error {
-	if !stepInFlight(p) {
-		if _, err := o.cfg.Actions.AbortAction(ctx, o.rootID(p), "Promotion aborted"); err != nil && !errors.Is(err, pipeline.ErrNotFound) {
-			return err
-		}
-		return o.finish(ctx, p, kargoapi.PromotionPhaseAborted, "Promotion aborted")
-	}
-	if _, err := o.cfg.Actions.AbortAction(ctx, o.rootID(p), "Promotion aborted"); err != nil && !errors.Is(err, pipeline.ErrNotFound) {
-		return err
-	}
-	return o.advance(ctx, p)
 }
 
 // updateStatus writes a Promotion's status from the cached object.

@@ -1,0 +1,61 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kargoapi "taskactions/api/kargo/v1alpha1"
+	"taskactions/internal/pipeline"
+)
+
+// How a Promotion ends outside its steps' decisions: an abort, or an end
+// the orchestrator declares (no Stage, no Freight, a run it cannot start).
+
+// abortMessage is an aborted Promotion's message, and its run's abort
+// reason.
+const abortMessage = "Promotion aborted"
+
+// abort ends a Promotion that was asked to stop. Its run is aborted: a
+// step in flight ends Aborted, or as it ended before the abort reached
+// it. The round records that end, and no step runs after it
+// (engine.Input.Aborted): the Promotion ends Aborted, a waiting one at
+// once.
+func (o *Orchestrator) abort(ctx context.Context, p *kargoapi.Promotion) error {
+	if _, err := o.cfg.Actions.AbortAction(ctx, o.rootID(p), abortMessage); err != nil && !errors.Is(err, pipeline.ErrNotFound) {
+		return err
+	}
+	return o.advance(ctx, p)
+}
+
+// finish ends the Promotion and its run's root action.
+func (o *Orchestrator) finish(ctx context.Context, p *kargoapi.Promotion, phase kargoapi.PromotionPhase, msg string) error {
+	if err := o.finishRun(ctx, p, phase, msg); err != nil {
+		return err
+	}
+	err := o.updateStatus(ctx, p, func(s *kargoapi.PromotionStatus) {
+		s.Phase, s.Message = phase, msg
+		s.FinishedAt = &metav1.Time{Time: time.Now()}
+	})
+	if err == nil && o.cfg.Finished != nil {
+		o.cfg.Finished(phase)
+	}
+	return err
+}
+
+// finishRun reports the end of a Promotion on its run's root action (an
+// aborted one was ended by the abort). It is written before the
+// Promotion's phase: a restart in between ends the run again, as a no-op.
+func (o *Orchestrator) finishRun(ctx context.Context, p *kargoapi.Promotion, phase kargoapi.PromotionPhase, msg string) error {
+	update, ok := runEnd(phase, msg)
+	if !ok {
+		return nil
+	}
+	_, err := o.cfg.Actions.PutStatus(ctx, o.rootID(p), 1, update)
+	if errors.Is(err, pipeline.ErrNotFound) || errors.Is(err, pipeline.ErrConflict) {
+		return nil // never started, or already ended
+	}
+	return err
+}

@@ -102,6 +102,24 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 	return c.untilTimeout(ta, tmpl, after), err
 }
 
+// handle runs one round of the plugin, ended at the attempt's deadline. A
+// plugin may do its work within the round (an http call, a Kargo step's
+// git command), which the check of the timeout before each round cannot
+// end: at the deadline the plugin returns as if interrupted, and the next
+// round ends the attempt TIMED_OUT.
+func (c *Controller) handle(ctx context.Context, ta *v1.TaskAction, tc *plugins.TaskContext, plugin plugins.Plugin) (plugins.Transition, error) {
+	deadline, ok := c.attemptDeadline(ta, tc.Template)
+	if d := timeoutOf(tc.Template); d > 0 && attemptStarting(ta) {
+		deadline, ok = time.Now().Add(d), true // the attempt starts with this round
+	}
+	if ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	return plugin.Handle(ctx, tc)
+}
+
 // untilTimeout shortens a requeue so that the round after the attempt's
 // timeout happens on time.
 func (c *Controller) untilTimeout(ta *v1.TaskAction, tmpl plugins.Template, after time.Duration) time.Duration {
@@ -167,7 +185,7 @@ func (c *Controller) round(ctx context.Context, key string, ta *v1.TaskAction, t
 		c.started.Store(attemptKey(ta), time.Now())
 	}
 	ctx = c.traceAttempt(ctx, key, ta)
-	tr, err := plugin.Handle(ctx, tc)
+	tr, err := c.handle(ctx, ta, tc, plugin)
 	if err != nil {
 		return c.systemFailure(ctx, key, ta, tc, plugin, first, "PluginError", err.Error())
 	}

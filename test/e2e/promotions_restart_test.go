@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/app"
 	"taskactions/pkg/client"
@@ -112,6 +114,30 @@ func TestPromotionAbortReachesAStepLate(t *testing.T) {
 	}
 	if acts := k.actions(p.Name); len(acts) != 2 {
 		t.Errorf("the run has %d actions, want the root and the step wait", len(acts))
+	}
+}
+
+// retry.timeout bounds a step that does its work within one round of its
+// action, as http and Kargo's built-in steps do: an http step whose
+// service never answers ends Errored with Kargo's message once the
+// timeout passes, and its attempt TIMED_OUT. (The executor checked the
+// timeout only before each round, so the step ran on until the service
+// answered, here for good.)
+func TestPromotionStepTimesOutWithinItsRound(t *testing.T) {
+	stuck := make(chan struct{})
+	hung := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-stuck }))
+	defer hung.Close()
+	defer close(stuck) // before Close, which waits for the handler
+	k := newKProject(t, srv)
+	call := pstep("http", "call", map[string]any{"url": hung.URL, "timeout": "10m"})
+	call.Retry = &kargoapi.PromotionStepRetry{Timeout: &metav1.Duration{Duration: 2 * time.Second}}
+	k.createStage("hung", direct(), nil, call)
+	p := k.finished(k.promote("hung", k.createFreight("1.0.0", "").Name).Name)
+	if p.Status.Phase != kargoapi.PromotionPhaseErrored || p.Status.Message != `step "call" timed out after 2s` {
+		t.Errorf("Promotion: %s %q, want Errored, the step timed out", p.Status.Phase, p.Status.Message)
+	}
+	if a := k.actions(p.Name)["step-1"]; a.Phase != client.TIMEDOUT {
+		t.Errorf("the step's action ended %s, want TIMED_OUT", a.Phase)
 	}
 }
 

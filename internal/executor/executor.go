@@ -129,6 +129,8 @@ type Controller struct {
 
 	spanMu sync.Mutex
 	spans  map[string]*attemptSpan // key -> the span of its attempt in flight (trace.go)
+
+	rounds rounds // in progress, for an abort to end (rounds.go)
 }
 
 // New returns an executor; Enabled tells whether it claims anything.
@@ -292,6 +294,7 @@ func (c *Controller) interrupted(ctx context.Context, cut []plugins.Interrupted)
 func (c *Controller) enqueue(obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err == nil {
+		c.rounds.seen(key, obj)
 		c.wake(key)
 	}
 }

@@ -102,12 +102,14 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 	return c.untilTimeout(ta, tmpl, after), err
 }
 
-// handle runs one round of the plugin, ended at the attempt's deadline. A
-// plugin may do its work within the round (an http call, a Kargo step's
-// git command), which the check of the timeout before each round cannot
-// end: at the deadline the plugin returns as if interrupted, and the next
-// round ends the attempt TIMED_OUT.
-func (c *Controller) handle(ctx context.Context, ta *v1.TaskAction, tc *plugins.TaskContext, plugin plugins.Plugin) (plugins.Transition, error) {
+// handle runs one round of the plugin, ended at the attempt's deadline or
+// by an abort (rounds.go). A plugin may do its work within the round (an
+// http call, a Kargo step's git command), which the check of the timeout
+// before each round cannot end: then the plugin returns as if
+// interrupted, and the next round ends the attempt TIMED_OUT or ABORTED.
+func (c *Controller) handle(ctx context.Context, key string, ta *v1.TaskAction, tc *plugins.TaskContext, plugin plugins.Plugin) (plugins.Transition, error) {
+	ctx, done := c.rounds.start(ctx, key)
+	defer done()
 	deadline, ok := c.attemptDeadline(ta, tc.Template)
 	if d := timeoutOf(tc.Template); d > 0 && attemptStarting(ta) {
 		deadline, ok = time.Now().Add(d), true // the attempt starts with this round
@@ -185,7 +187,7 @@ func (c *Controller) round(ctx context.Context, key string, ta *v1.TaskAction, t
 		c.started.Store(attemptKey(ta), time.Now())
 	}
 	ctx = c.traceAttempt(ctx, key, ta)
-	tr, err := c.handle(ctx, ta, tc, plugin)
+	tr, err := c.handle(ctx, key, ta, tc, plugin)
 	if err != nil {
 		return c.systemFailure(ctx, key, ta, tc, plugin, first, "PluginError", err.Error())
 	}

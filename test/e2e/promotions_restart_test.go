@@ -73,50 +73,6 @@ func TestPromotionAbort(t *testing.T) {
 	}
 }
 
-// An abort can reach a built-in step too late to stop it: the step runs
-// within its round, so an http step waiting for its answer ends after the
-// abort, as it would have without it. No later step runs, and the
-// Promotion ends Aborted. (It stayed Running for good before: the next
-// step was decided, and its run, aborted, took no more actions.)
-func TestPromotionAbortReachesAStepLate(t *testing.T) {
-	asked, release := make(chan struct{}, 1), make(chan struct{})
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		select {
-		case asked <- struct{}{}:
-		default:
-		}
-		select {
-		case <-release:
-		case <-time.After(time.Minute):
-		}
-		_, _ = w.Write([]byte(`{"ok":true}`))
-	}))
-	defer slow.Close()
-	k := newKProject(t, srv)
-	k.createStage("late", direct(), nil,
-		pstep("http", "wait", map[string]any{"url": slow.URL, "timeout": "2m"}),
-		pstep("echo", "after", nil))
-	p := k.promote("late", k.createFreight("1.0.0", "").Name)
-	select {
-	case <-asked: // the step waits for its answer
-	case <-time.After(15 * time.Second):
-		t.Fatalf("the http step did not call: steps %v", steps(k.promotion(p.Name)))
-	}
-	into[kargoapi.Promotion](t, k.abort(p.Name), http.StatusOK)
-	eventually(t, 15*time.Second, "the run to be aborted", func() bool {
-		return k.actions(p.Name)["promotion"].Phase == client.ABORTED
-	})
-	close(release)
-	p = k.finished(p.Name)
-	got := steps(p)
-	if p.Status.Phase != kargoapi.PromotionPhaseAborted || len(got) != 1 || (got[0] != "wait=Succeeded" && got[0] != "wait=Aborted") {
-		t.Errorf("aborted Promotion: %s %q, steps %v; want Aborted, the step wait ended, no step after it", p.Status.Phase, p.Status.Message, got)
-	}
-	if acts := k.actions(p.Name); len(acts) != 2 {
-		t.Errorf("the run has %d actions, want the root and the step wait", len(acts))
-	}
-}
-
 // retry.timeout bounds a step that does its work within one round of its
 // action, as http and Kargo's built-in steps do: an http step whose
 // service never answers ends Errored with Kargo's message once the
@@ -138,6 +94,32 @@ func TestPromotionStepTimesOutWithinItsRound(t *testing.T) {
 	}
 	if a := k.actions(p.Name)["step-1"]; a.Phase != client.TIMEDOUT {
 		t.Errorf("the step's action ended %s, want TIMED_OUT", a.Phase)
+	}
+}
+
+// An abort ends a step that waits within its round for a service that
+// never answers: the step ends Aborted and the Promotion Aborted, without
+// waiting for the answer (before, the abort waited for it, here for good).
+func TestPromotionAbortEndsAWaitingStep(t *testing.T) {
+	stuck := make(chan struct{})
+	hung := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-stuck }))
+	defer hung.Close()
+	defer close(stuck) // before Close, which waits for the handler
+	k := newKProject(t, srv)
+	k.createStage("waits", direct(), nil,
+		pstep("http", "call", map[string]any{"url": hung.URL, "timeout": "10m"}),
+		pstep("echo", "after", nil))
+	p := k.promote("waits", k.createFreight("1.0.0", "").Name)
+	eventually(t, 15*time.Second, "the step call to run", func() bool {
+		return slices.Equal(steps(k.promotion(p.Name)), []string{"call=Running"})
+	})
+	into[kargoapi.Promotion](t, k.abort(p.Name), http.StatusOK)
+	p = k.finished(p.Name)
+	if p.Status.Phase != kargoapi.PromotionPhaseAborted || !slices.Equal(steps(p), []string{"call=Aborted"}) {
+		t.Errorf("aborted Promotion: %s %q, steps %v; want Aborted, call Aborted", p.Status.Phase, p.Status.Message, steps(p))
+	}
+	if a := k.actions(p.Name)["step-1"]; a.Phase != client.ABORTED {
+		t.Errorf("the step's action ended %s, want ABORTED", a.Phase)
 	}
 }
 

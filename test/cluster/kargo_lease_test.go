@@ -124,15 +124,7 @@ func outputsLeftBehind(ctx context.Context, t *testing.T, ns string, leader *clu
 		map[string]any{"uses": "compose-output", "as": "before", "config": map[string]any{"value": "on the dead replica's disk"}},
 		map[string]any{"uses": "compose-output", "as": "after", "config": map[string]any{"seen": "${{ outputs.before.value }}"}},
 	}
-	if err := f.s.DoJSON(ctx, http.MethodPost, f.stagesPath(), stageOf(steps), nil, http.StatusCreated); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.createFreight(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.promote(ctx); err != nil {
-		t.Fatal(err)
-	}
+	promoteWith(ctx, t, f, steps)
 	phase := waitPromotion(ctx, t, f, f.promo, "Succeeded", "Failed", "Errored", "Aborted")
 	var p struct {
 		Status struct {
@@ -257,6 +249,15 @@ func startSlowPromotion(ctx context.Context, t *testing.T, f *features) string {
 		map[string]any{"uses": "sleep", "as": "wait", "config": map[string]any{"duration": "6s"}},
 		map[string]any{"uses": "compose-output", "as": "after", "config": map[string]any{"seen": "${{ outputs.before.value }}"}},
 	}
+	promoteWith(ctx, t, f, steps)
+	waitStep(ctx, t, f, f.promo, 1)
+	return f.promo
+}
+
+// promoteWith creates the Stage "test" with steps, Freight for it, and a
+// Promotion of that Freight (f.promo).
+func promoteWith(ctx context.Context, t *testing.T, f *features, steps []any) {
+	t.Helper()
 	if err := f.s.DoJSON(ctx, http.MethodPost, f.stagesPath(), stageOf(steps), nil, http.StatusCreated); err != nil {
 		t.Fatal(err)
 	}
@@ -266,8 +267,6 @@ func startSlowPromotion(ctx context.Context, t *testing.T, f *features) string {
 	if err := f.promote(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitStep(ctx, t, f, f.promo, 1)
-	return f.promo
 }
 
 // stageOf is the Stage "test", promoted from the Warehouse w with steps.

@@ -25,8 +25,8 @@ type rounds struct {
 // errAbortedMidRound is the cause of a round's context ended by an abort.
 var errAbortedMidRound = errors.New("the action was aborted")
 
-// start gives the round of key a context that end cancels; done forgets
-// it, once the round has returned.
+// start gives the round of key a context that seen cancels; done, called
+// once the round has returned, forgets it.
 func (r *rounds) start(ctx context.Context, key string) (_ context.Context, done func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	r.mu.Lock()

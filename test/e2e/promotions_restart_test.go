@@ -123,6 +123,29 @@ func TestPromotionAbortEndsAWaitingStep(t *testing.T) {
 	}
 }
 
+// A Stage deleted while its Promotion runs: the Promotion ends Errored at
+// once, as in Kargo, and its running step is aborted rather than left to
+// run for a Stage that is gone. (Before, nothing happened until the step
+// ended: the deletion of a Stage woke no Promotion.)
+func TestPromotionOfADeletedStage(t *testing.T) {
+	k := newKProject(t, srv)
+	k.createStage("gone", direct(), nil, pstep("sleep", "nap", map[string]any{"duration": "1m"}))
+	p := k.promote("gone", k.createFreight("1.0.0", "").Name)
+	eventually(t, 15*time.Second, "the step nap to run", func() bool {
+		return slices.Equal(steps(k.promotion(p.Name)), []string{"nap=Running"}) && k.actions(p.Name)["step-1"].Phase == client.RUNNING
+	})
+	if r := stageDelete(t, k.name, "gone"); r.code != http.StatusNoContent && r.code != http.StatusOK {
+		t.Fatalf("delete the Stage: %d %s", r.code, r.body)
+	}
+	p = k.finished(p.Name)
+	if p.Status.Phase != kargoapi.PromotionPhaseErrored || p.Status.Message != `Stage "gone" not found` {
+		t.Errorf("Promotion: %s %q, want Errored, the Stage not found", p.Status.Phase, p.Status.Message)
+	}
+	eventually(t, 15*time.Second, "the step's action to be aborted", func() bool {
+		return k.actions(p.Name)["step-1"].Phase == client.ABORTED
+	})
+}
+
 // Two Promotions of one Stage: the second waits, Pending and without a
 // run, while the Stage's currentPromotion is the first; then it runs. Both
 // succeed, in creation order.

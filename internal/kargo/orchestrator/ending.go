@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +29,19 @@ func (o *Orchestrator) abort(ctx context.Context, p *kargoapi.Promotion) error {
 		return err
 	}
 	return o.advance(ctx, p)
+}
+
+// noStage ends a Promotion whose Stage is gone Errored, as Kargo does. Its
+// run is aborted first: a step in flight would otherwise run on, for a
+// Stage that no longer exists.
+func (o *Orchestrator) noStage(ctx context.Context, p *kargoapi.Promotion) error {
+	msg := fmt.Sprintf("Stage %q not found", p.Spec.Stage)
+	if p.Status.Phase == kargoapi.PromotionPhaseRunning {
+		if _, err := o.cfg.Actions.AbortAction(ctx, o.rootID(p), msg); err != nil && !errors.Is(err, pipeline.ErrNotFound) {
+			return err
+		}
+	}
+	return o.finish(ctx, p, kargoapi.PromotionPhaseErrored, msg)
 }
 
 // finish ends the Promotion and its run's root action.

@@ -122,15 +122,25 @@ func New(cfg Config) *Orchestrator {
 func (o *Orchestrator) Run(ctx context.Context, ready func()) error {
 	k := pipeline.NewKeyQueue("promotions", o.cfg.Workers, o.cfg.Log)
 	stages := o.cfg.Stages.Informer()
-	sreg, err := stages.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, obj any) {
-			s := obj.(*kargoapi.Stage)
-			for _, p := range o.cfg.Promotions.ForStage(s.Namespace, s.Name) {
-				if !p.Status.Phase.IsTerminal() {
-					k.Add(p)
-				}
+	ofStage := func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		s, ok := obj.(*kargoapi.Stage)
+		if !ok {
+			return
+		}
+		for _, p := range o.cfg.Promotions.ForStage(s.Namespace, s.Name) {
+			if !p.Status.Phase.IsTerminal() {
+				k.Add(p)
 			}
-		},
+		}
+	}
+	sreg, err := stages.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj any) { ofStage(obj) },
+		// Its running Promotion ends Errored now (roundNoStage), not at its
+		// step's next event.
+		DeleteFunc: ofStage,
 	})
 	if err != nil {
 		return err
@@ -200,7 +210,7 @@ func (o *Orchestrator) reconcile(ctx context.Context, key string) error {
 	}
 	switch roundOf(p, st) {
 	case roundNoStage:
-		return o.finish(ctx, p, kargoapi.PromotionPhaseErrored, fmt.Sprintf("Stage %q not found", p.Spec.Stage))
+		return o.noStage(ctx, p)
 	case roundAccept:
 		return o.accept(ctx, p, st)
 	case roundAbort:

@@ -25,12 +25,6 @@ type Server struct {
 // StartServer starts bin with the kubeconfig and args on a free port and
 // returns once /readyz answers 200. ready bounds the wait.
 func StartServer(ctx context.Context, bin, dir, kubeconfig string, ready time.Duration, args ...string) (*Server, error) {
-	return StartServerEnv(ctx, bin, dir, kubeconfig, ready, nil, args...)
-}
-
-// StartServerEnv is StartServer with env added to the server's
-// environment (TASKACTIONS_FAILPOINT, for one replica of several).
-func StartServerEnv(ctx context.Context, bin, dir, kubeconfig string, ready time.Duration, env []string, args ...string) (*Server, error) {
 	ports, err := freePorts(1)
 	if err != nil {
 		return nil, err
@@ -41,7 +35,7 @@ func StartServerEnv(ctx context.Context, bin, dir, kubeconfig string, ready time
 	s := &Server{URL: "http://" + loopback(ports[0]), Dir: dir}
 	all := append([]string{"--listen=" + loopback(ports[0]), "--data-dir=" + filepath.Join(dir, "data"),
 		"--kubeconfig=" + kubeconfig, "--log-format=json", "--shutdown-grace-period=2s"}, args...)
-	if s.proc, err = startProcess(dir, "taskactions", bin, all, env...); err != nil {
+	if s.proc, err = startProcess(dir, "taskactions", bin, all); err != nil {
 		return nil, err
 	}
 	if err := s.proc.waitHTTP(ctx, s.URL+"/readyz", nil, "", ready); err != nil {

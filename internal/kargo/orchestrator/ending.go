@@ -25,10 +25,18 @@ const abortMessage = "Promotion aborted"
 // (engine.Input.Aborted): the Promotion ends Aborted, a waiting one at
 // once.
 func (o *Orchestrator) abort(ctx context.Context, p *kargoapi.Promotion) error {
-	if _, err := o.cfg.Actions.AbortAction(ctx, o.rootID(p), abortMessage); err != nil && !errors.Is(err, pipeline.ErrNotFound) {
+	if err := o.abortRun(ctx, p, abortMessage); err != nil {
 		return err
 	}
 	return o.advance(ctx, p)
+}
+
+// abortRun aborts p's run with reason; a run never started is no error.
+func (o *Orchestrator) abortRun(ctx context.Context, p *kargoapi.Promotion, reason string) error {
+	if _, err := o.cfg.Actions.AbortAction(ctx, o.rootID(p), reason); err != nil && !errors.Is(err, pipeline.ErrNotFound) {
+		return err
+	}
+	return nil
 }
 
 // noStage ends a Promotion whose Stage is gone Errored, as Kargo does. Its
@@ -37,7 +45,7 @@ func (o *Orchestrator) abort(ctx context.Context, p *kargoapi.Promotion) error {
 func (o *Orchestrator) noStage(ctx context.Context, p *kargoapi.Promotion) error {
 	msg := fmt.Sprintf("Stage %q not found", p.Spec.Stage)
 	if p.Status.Phase == kargoapi.PromotionPhaseRunning {
-		if _, err := o.cfg.Actions.AbortAction(ctx, o.rootID(p), msg); err != nil && !errors.Is(err, pipeline.ErrNotFound) {
+		if err := o.abortRun(ctx, p, msg); err != nil {
 			return err
 		}
 	}

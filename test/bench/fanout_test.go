@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,53 +26,6 @@ const (
 	updateRate  = 20 // per second
 	updateSpell = 10 * time.Second
 )
-
-// latencies collects delivery latencies from many goroutines.
-type latencies struct {
-	mu  sync.Mutex
-	d   []time.Duration
-	got atomic.Int64
-	// failed counts readers whose stream did not open; firstErr says why.
-	failed   atomic.Int64
-	firstErr atomic.Value
-}
-
-func (l *latencies) fail(err error) {
-	l.failed.Add(1)
-	l.firstErr.CompareAndSwap(nil, err.Error())
-}
-
-func (l *latencies) add(d time.Duration) {
-	l.got.Add(1)
-	l.mu.Lock()
-	l.d = append(l.d, d)
-	l.mu.Unlock()
-}
-
-func (l *latencies) percentile(q float64) float64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	slices.Sort(l.d)
-	if len(l.d) == 0 {
-		return 0
-	}
-	return float64(l.d[int(q*float64(len(l.d)-1))].Microseconds()) / 1000
-}
-
-// sentAt reads the send time the updater put in the status message
-// ("t=<unix nanoseconds>"), from an event's JSON or an object's message.
-func sentAt(data []byte) (time.Time, bool) {
-	i := bytes.Index(data, []byte("t="))
-	if i < 0 {
-		return time.Time{}, false
-	}
-	j := i + 2
-	for j < len(data) && data[j] >= '0' && data[j] <= '9' {
-		j++
-	}
-	ns, err := strconv.ParseInt(string(data[i+2:j]), 10, 64)
-	return time.Unix(0, ns), err == nil
-}
 
 // target is what the readers read and the updater changes: the server, the
 // floor, or the control plane's watches. Only proc's CPU is counted.
@@ -154,6 +106,10 @@ func measure(b *testing.B, t target, readers int) result {
 	r.cpuPer1000 = r.cpu / float64(max(got, 1)) * 1e6
 	detail(b, "%s, %d readers: %d of %d delivered, p50 %.1f ms, p99 %.1f ms (the change request alone: p50 %.1f, p99 %.1f), CPU %.2f s, %.1f CPU-ms per 1,000 deliveries",
 		t.name, readers, got, expected, r.p50, r.p99, r.changeP50, r.changeP99, r.cpu, r.cpuPer1000)
+	first, spread := lat.perChange()
+	detail(b, "%s, per change: first delivery p50 %.1f, p90 %.1f, p98 %.1f ms; first to last delivery p50 %.1f, p90 %.1f, p98 %.1f ms",
+		t.name, first.percentile(0.5), first.percentile(0.9), first.percentile(0.98),
+		spread.percentile(0.5), spread.percentile(0.9), spread.percentile(0.98))
 	reads, writes, written := t.proc.syscalls(b)
 	perDelivery := func(n float64) float64 { return n / float64(max(got, 1)) }
 	detail(b, "%s: per delivery %.2f write and %.2f read system calls, %.0f bytes written",
@@ -204,7 +160,7 @@ func sseReader(c *http.Client, url string) func(ctx context.Context, lat *latenc
 				ready()
 			case "action":
 				if t, ok := sentAt(ev.Data); ok && synced {
-					lat.add(time.Since(t))
+					lat.addChange(t)
 				}
 			}
 		}
@@ -303,7 +259,7 @@ func watchTarget(b *testing.B, cp, s *server, tr func() *http.Transport) target 
 			}
 			for _, c := range ta.Status.Conditions {
 				if t, ok := sentAt([]byte(c.Message)); ok && c.Type == v1.ConditionProgressing {
-					lat.add(time.Since(t))
+					lat.addChange(t)
 				}
 			}
 		}

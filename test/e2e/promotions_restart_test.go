@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -144,6 +145,30 @@ func TestPromotionOfADeletedStage(t *testing.T) {
 	eventually(t, 15*time.Second, "the step's action to be aborted", func() bool {
 		return k.actions(p.Name)["step-1"].Phase == client.ABORTED
 	})
+}
+
+// A Promotion deleted while it runs (kubectl delete: the API has no such
+// operation) takes its run with it: the step in flight and the run's root
+// end ABORTED, saying why, instead of running on for a Promotion no one
+// can see any more.
+func TestPromotionDeletedWhileItRuns(t *testing.T) {
+	k := newKProject(t, srv)
+	k.createStage("del", direct(), nil, pstep("sleep", "nap", map[string]any{"duration": "1m"}))
+	p := k.promote("del", k.createFreight("1.0.0", "").Name)
+	eventually(t, 15*time.Second, "the step nap to run", func() bool {
+		return k.actions(p.Name)["step-1"].Phase == client.RUNNING
+	})
+	newKubectl(t).must("", "delete", "promotion", "-n", k.name, p.Name)
+	eventually(t, 15*time.Second, "the run to be aborted", func() bool {
+		a := k.actions(p.Name)
+		return a["step-1"].Phase == client.ABORTED && a["promotion"].Phase == client.ABORTED
+	})
+	want := fmt.Sprintf("Promotion %q was deleted", p.Name)
+	for name, a := range k.actions(p.Name) {
+		if a.AbortReason == nil || *a.AbortReason != want {
+			t.Errorf("%s: abort reason %v, want %q", name, a.AbortReason, want)
+		}
+	}
 }
 
 // Two Promotions of one Stage: the second waits, Pending and without a

@@ -141,6 +141,20 @@ func rootTemplate(p *kargoapi.Promotion) []byte {
 	return tmpl
 }
 
+// rootPromotion is the name of the Promotion a rootTemplate names; ""
+// when it names none.
+func rootPromotion(tmpl []byte) string {
+	var t struct {
+		Custom struct {
+			Promotion string `json:"promotion"`
+		} `json:"custom"`
+	}
+	if json.Unmarshal(tmpl, &t) != nil {
+		return ""
+	}
+	return t.Custom.Promotion
+}
+
 // stepTemplate is the task template of the action of a step decided to
 // run: its type the step's uses, its custom part the evaluated config,
 // Kargo's retry as the action's retries and per-attempt timeout.

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
+	v1 "taskactions/api/v1"
+	"taskactions/internal/kargo/promotions"
 	"taskactions/internal/pipeline"
 )
 
@@ -37,6 +39,48 @@ func (o *Orchestrator) abortRun(ctx context.Context, p *kargoapi.Promotion, reas
 		return err
 	}
 	return nil
+}
+
+// gone aborts the run of a Promotion deleted before it ended (kubectl
+// delete; the API has no such operation): its step in flight would
+// otherwise run on, and its run stay RUNNING, for a Promotion no one can
+// see. The store is asked, not the cache, since the cache may not have
+// heard of a Promotion whose run it already has.
+func (o *Orchestrator) gone(ctx context.Context, ns, name string) error {
+	p := &kargoapi.Promotion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	root, err := o.cfg.Actions.GetTaskAction(ctx, o.rootID(p))
+	switch {
+	case errors.Is(err, pipeline.ErrNotFound):
+		return nil // never started, or ended and retired
+	case err != nil:
+		return err
+	case v1.PhaseOfAction(root).Terminal():
+		return nil
+	}
+	stored, err := o.cfg.Promotions.Stored(ctx, ns, name)
+	if err != nil || stored != nil {
+		return err // there after all: its event brings it back
+	}
+	o.cfg.Log.Info().Str("project", ns).Str("promotion", name).Msg("abort the run of a deleted Promotion")
+	return o.abortRun(ctx, p, fmt.Sprintf("Promotion %q was deleted", name))
+}
+
+// orphanedRun reports the key of the Promotion of a run's root action when
+// the run has not ended and the cache has no such Promotion: deleted while
+// no leader was there to hear it, or not yet heard of (gone tells them
+// apart).
+func (o *Orchestrator) orphanedRun(ta *v1.TaskAction) (string, bool) {
+	if ta.Spec.Domain != promotions.Domain || ta.Spec.ActionName != promotions.RootAction || v1.PhaseOfAction(ta).Terminal() {
+		return "", false
+	}
+	if o.promotionOf(ta) != nil {
+		return "", false
+	}
+	name := rootPromotion(ta.Spec.TaskTemplate)
+	if name == "" {
+		return "", false
+	}
+	return ta.Spec.Project + "/" + name, true
 }
 
 // noStage ends a Promotion whose Stage is gone Errored, as Kargo does. Its

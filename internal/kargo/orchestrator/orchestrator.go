@@ -48,6 +48,9 @@ type Promotions interface {
 	// OfRun is the Promotion whose run is run in project, if any.
 	OfRun(project, run string) *kargoapi.Promotion
 	ForStage(project, stage string) []*kargoapi.Promotion
+	// Stored is a Promotion read from the API server, nil when there is
+	// none.
+	Stored(ctx context.Context, namespace, name string) (*kargoapi.Promotion, error)
 	// WriteStatus writes a Promotion's status (pipeline's errors).
 	WriteStatus(ctx context.Context, p *kargoapi.Promotion) (*kargoapi.Promotion, error)
 }
@@ -147,6 +150,13 @@ func (o *Orchestrator) Run(ctx context.Context, ready func()) error {
 	}
 	defer func() { _ = stages.RemoveEventHandler(sreg) }()
 	areg, err := o.cfg.Actions.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		// A run whose Promotion was deleted while this server was not
+		// there to hear it (orphanedRun).
+		AddFunc: func(obj any) {
+			if key, ok := o.orphanedRun(obj.(*v1.TaskAction)); ok {
+				k.AddKey(key)
+			}
+		},
 		UpdateFunc: func(_, obj any) {
 			if p := o.promotionOf(obj.(*v1.TaskAction)); p != nil {
 				k.Add(p)
@@ -171,13 +181,15 @@ func (o *Orchestrator) Run(ctx context.Context, ready func()) error {
 	return k.Run(ctx, ready, o.cfg.Promotions.PromotionInformer(), cache.ResourceEventHandlerFuncs{
 		AddFunc:    k.Add,
 		UpdateFunc: func(_, obj any) { k.Add(obj) },
-		// A Promotion deleted before it ended leaves no working directory.
+		// A Promotion deleted before it ended leaves no working directory,
+		// and its run is aborted (gone).
 		DeleteFunc: func(obj any) {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
 			}
 			if p, ok := obj.(*kargoapi.Promotion); ok {
 				o.removeWorkDir(p)
+				k.Add(p)
 			}
 		},
 	}, o.reconcile)
@@ -195,8 +207,11 @@ func (o *Orchestrator) promotionOf(ta *v1.TaskAction) *kargoapi.Promotion {
 func (o *Orchestrator) reconcile(ctx context.Context, key string) error {
 	ns, name, _ := cache.SplitMetaNamespaceKey(key)
 	p, err := o.cfg.Promotions.Cached(ns, name)
-	if err != nil || p == nil {
+	if err != nil {
 		return err
+	}
+	if p == nil {
+		return o.gone(ctx, ns, name)
 	}
 	if p.Status.Phase.IsTerminal() {
 		o.removeWorkDir(p)

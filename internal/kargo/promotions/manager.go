@@ -9,6 +9,7 @@ package promotions
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -163,6 +164,21 @@ func (m *Manager) WriteStatus(ctx context.Context, p *kargoapi.Promotion) (*karg
 	}
 	m.promotions.Wrote(out)
 	return out, nil
+}
+
+// Stored reads a Promotion from the API server, not the cache; nil when
+// there is none. The cache may not have heard of a Promotion yet, so a
+// controller that would act on one being gone asks the store.
+func (m *Manager) Stored(ctx context.Context, project, name string) (*kargoapi.Promotion, error) {
+	p, err := m.client.KargoV1alpha1().Promotions(project).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		err = pipeline.FromAPIError("Promotion", project, name, err)
+		if errors.Is(err, pipeline.ErrNotFound) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return p, nil
 }
 
 // ForStage returns the cached Promotions of a Stage, unsorted: the input

@@ -110,6 +110,8 @@ bin/helm: test/cluster/go.mod
 check-generate: generate
 	@git diff --exit-code -- api charts config internal pkg || { echo "generated code is stale: run make generate and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- api charts config internal pkg)" || { git status --porcelain -- api charts config internal pkg; echo "make generate created files: commit them"; exit 1; }
+	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy and commit"; exit 1; }
+	@cd test/cluster && $(GO) mod tidy -diff || { echo "test/cluster's go.mod or go.sum is not tidy: run go mod tidy there and commit"; exit 1; }
 
 # The durable-history soak (docs/development.md, docs/performance.md); about 75 minutes.
 SOAK_ARGS ?=

@@ -27,6 +27,7 @@ import (
 
 	v1 "taskactions/api/v1"
 	"taskactions/internal/executor/plugins"
+	"taskactions/internal/pipeline"
 	"taskactions/internal/taskactions"
 )
 
@@ -177,10 +178,7 @@ func (c *Controller) Drained() bool {
 }
 
 func (c *Controller) claims(obj any) bool {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	ta, ok := obj.(*v1.TaskAction)
+	ta, ok := pipeline.Deleted[*v1.TaskAction](obj)
 	return ok && c.owns(ta)
 }
 

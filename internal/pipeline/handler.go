@@ -23,10 +23,7 @@ func (c *Cache[T, V]) handler() cache.ResourceEventHandler {
 			c.handle(watch.Modified, old, o, false)
 		},
 		DeleteFunc: func(obj any) {
-			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = tomb.Obj
-			}
-			if o, ok := obj.(T); ok {
+			if o, ok := Deleted[T](obj); ok {
 				c.handle(watch.Deleted, o, o, false)
 			}
 		},

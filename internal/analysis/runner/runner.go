@@ -84,10 +84,7 @@ func (r *Runner) Run(ctx context.Context, ready func()) error {
 	k := pipeline.NewKeyQueue("analysis-runner", r.cfg.Workers, r.cfg.Log)
 	runs := r.cfg.Runs.RunInformer()
 	wake := func(obj any) {
-		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = d.Obj
-		}
-		if ta, ok := obj.(*v1.TaskAction); ok && ta.Spec.Domain == Domain {
+		if ta, ok := pipeline.Deleted[*v1.TaskAction](obj); ok && ta.Spec.Domain == Domain {
 			if key, ok := r.runKey(ta); ok {
 				k.AddKey(key)
 			}

@@ -126,10 +126,7 @@ func (o *Orchestrator) Run(ctx context.Context, ready func()) error {
 	k := pipeline.NewKeyQueue("promotions", o.cfg.Workers, o.cfg.Log)
 	stages := o.cfg.Stages.Informer()
 	ofStage := func(obj any) {
-		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = d.Obj
-		}
-		s, ok := obj.(*kargoapi.Stage)
+		s, ok := pipeline.Deleted[*kargoapi.Stage](obj)
 		if !ok {
 			return
 		}
@@ -164,10 +161,7 @@ func (o *Orchestrator) Run(ctx context.Context, ready func()) error {
 		},
 		// An aborted step's object is deleted.
 		DeleteFunc: func(obj any) {
-			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
-			}
-			if ta, ok := obj.(*v1.TaskAction); ok {
+			if ta, ok := pipeline.Deleted[*v1.TaskAction](obj); ok {
 				if p := o.promotionOf(ta); p != nil {
 					k.Add(p)
 				}
@@ -184,10 +178,7 @@ func (o *Orchestrator) Run(ctx context.Context, ready func()) error {
 		// A Promotion deleted before it ended leaves no working directory,
 		// and its run is aborted (gone).
 		DeleteFunc: func(obj any) {
-			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
-			}
-			if p, ok := obj.(*kargoapi.Promotion); ok {
+			if p, ok := pipeline.Deleted[*kargoapi.Promotion](obj); ok {
 				o.removeWorkDir(p)
 				k.Add(p)
 			}

@@ -208,10 +208,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 // AnalysisRun that verifies it).
 func labelled(k *pipeline.KeyQueue) cache.ResourceEventHandler {
 	add := func(obj any) {
-		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = d.Obj
-		}
-		if o, ok := obj.(metav1.Object); ok && o.GetLabels()[kargoapi.LabelKeyStage] != "" {
+		if o, ok := pipeline.Deleted[metav1.Object](obj); ok && o.GetLabels()[kargoapi.LabelKeyStage] != "" {
 			k.AddKey(o.GetNamespace() + "/" + o.GetLabels()[kargoapi.LabelKeyStage])
 		}
 	}

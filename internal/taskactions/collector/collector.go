@@ -59,10 +59,7 @@ func (c *Collector) Run(ctx context.Context, ready func()) error {
 		},
 		// A deleted action: its children are next.
 		DeleteFunc: func(obj any) {
-			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = tomb.Obj
-			}
-			if ta, ok := obj.(*v1.TaskAction); ok {
+			if ta, ok := pipeline.Deleted[*v1.TaskAction](obj); ok {
 				for _, o := range c.actions.Owned(ta.UID) {
 					k.Add(o)
 				}

@@ -132,6 +132,7 @@ func parseFlags(args []string) (cfg app.Config, logLevel, logFormat string, err 
 	fs.IntVar(&cfg.MaxStreams, "max-streams", 0, "bound on open event streams; past it a stream gets 503 (0: derived from the file descriptor limit)")
 	fs.StringVar(&cfg.HistoryDSN, "history-dsn", "", "history store: empty for SQLite in <data-dir>/history.db, postgres://... for PostgreSQL, or a SQLite file path")
 	fs.DurationVar(&cfg.Retention, "retention", cfg.Retention, "how long a finished action stays in the control plane once history has it (0: forever)")
+	fs.DurationVar(&cfg.OutputSweep, "output-sweep", cfg.OutputSweep, "how often to remove the output dirs of deleted runs from this replica's disk (0: never)")
 	fs.Int64Var(&cfg.EtcdQuota, "etcd-quota", 0, "space quota of the embedded etcd in bytes (0: etcd's default, 2 GiB)")
 	fs.Int64Var(&cfg.LogMaxBytes, "log-max-bytes", cfg.LogMaxBytes, "bytes of stdout and stderr kept per attempt of a task; the rest is dropped and counted")
 	fs.StringVar(&cfg.TraceLinkTemplate, "trace-link-template", "", "URL of a trace in your tracing backend, {traceId} where its id goes (https://jaeger.example/trace/{traceId}): the dashboard links actions to their run's trace (traces are exported when OTEL_EXPORTER_OTLP_ENDPOINT is set)")

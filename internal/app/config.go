@@ -116,6 +116,9 @@ type Config struct {
 	// Retention is how long a finished action's object stays in the
 	// control plane once history has it; 0 keeps them all.
 	Retention time.Duration
+	// OutputSweep is how often this replica removes the output dirs of
+	// deleted runs from its disk (package outputs); 0 never does.
+	OutputSweep time.Duration
 	// EtcdQuota is the embedded etcd's space quota in bytes (0: etcd's 2 GiB).
 	EtcdQuota int64
 	// LogMaxBytes bounds what is kept of each attempt's stdout and stderr.
@@ -154,6 +157,7 @@ func Defaults() Config {
 		ShutdownGracePeriod:     10 * time.Second,
 		Auth:                    AuthToken,
 		Retention:               time.Hour,
+		OutputSweep:             time.Hour,
 		LogMaxBytes:             logs.DefaultMaxBytes,
 	}
 }
@@ -190,8 +194,8 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("--kargo-controllers %q: want auto, true or false", c.KargoControllers)
 	}
-	if c.Retention < 0 || c.EtcdQuota < 0 || c.LogMaxBytes < 0 {
-		return fmt.Errorf("--retention, --etcd-quota and --log-max-bytes cannot be negative")
+	if c.Retention < 0 || c.OutputSweep < 0 || c.EtcdQuota < 0 || c.LogMaxBytes < 0 {
+		return fmt.Errorf("--retention, --output-sweep, --etcd-quota and --log-max-bytes cannot be negative")
 	}
 	if c.Workers < 1 || c.ExecutorWorkers < 1 || c.SSEReplayEvents < 1 || c.SSEMailbox < 1 {
 		return fmt.Errorf("worker counts and stream buffers must be at least 1")

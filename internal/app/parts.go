@@ -67,6 +67,7 @@ func (a *App) newParts() *lifecycle.Group {
 	}))
 	g.Add("collector", lifecycle.Func(a.runCollector))
 	g.Add("retention", lifecycle.Background(a.runRetention))
+	g.Add("output sweeper", lifecycle.Background(a.runOutputSweeper))
 	g.Add("kargo controllers", lifecycle.Func(a.runKargoControllers))
 	g.Add("executor", lifecycle.Func(a.runExecutor))
 	return g

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // ExitError is a git command that exited non-zero: Kargo's
@@ -83,7 +85,19 @@ func redact(s string, secrets []string) string {
 func Redact(s string) string { return redact(s, nil) }
 
 // commandContext is exec.CommandContext with the command killed when ctx
-// ends (its whole output so far kept).
+// ends (its whole output so far kept), with its process group: git runs
+// helpers (git-remote-http, ssh) that hold its output pipes, and killing
+// git alone left Wait blocked while a helper hung on the network, so an
+// abort did not end the step. WaitDelay is the backstop for a helper that
+// left the group.
 func commandContext(ctx context.Context, name string, args ...string) *exec.Cmd {
-	return exec.CommandContext(ctx, name, args...)
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = commandWaitDelay
+	return cmd
 }
+
+// commandWaitDelay is how long Wait waits for the output pipes once the
+// command's group is killed.
+const commandWaitDelay = 5 * time.Second

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -148,20 +149,32 @@ func TestPromotionOfADeletedStage(t *testing.T) {
 }
 
 // A Promotion deleted while it runs (kubectl delete: the API has no such
-// operation) takes its run with it: the step in flight and the run's root
-// end ABORTED, saying why, instead of running on for a Promotion no one
-// can see any more.
+// operation) takes its run with it: the step in flight (a git-clone from
+// a server that never answers) and the run's root end ABORTED, saying
+// why, instead of running on for a Promotion no one can see any more; then
+// its working directory goes.
 func TestPromotionDeletedWhileItRuns(t *testing.T) {
-	k := newKProject(t, srv)
-	k.createStage("del", direct(), nil, pstep("sleep", "nap", map[string]any{"duration": "1m"}))
+	stuck := make(chan struct{})
+	hung := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-stuck }))
+	defer hung.Close()
+	defer close(stuck) // before Close, which waits for the handler
+	s := gitServer(t, "", nil) // the shared server runs no git step
+	k := newKProject(t, s)
+	k.createStage("del", direct(), nil, pstep("git-clone", "clone", map[string]any{
+		"repoURL": hung.URL + "/repo.git", "checkout": []any{map[string]any{"branch": "main", "path": "out"}}}))
 	p := k.promote("del", k.createFreight("1.0.0", "").Name)
-	eventually(t, 15*time.Second, "the step nap to run", func() bool {
-		return k.actions(p.Name)["step-1"].Phase == client.RUNNING
+	work := filepath.Join(s.dataDir, "kargo-work", k.name, runOf(p.Name))
+	eventually(t, 15*time.Second, "the step clone to run in its working directory", func() bool {
+		_, err := os.Stat(work)
+		return slices.Equal(steps(k.promotion(p.Name)), []string{"clone=Running"}) && err == nil
 	})
-	newKubectl(t).must("", "delete", "promotion", "-n", k.name, p.Name)
-	eventually(t, 15*time.Second, "the run to be aborted", func() bool {
+	kc := newKubectl(t)
+	kc.kubeconfig = filepath.Join(s.dataDir, "kubeconfig")
+	kc.must("", "delete", "promotion", "-n", k.name, p.Name)
+	eventually(t, 15*time.Second, "the run to be aborted and its working directory removed", func() bool {
 		a := k.actions(p.Name)
-		return a["step-1"].Phase == client.ABORTED && a["promotion"].Phase == client.ABORTED
+		_, err := os.Stat(work)
+		return a["step-1"].Phase == client.ABORTED && a["promotion"].Phase == client.ABORTED && os.IsNotExist(err)
 	})
 	want := fmt.Sprintf("Promotion %q was deleted", p.Name)
 	for name, a := range k.actions(p.Name) {

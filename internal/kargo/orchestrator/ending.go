@@ -45,24 +45,28 @@ func (o *Orchestrator) abortRun(ctx context.Context, p *kargoapi.Promotion, reas
 // delete; the API has no such operation): its step in flight would
 // otherwise run on, and its run stay RUNNING, for a Promotion no one can
 // see. The store is asked, not the cache, since the cache may not have
-// heard of a Promotion whose run it already has.
+// heard of a Promotion whose run it already has. The working directory
+// goes last, once no step works in it.
 func (o *Orchestrator) gone(ctx context.Context, ns, name string) error {
 	p := &kargoapi.Promotion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	root, err := o.cfg.Actions.GetTaskAction(ctx, o.rootID(p))
 	switch {
 	case errors.Is(err, pipeline.ErrNotFound):
-		return nil // never started, or ended and retired
+		// Never started, or ended and retired.
 	case err != nil:
 		return err
-	case v1.PhaseOfAction(root).Terminal():
-		return nil
+	case !v1.PhaseOfAction(root).Terminal():
+		stored, err := o.cfg.Promotions.Stored(ctx, ns, name)
+		if err != nil || stored != nil {
+			return err // there after all: its event brings it back
+		}
+		o.cfg.Log.Info().Str("project", ns).Str("promotion", name).Msg("abort the run of a deleted Promotion")
+		if err := o.abortRun(ctx, p, fmt.Sprintf("Promotion %q was deleted", name)); err != nil {
+			return err
+		}
 	}
-	stored, err := o.cfg.Promotions.Stored(ctx, ns, name)
-	if err != nil || stored != nil {
-		return err // there after all: its event brings it back
-	}
-	o.cfg.Log.Info().Str("project", ns).Str("promotion", name).Msg("abort the run of a deleted Promotion")
-	return o.abortRun(ctx, p, fmt.Sprintf("Promotion %q was deleted", name))
+	o.removeWorkDir(p)
+	return nil
 }
 
 // orphanedRun reports the key of the Promotion of a run's root action when

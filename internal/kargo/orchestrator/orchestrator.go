@@ -175,11 +175,10 @@ func (o *Orchestrator) Run(ctx context.Context, ready func()) error {
 	return k.Run(ctx, ready, o.cfg.Promotions.PromotionInformer(), cache.ResourceEventHandlerFuncs{
 		AddFunc:    k.Add,
 		UpdateFunc: func(_, obj any) { k.Add(obj) },
-		// A Promotion deleted before it ended leaves no working directory,
-		// and its run is aborted (gone).
+		// A deleted Promotion's run is aborted, then its working directory
+		// removed (gone).
 		DeleteFunc: func(obj any) {
 			if p, ok := pipeline.Deleted[*kargoapi.Promotion](obj); ok {
-				o.removeWorkDir(p)
 				k.Add(p)
 			}
 		},

@@ -30,7 +30,9 @@ func TestDeletedRunsLeaveTheDisk(t *testing.T) {
 			t.Fatalf("%s/a0 ended %s", r.Name, a.Phase)
 		}
 	}
-	dirOf := func(r client.RunIdentifier) string { return filepath.Join(dataDir, "outputs", r.Project, r.Domain, r.Name) }
+	dirOf := func(r client.RunIdentifier) string {
+		return filepath.Join(dataDir, "outputs", r.Project, r.Domain, r.Name)
+	}
 	for _, r := range []client.RunIdentifier{keep, gone} {
 		if _, err := os.Stat(filepath.Join(dirOf(r), "a0", "stdout-1.log")); err != nil {
 			t.Fatalf("the log of %s before the delete: %v", r.Name, err)

@@ -36,9 +36,12 @@ type Config struct {
 	// Root is the executor's output root.
 	Root string
 	Runs Runs
-	// Every is the time between sweeps (default an hour); the first comes
-	// one interval after the start, when the caches have long been synced
-	// and history has recorded what they held.
+	// Every is the time between sweeps (default an hour), the first one
+	// interval after the start (the server starts the sweeper once its
+	// caches are synced and history is open). It is also the grace of a
+	// run's directory: one changed within it is kept, since the run may
+	// be one the caches and history have not recorded yet (new, or new
+	// again under the name of a deleted one).
 	Every time.Duration
 	Log   zerolog.Logger
 }
@@ -97,8 +100,14 @@ func (s *Sweeper) Sweep(ctx context.Context) (int, error) {
 	return removed, errors.Join(errs...)
 }
 
-// sweepRun removes the run's directory when the run is gone.
+// sweepRun removes the run's directory when the run is gone and the
+// directory has not changed for an interval.
 func (s *Sweeper) sweepRun(ctx context.Context, r v1.RunID) (int, error) {
+	dir := filepath.Join(s.cfg.Root, r.Project, r.Domain, r.Run)
+	info, err := os.Stat(dir)
+	if err != nil || time.Since(info.ModTime()) < s.cfg.Every {
+		return 0, err
+	}
 	exists, err := s.cfg.Runs.Exists(ctx, r)
 	if err != nil {
 		return 0, fmt.Errorf("run %s/%s/%s: %w", r.Project, r.Domain, r.Run, err)
@@ -106,7 +115,7 @@ func (s *Sweeper) sweepRun(ctx context.Context, r v1.RunID) (int, error) {
 	if exists {
 		return 0, nil
 	}
-	if err := os.RemoveAll(filepath.Join(s.cfg.Root, r.Project, r.Domain, r.Run)); err != nil {
+	if err := os.RemoveAll(dir); err != nil {
 		return 0, err
 	}
 	return 1, nil

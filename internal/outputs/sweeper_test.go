@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -29,8 +30,9 @@ func (h heldRuns) Exists(_ context.Context, r v1.RunID) (bool, error) {
 }
 
 // TestSweep: a run's directory goes once its run is gone, and only then;
-// a run that cannot be asked about stays; what is not a run's directory
-// stays.
+// one changed within the interval stays (its run may be too new for the
+// caches and history); a run that cannot be asked about stays; what is
+// not a run's directory stays.
 func TestSweep(t *testing.T) {
 	root := t.TempDir()
 	write := func(rel string) {
@@ -49,6 +51,14 @@ func TestSweep(t *testing.T) {
 	write("q/prod/retired/a0/stdout-1.log")
 	write("p/dev/stray-file")
 	write("stray-file")
+	// Every run's directory but fresh's last changed two hours ago.
+	long := time.Now().Add(-2 * time.Hour)
+	for _, run := range []string{"p/dev/live", "p/dev/gone", "p/dev/unknown", "q/prod/retired"} {
+		if err := os.Chtimes(filepath.Join(root, run), long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("p/dev/fresh/a0/outputs.json")
 
 	s := New(Config{Root: root, Runs: heldRuns{held: []string{"p/dev/live", "q/prod/retired"}, failing: "p/dev/unknown"}, Log: zerolog.Nop()})
 	n, err := s.Sweep(context.Background())
@@ -58,6 +68,7 @@ func TestSweep(t *testing.T) {
 	for rel, want := range map[string]bool{
 		"p/dev/live/a0/stdout-1.log":     true,
 		"p/dev/gone":                     false,
+		"p/dev/fresh/a0/outputs.json":    true,
 		"p/dev/unknown/a0/outputs.json":  true,
 		"q/prod/retired/a0/stdout-1.log": true,
 		"p/dev/stray-file":               true,

@@ -158,7 +158,9 @@ func TestPromotionDeletedWhileItRuns(t *testing.T) {
 	hung := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-stuck }))
 	defer hung.Close()
 	defer close(stuck) // before Close, which waits for the handler
-	s := gitServer(t, "", nil) // the shared server runs no git step
+
+	// The shared server runs no git step.
+	s := gitServer(t, "", nil)
 	k := newKProject(t, s)
 	k.createStage("del", direct(), nil, pstep("git-clone", "clone", map[string]any{
 		"repoURL": hung.URL + "/repo.git", "checkout": []any{map[string]any{"branch": "main", "path": "out"}}}))

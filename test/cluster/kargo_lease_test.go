@@ -270,12 +270,17 @@ func waitPromotion(ctx context.Context, t *testing.T, f *features, name string, 
 	var last string
 	for time.Now().Before(deadline) {
 		var p struct {
-			Status struct{ Phase string }
+			Status struct {
+				Phase, Message        string
+				StepExecutionMetadata []struct{ Alias, Status, Message string }
+			}
 		}
 		if err := f.s.DoJSON(ctx, http.MethodGet, fmt.Sprintf("/api/v1/projects/%s/promotions/%s", f.project, name), nil, &p, http.StatusOK); err == nil {
 			last = p.Status.Phase
 			for _, ph := range phases {
 				if last == ph {
+					// What a failure needs to say why.
+					t.Logf("Promotion %s ended %s %q, its steps %+v", name, last, p.Status.Message, p.Status.StepExecutionMetadata)
 					return last
 				}
 			}

@@ -75,6 +75,15 @@ func TestPromotionAbort(t *testing.T) {
 	}
 }
 
+// hungService is an HTTP service that never answers, until the test ends.
+func hungService(t *testing.T) *httptest.Server {
+	stuck := make(chan struct{})
+	hung := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-stuck }))
+	t.Cleanup(hung.Close)
+	t.Cleanup(func() { close(stuck) }) // runs first: Close waits for the handlers
+	return hung
+}
+
 // retry.timeout bounds a step that does its work within one round of its
 // action, as http and Kargo's built-in steps do: an http step whose
 // service never answers ends Errored with Kargo's message once the
@@ -82,10 +91,7 @@ func TestPromotionAbort(t *testing.T) {
 // timeout only before each round, so the step ran on until the service
 // answered, here for good.)
 func TestPromotionStepTimesOutWithinItsRound(t *testing.T) {
-	stuck := make(chan struct{})
-	hung := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-stuck }))
-	defer hung.Close()
-	defer close(stuck) // before Close, which waits for the handler
+	hung := hungService(t)
 	k := newKProject(t, srv)
 	call := pstep("http", "call", map[string]any{"url": hung.URL, "timeout": "10m"})
 	call.Retry = &kargoapi.PromotionStepRetry{Timeout: &metav1.Duration{Duration: 2 * time.Second}}
@@ -103,10 +109,7 @@ func TestPromotionStepTimesOutWithinItsRound(t *testing.T) {
 // never answers: the step ends Aborted and the Promotion Aborted, without
 // waiting for the answer (before, the abort waited for it, here for good).
 func TestPromotionAbortEndsAWaitingStep(t *testing.T) {
-	stuck := make(chan struct{})
-	hung := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-stuck }))
-	defer hung.Close()
-	defer close(stuck) // before Close, which waits for the handler
+	hung := hungService(t)
 	k := newKProject(t, srv)
 	k.createStage("waits", direct(), nil,
 		pstep("http", "call", map[string]any{"url": hung.URL, "timeout": "10m"}),
@@ -154,11 +157,7 @@ func TestPromotionOfADeletedStage(t *testing.T) {
 // why, instead of running on for a Promotion no one can see any more; then
 // its working directory goes.
 func TestPromotionDeletedWhileItRuns(t *testing.T) {
-	stuck := make(chan struct{})
-	hung := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-stuck }))
-	defer hung.Close()
-	defer close(stuck) // before Close, which waits for the handler
-
+	hung := hungService(t)
 	// The shared server runs no git step.
 	s := gitServer(t, "", nil)
 	k := newKProject(t, s)

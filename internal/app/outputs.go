@@ -30,10 +30,9 @@ func (h heldRuns) Exists(ctx context.Context, id v1.RunID) (bool, error) {
 	if err != nil || len(live) > 0 {
 		return len(live) > 0, err
 	}
-	if _, err := h.a.runs.Get(ctx, id); errors.Is(err, history.ErrNotFound) {
+	_, err = h.a.runs.Get(ctx, id)
+	if errors.Is(err, history.ErrNotFound) {
 		return false, nil
-	} else if err != nil {
-		return false, err
 	}
-	return true, nil
+	return err == nil, err
 }

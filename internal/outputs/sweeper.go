@@ -79,8 +79,8 @@ func (s *Sweeper) Run(ctx context.Context) error {
 }
 
 // Sweep removes, once, the directories of runs that are gone, and reports
-// how many it removed. A run it cannot ask about is kept, and
-// the first such error is returned once the others have been swept.
+// how many it removed. A run it cannot ask about is kept; the errors are
+// returned, joined, once the others have been swept.
 func (s *Sweeper) Sweep(ctx context.Context) (int, error) {
 	runs, err := s.runDirs()
 	if err != nil {

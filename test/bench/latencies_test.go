@@ -39,9 +39,10 @@ func (l *latencies) add(d time.Duration) {
 // addChange adds the delivery, now, of the change sent at sent.
 func (l *latencies) addChange(sent time.Time) {
 	d := time.Since(sent)
-	l.add(d)
+	l.got.Add(1)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.d = append(l.d, d)
 	if l.changes == nil {
 		l.changes = map[int64][2]time.Duration{}
 	}

@@ -41,6 +41,7 @@ import (
 
 	v1 "taskactions/api/v1"
 	"taskactions/internal/executor/plugins"
+	"taskactions/internal/lifeline"
 	"taskactions/internal/logs"
 	"taskactions/internal/tracing"
 )
@@ -49,8 +50,7 @@ import (
 type Plugin struct {
 	instance string // this server process; a state of another is an orphan
 	logs     *logs.Store
-	baseEnv  []string // what tasks inherit from the server (PATH, HOME, ...)
-	starter  *starter
+	baseEnv  []string     // what tasks inherit from the server (PATH, HOME, ...)
 	confine  *Confinement // nil: commands run as the server does
 	slots    slots
 	cgroups  cgroups // root "": none
@@ -104,7 +104,7 @@ func New(instance string, logs *logs.Store) *Plugin {
 			env = append(env, k+"="+v)
 		}
 	}
-	return &Plugin{instance: instance, logs: logs, baseEnv: env, starter: newStarter(), running: map[string]*proc{}}
+	return &Plugin{instance: instance, logs: logs, baseEnv: env, running: map[string]*proc{}}
 }
 
 func key(tc *plugins.TaskContext) string { return tc.UID + "/" + strconv.Itoa(int(tc.Attempt)) }
@@ -235,7 +235,7 @@ func (p *Plugin) launch(ctx context.Context, tc *plugins.TaskContext, st State, 
 		defer cg.Close() // once started, the process is in it
 		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(cg.Fd())
 	}
-	if err := p.starter.start(cmd); err != nil {
+	if err := lifeline.Start(cmd); err != nil {
 		release()
 		if outOfResources(err) {
 			return slotWait("waiting for descriptors: " + err.Error()), nil

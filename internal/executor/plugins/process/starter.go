@@ -2,16 +2,15 @@ package process
 
 import (
 	"os/exec"
-	"runtime"
 	"syscall"
 )
 
 // Nothing a task starts may outlive the server. Two parts see to that.
 //
 // The kernel sends a child its parent-death signal when the *thread* that
-// forked it exits, so every process is started from one goroutine locked
-// to an OS thread that never exits: the signal comes when the server
-// process dies, not when the Go scheduler retires some thread.
+// forked it exits, so every process is started by internal/lifeline, from
+// an OS thread that never exits: the signal comes when the server process
+// dies, not when the Go scheduler retires some thread.
 //
 // That signal reaches only the direct child. So the child is a small shell
 // shim, leader of the attempt's process group, which runs the command in
@@ -76,29 +75,6 @@ done`
 // within which nothing of an attempt outlives its server.
 const graceSeconds = "0.3"
 
-// starter starts commands from its locked thread.
-type starter struct {
-	reqs chan startReq
-}
-
-type startReq struct {
-	cmd  *exec.Cmd
-	done chan error
-}
-
-// newStarter starts the thread. It lives as long as the process: were it
-// to exit, every process it started would get its death signal.
-func newStarter() *starter {
-	s := &starter{reqs: make(chan startReq)}
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread must not exit
-		for r := range s.reqs {
-			r.done <- r.cmd.Start()
-		}
-	}()
-	return s
-}
-
 // command is the shim running path and args, in a process group of its
 // own, with the parent-death signal set.
 func shimCommand(path string, args []string) *exec.Cmd {
@@ -116,11 +92,4 @@ func withShim(cmd *exec.Cmd) *exec.Cmd {
 	}
 	cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Pdeathsig = true, deathSignal
 	return cmd
-}
-
-// start starts cmd from the locked thread.
-func (s *starter) start(cmd *exec.Cmd) error {
-	done := make(chan error, 1)
-	s.reqs <- startReq{cmd: cmd, done: done}
-	return <-done
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"taskactions/internal/lifeline"
 )
 
 // ExitError is a git command that exited non-zero: Kargo's
@@ -50,20 +52,25 @@ func (b *boundedBuffer) Write(p []byte) (int, error) {
 // command line and output in errors have passwords taken out (secrets),
 // and so has any password in a URL.
 func run(cmd *exec.Cmd, secrets []string) ([]byte, error) {
+	command := redact(cmd.String(), secrets) // before the shim goes in front
 	var out boundedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	shim(cmd)
+	err := lifeline.Start(cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
 	res := out.Bytes()
 	var exitErr *exec.ExitError
 	if errors.As(err, &exitErr) {
 		return res, &ExitError{
-			Command:  redact(cmd.String(), secrets),
+			Command:  command,
 			Output:   []byte(redact(string(res), secrets)),
 			ExitCode: exitErr.ExitCode(),
 		}
 	}
 	if err != nil {
-		return res, fmt.Errorf("error executing cmd [%s]: %s: %w", redact(cmd.String(), secrets), redact(string(res), secrets), err)
+		return res, fmt.Errorf("error executing cmd [%s]: %s: %w", command, redact(string(res), secrets), err)
 	}
 	return res, nil
 }
@@ -92,7 +99,6 @@ func Redact(s string) string { return redact(s, nil) }
 // left the group.
 func commandContext(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = commandWaitDelay
 	return cmd
@@ -101,3 +107,22 @@ func commandContext(ctx context.Context, name string, args ...string) *exec.Cmd 
 // commandWaitDelay is how long Wait waits for the output pipes once the
 // command's group is killed.
 const commandWaitDelay = 5 * time.Second
+
+// shim makes cmd run under a shell that leads its process group and, when
+// the server dies (its parent-death signal, sent to it alone), kills the
+// group: git and the helpers it started. Without it a git command that
+// hung on the network outlived a kill -9 of the server for as long as the
+// network kept it. The shell passes git's exit status through; stdin is
+// /dev/null for both, as for git before.
+func shim(cmd *exec.Cmd) {
+	cmd.Args = append([]string{"sh", "-c", shimScript, "git-shim", cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = "/bin/sh"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGUSR1}
+}
+
+// shimScript traps the death signal before it starts the command, so a
+// server that dies first leaves nothing started (USR1's default ends the
+// shell). The trap's kill ends the shell too: the server is gone.
+const shimScript = `trap 'kill -KILL 0' USR1
+"$@" &
+wait $!`

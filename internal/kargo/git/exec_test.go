@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,12 +23,7 @@ func TestCommandEndsWithItsHelpers(t *testing.T) {
 	cmd := commandContext(ctx, "sh", "-c", `sleep 300 & echo $! > `+pidFile+`; wait`)
 	done := make(chan error, 1)
 	go func() { _, err := run(cmd, nil); done <- err }()
-	var helper int
-	for helper == 0 {
-		b, _ := os.ReadFile(pidFile)
-		helper, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		time.Sleep(10 * time.Millisecond)
-	}
+	helper := readPid(t, pidFile)
 	cancel()
 	select {
 	case err := <-done:
@@ -45,6 +41,55 @@ func TestCommandEndsWithItsHelpers(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Errorf("the helper %d outlived its command", helper)
+}
+
+// serverEnv switches the test binary into the server's part.
+const serverEnv = "GIT_TEST_SERVER"
+
+// A command, and the helpers it started, die with the server: a git
+// command hung on the network outlived a kill -9 of the server, as long
+// as the network kept it.
+func TestCommandDiesWithTheServer(t *testing.T) {
+	if pidFile := os.Getenv(serverEnv); pidFile != "" {
+		cmd := commandContext(context.Background(), "sh", "-c", `sleep 300 & echo $! > `+pidFile+`; wait`)
+		_, err := run(cmd, nil)
+		t.Fatalf("the command ended while the server lived: %v", err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "helper.pid")
+	server := exec.Command(os.Args[0], "-test.run=^TestCommandDiesWithTheServer$")
+	server.Env = append(os.Environ(), serverEnv+"="+pidFile)
+	server.Stdout, server.Stderr = os.Stdout, os.Stderr
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer server.Process.Kill()
+	helper := readPid(t, pidFile)
+	if err := server.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = server.Wait() // killed: its status says nothing
+	for range 250 {
+		if syscall.Kill(helper, 0) != nil || isZombie(helper) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	syscall.Kill(helper, syscall.SIGKILL)
+	t.Errorf("the helper %d outlived the server by 5 s", helper)
+}
+
+// readPid waits for a pid in path.
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	for range 1500 {
+		b, _ := os.ReadFile(path)
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			return pid
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("no helper started")
+	return 0
 }
 
 // isZombie reports whether pid has exited and waits to be reaped.

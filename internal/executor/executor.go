@@ -65,6 +65,9 @@ type Config struct {
 	// the executor never takes them, NoOutside or not.
 	Reported []string
 	Plugins  map[string]plugins.Plugin
+	// Admit, when set, is asked before each round whether it may run now
+	// (admit.go).
+	Admit Admit
 	// Workers is how many actions are reconciled at once (default 8).
 	Workers int
 	// MaxSystemFailures: past this many, an action fails for good (default 5).

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"time"
 
@@ -65,20 +64,11 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 	if plugin == nil || !c.types.Claims(ta.Spec.TaskType) {
 		return 0, c.fail(ctx, key, ta, v1.ReasonPluginNotFound, v1.ErrorKindSystem, "PluginNotFound", c.unrunnable(ta.Spec.TaskType))
 	}
-	if plugins.NeedsFinalizer(plugin) && !slices.Contains(ta.Finalizers, v1.FinalizerPlugin) {
-		// From here on something may run: deletion must wait for cleanup.
-		out, err := c.mgr.UpdateMeta(ctx, taskactions.IDOf(ta), func(ta *v1.TaskAction) error {
-			if slices.Contains(ta.Finalizers, v1.FinalizerPlugin) {
-				return taskactions.ErrNoChange
-			}
-			ta.Finalizers = append(ta.Finalizers, v1.FinalizerPlugin)
-			return nil
-		})
-		if err != nil {
-			return 0, err
-		}
-		c.expect(key, out)
-		return 0, nil
+	if held, after, err := c.admit(ctx, key, ta); held || err != nil {
+		return after, err
+	}
+	if added, err := c.addFinalizer(ctx, key, ta, plugin); added || err != nil {
+		return 0, err
 	}
 	var first *firstRound
 	if len(ta.Status.Conditions) == 0 {

@@ -116,3 +116,25 @@ func (c *Controller) end(ctx context.Context, key string, ta *v1.TaskAction) err
 	c.attemptOver(ta)
 	return nil
 }
+
+// addFinalizer adds the executor's finalizer to an action whose plugin
+// needs it (plugins.NeedsFinalizer), before anything runs for it: from
+// then on, deletion waits for the attempt's cleanup. added: the write's
+// event brings the action back for its round.
+func (c *Controller) addFinalizer(ctx context.Context, key string, ta *v1.TaskAction, plugin plugins.Plugin) (added bool, err error) {
+	if !plugins.NeedsFinalizer(plugin) || slices.Contains(ta.Finalizers, v1.FinalizerPlugin) {
+		return false, nil
+	}
+	out, err := c.mgr.UpdateMeta(ctx, taskactions.IDOf(ta), func(ta *v1.TaskAction) error {
+		if slices.Contains(ta.Finalizers, v1.FinalizerPlugin) {
+			return taskactions.ErrNoChange
+		}
+		ta.Finalizers = append(ta.Finalizers, v1.FinalizerPlugin)
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	c.expect(key, out)
+	return true, nil
+}

@@ -22,6 +22,13 @@ func (a *App) kargoWork() steps.Dirs {
 	return steps.Dirs{Root: filepath.Join(a.cfg.DataDir, "kargo-work")}
 }
 
+// kargoStepGate holds a Promotion's step actions, of every task type,
+// until the orchestrator has decided them in the Promotion's current
+// start (steps.Gate).
+func (a *App) kargoStepGate() *steps.Gate {
+	return steps.NewGate(kargoPromotions{a}, a.kargoWork())
+}
+
 // kargoStepPlugins are the steps' plugins, by task type.
 func (a *App) kargoStepPlugins() map[string]plugins.Plugin {
 	return steps.Plugins(steps.Config{

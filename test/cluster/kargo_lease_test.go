@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"syscall"
@@ -25,8 +26,9 @@ const executorLease = "taskactions-executor"
 // with kargoControllers and several replicas (which the chart used to
 // refuse): one of them runs the Stage controller and the Promotion
 // orchestrator, beside the executor under its Lease. It is SIGKILLed while
-// a Promotion runs its second step: the other takes the Lease and the
-// Promotion ends Succeeded, its last step reading the output of its first.
+// a Promotion runs its second step: the other takes the Lease, finds no
+// working directory of the Promotion on its disk, starts the Promotion over
+// as Kargo does (checkStartedOver), and the Promotion ends Succeeded.
 // Then the
 // leader is paused (SIGSTOP) past its Lease while another Promotion runs,
 // and resumed once a replacement leads: it writes nothing to Kargo's
@@ -80,7 +82,7 @@ func TestKargoControllersFailOver(t *testing.T) {
 		t.Fatalf("the Promotion across the failover ended %s; log of the new leader:\n%s", phase, other.Log())
 	}
 	t.Logf("Promotion in flight across a SIGKILL of the Kargo controllers' leader: Succeeded %s after the kill", time.Since(killed).Round(time.Millisecond))
-	checkOutputsCarried(ctx, t, f, promo)
+	checkStartedOver(ctx, t, f, promo)
 
 	// A replacement, as the Deployment would start, takes over from the
 	// leader paused past its Lease.
@@ -102,19 +104,50 @@ func TestKargoControllersFailOver(t *testing.T) {
 		executorLease, time.Since(stopped).Round(time.Millisecond), exited.Round(time.Millisecond))
 }
 
-// checkOutputsCarried checks that the Promotion's last step read the
-// output of its first, across the failover: the outputs are kept in the
-// Promotion's status, not on the disk of the replica that ran the step.
-func checkOutputsCarried(ctx context.Context, t *testing.T, f *features, promo string) {
+// checkStartedOver checks that the Promotion started over on the new
+// leader, whose disk does not have the working directory its steps shared
+// on the dead one, as Kargo's controller does with a fresh working
+// directory: the sleep in flight at the kill ended ABORTED without running
+// again, every step ran again as an action of start 2, and the last step
+// read the first step's output of that start.
+func checkStartedOver(ctx context.Context, t *testing.T, f *features, promo string) {
 	t.Helper()
 	var p struct {
-		Status struct{ State map[string]map[string]any }
+		Metadata struct{ Annotations map[string]string }
+		Status   struct{ State map[string]map[string]any }
 	}
 	if err := f.s.DoJSON(ctx, http.MethodGet, fmt.Sprintf("/api/v1/projects/%s/promotions/%s", f.project, promo), nil, &p, http.StatusOK); err != nil {
 		t.Fatal(err)
 	}
+	if got := p.Metadata.Annotations["taskactions.io/promotion-start"]; got != "2" {
+		t.Errorf("the Promotion's start after the failover is %q, want 2", got)
+	}
 	if got := p.Status.State["after"]["seen"]; got != "before the failover" {
 		t.Errorf("the last step read %q of the first step's output, want %q (status.state: %v)", got, "before the failover", p.Status.State)
+	}
+	parts := strings.Split(promo, ".")
+	var acts struct {
+		Items []struct {
+			ActionID    struct{ Name string } `json:"actionId"`
+			Phase       string
+			AbortReason string
+		}
+	}
+	path := fmt.Sprintf("/api/v1/projects/%s/domains/kargo/runs/%s/actions", f.project, strings.ToLower(parts[len(parts)-2]))
+	if err := f.s.DoJSON(ctx, http.MethodGet, path, nil, &acts, http.StatusOK); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, a := range acts.Items {
+		got[a.ActionID.Name] = a.Phase
+		if a.ActionID.Name == "step-2" && !strings.Contains(a.AbortReason, "working directory is gone") {
+			t.Errorf("step-2's abort reason %q, want the working directory's loss", a.AbortReason)
+		}
+	}
+	want := map[string]string{"promotion": "SUCCEEDED", "step-1": "SUCCEEDED", "step-2": "ABORTED",
+		"step-1-start-2": "SUCCEEDED", "step-2-start-2": "SUCCEEDED", "step-3-start-2": "SUCCEEDED"}
+	if !maps.Equal(got, want) {
+		t.Errorf("the run's actions %v, want %v", got, want)
 	}
 }
 

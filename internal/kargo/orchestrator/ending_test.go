@@ -50,7 +50,7 @@ func TestOrphanedRun(t *testing.T) {
 		{"a queued root, its Promotion gone", action(promotions.RootAction, promotions.Domain, root), false, "p/" + p.Name},
 		{"a running root, its Promotion there", action(promotions.RootAction, promotions.Domain, root, running), true, ""},
 		{"an ended root", action(promotions.RootAction, promotions.Domain, root, succeeded), false, ""},
-		{"a step", action(promotions.StepAction(0), promotions.Domain, []byte(`{"type":"sleep"}`), running), false, ""},
+		{"a step", action(promotions.StepAction(0, 1), promotions.Domain, []byte(`{"type":"sleep"}`), running), false, ""},
 		{"another domain's root", action(promotions.RootAction, "dev", root, running), false, ""},
 		{"a root that names no Promotion", action(promotions.RootAction, promotions.Domain, []byte(`{"type":"kargo-promotion"}`), running), false, ""},
 	} {

@@ -53,6 +53,9 @@ type Promotions interface {
 	Stored(ctx context.Context, namespace, name string) (*kargoapi.Promotion, error)
 	// WriteStatus writes a Promotion's status (pipeline's errors).
 	WriteStatus(ctx context.Context, p *kargoapi.Promotion) (*kargoapi.Promotion, error)
+	// SetStart records the start its steps run in (promotions.StartOf),
+	// from the resource version p names (pipeline's errors).
+	SetStart(ctx context.Context, p *kargoapi.Promotion, start int) (*kargoapi.Promotion, error)
 }
 
 // Stages is what the orchestrator reads of Stages: the Stage cache.
@@ -83,8 +86,9 @@ type Config struct {
 	// on this server's executor (Runnable), so a succeeded step without
 	// the file ran on another replica's (errNoOutputs).
 	OutputRoot string
-	// WorkDirs removes a Promotion's working directory (its steps'
-	// files) once the Promotion has ended; nil: nothing to remove.
+	// WorkDirs are the Promotions' working directories on this disk (the
+	// executor's): made before a Promotion's first step, removed once it
+	// has ended (startover.go); nil: none.
 	WorkDirs WorkDirs
 	// Warehouses are the Warehouses' subscriptions, for Kargo's freight
 	// functions (imageFrom() and the like); nil: judged from the Freight
@@ -99,6 +103,9 @@ type Config struct {
 
 // WorkDirs are the Promotions' working directories.
 type WorkDirs interface {
+	Exists(project, run string) (bool, error)
+	// Make is idempotent.
+	Make(project, run string) error
 	Remove(project, run string) error
 }
 
@@ -109,7 +116,9 @@ type WorkDirs interface {
 // with Kargo's rules between them (package engine). What it has
 // decided is in the Promotion's status (step metadata, outputs in state),
 // written before the step's action is enqueued: a restart resumes from
-// there, and no step runs twice.
+// there, and no step runs twice, unless the steps' working directory was
+// lost with its replica: then the Promotion starts over, as Kargo's does
+// (startover.go).
 type Orchestrator struct {
 	cfg Config
 }
@@ -172,6 +181,13 @@ func (o *Orchestrator) Run(ctx context.Context, ready func()) error {
 		return err
 	}
 	defer func() { _ = o.cfg.Actions.Informer().RemoveEventHandler(areg) }()
+	reconcile := func(ctx context.Context, key string) error {
+		again, err := o.reconcile(ctx, key)
+		if err == nil && again > 0 {
+			k.AddAfter(key, again)
+		}
+		return err
+	}
 	return k.Run(ctx, ready, o.cfg.Promotions.PromotionInformer(), cache.ResourceEventHandlerFuncs{
 		AddFunc:    k.Add,
 		UpdateFunc: func(_, obj any) { k.Add(obj) },
@@ -182,7 +198,7 @@ func (o *Orchestrator) Run(ctx context.Context, ready func()) error {
 				k.Add(p)
 			}
 		},
-	}, o.reconcile)
+	}, reconcile)
 }
 
 // promotionOf is the Promotion whose run an action belongs to, if any.
@@ -193,40 +209,46 @@ func (o *Orchestrator) promotionOf(ta *v1.TaskAction) *kargoapi.Promotion {
 	return o.cfg.Promotions.OfRun(ta.Spec.Project, ta.Spec.RunName)
 }
 
-// reconcile advances one Promotion as far as it can go now.
-func (o *Orchestrator) reconcile(ctx context.Context, key string) error {
+// reconcile advances one Promotion as far as it can go now, and says
+// when to look at it again without an event (zero: on its events alone).
+func (o *Orchestrator) reconcile(ctx context.Context, key string) (again time.Duration, err error) {
 	ns, name, _ := cache.SplitMetaNamespaceKey(key)
 	p, err := o.cfg.Promotions.Cached(ns, name)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if p == nil {
-		return o.gone(ctx, ns, name)
+		return 0, o.gone(ctx, ns, name)
 	}
 	if p.Status.Phase.IsTerminal() {
 		o.removeWorkDir(p)
-		return nil
+		return 0, nil
 	}
 	// The cache, not the API's read: no project check (a namespace read on
 	// a cluster) at every round.
 	st, err := o.cfg.Stages.Get(ns, p.Spec.Stage)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	switch roundOf(p, st) {
 	case roundNoStage:
-		return o.noStage(ctx, p)
+		return 0, o.noStage(ctx, p)
 	case roundAccept:
-		return o.accept(ctx, p, st)
+		return 0, o.accept(ctx, p, st)
 	case roundAbort:
-		return o.abort(ctx, p)
+		return 0, o.abort(ctx, p)
 	case roundRun:
 		if err := o.startRun(ctx, p); err != nil {
-			return err
+			return 0, err
 		}
-		return o.advance(ctx, p)
+		if startedOver, err := o.workDir(ctx, p); err != nil || startedOver {
+			return 0, err
+		}
+		// A working directory lost while a step runs sends no event: the
+		// Gate holds that step, which then never ends on its own.
+		return workDirPoll, o.advance(ctx, p)
 	}
-	return nil
+	return 0, nil
 }
 
 // accept marks a new Promotion Pending, with the Freight and the Freight
@@ -277,7 +299,7 @@ func (o *Orchestrator) rootID(p *kargoapi.Promotion) taskactions.ActionID {
 
 func (o *Orchestrator) stepID(p *kargoapi.Promotion, i int) taskactions.ActionID {
 	id := o.rootID(p)
-	id.Name = promotions.StepAction(i)
+	id.Name = promotions.StepAction(i, promotions.StartOf(p))
 	return id
 }
 

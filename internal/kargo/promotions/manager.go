@@ -9,13 +9,16 @@ package promotions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
@@ -159,6 +162,24 @@ func (m *Manager) OfRun(project, run string) *kargoapi.Promotion {
 // resource version p names.
 func (m *Manager) WriteStatus(ctx context.Context, p *kargoapi.Promotion) (*kargoapi.Promotion, error) {
 	out, err := m.client.KargoV1alpha1().Promotions(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, writeError("Promotion", p.Namespace, p.Name, err)
+	}
+	m.promotions.Wrote(out)
+	return out, nil
+}
+
+// SetStart records that p's steps run in start n (StartAnnotation), from
+// the resource version p names: a conflict is pipeline's ErrConflict.
+func (m *Manager) SetStart(ctx context.Context, p *kargoapi.Promotion, n int) (*kargoapi.Promotion, error) {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": p.ResourceVersion,
+		"annotations":     map[string]string{StartAnnotation: strconv.Itoa(n)},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	out, err := m.client.KargoV1alpha1().Promotions(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 	if err != nil {
 		return nil, writeError("Promotion", p.Namespace, p.Name, err)
 	}

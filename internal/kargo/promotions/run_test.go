@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	kargoapi "taskactions/api/kargo/v1alpha1"
 	"taskactions/internal/kargo/rules"
 )
 
@@ -40,7 +41,44 @@ func TestRunName(t *testing.T) {
 	if r := RunOf(p); r.Project != "proj" || r.Domain != Domain || r.Run != ulid {
 		t.Errorf("RunOf = %+v", r)
 	}
-	if StepAction(0) != "step-1" || StepAction(9) != "step-10" {
-		t.Errorf("step actions %q, %q", StepAction(0), StepAction(9))
+}
+
+func TestStepAction(t *testing.T) {
+	tests := []struct {
+		i, start int
+		name     string
+	}{
+		{0, 1, "step-1"},
+		{9, 1, "step-10"},
+		{0, 2, "step-1-start-2"},
+		{11, 30, "step-12-start-30"},
+	}
+	for _, tc := range tests {
+		if got := StepAction(tc.i, tc.start); got != tc.name {
+			t.Errorf("StepAction(%d, %d) = %q, want %q", tc.i, tc.start, got, tc.name)
+		}
+		if i, start, ok := ParseStepAction(tc.name); !ok || i != tc.i || start != tc.start {
+			t.Errorf("ParseStepAction(%q) = %d, %d, %v", tc.name, i, start, ok)
+		}
+	}
+	// Names StepAction does not make: an action enqueued by hand with a
+	// step's task type is no step.
+	for _, name := range []string{"step-0", "step-01", "step-x", "step-1-start-1", "step-1-start-0",
+		"step-1-start-", "step-1-start-02", "promotion", "step-", "step-1-again-2", "step-1-start-2-start-3"} {
+		if i, start, ok := ParseStepAction(name); ok {
+			t.Errorf("ParseStepAction(%q) = %d, %d, true; want no step", name, i, start)
+		}
+	}
+}
+
+func TestStartOf(t *testing.T) {
+	for value, want := range map[string]int{"": 1, "1": 1, "2": 2, "17": 17, "0": 1, "-3": 1, "x": 1} {
+		p := &kargoapi.Promotion{}
+		if value != "" {
+			p.Annotations = map[string]string{StartAnnotation: value}
+		}
+		if got := StartOf(p); got != want {
+			t.Errorf("StartOf(%q) = %d, want %d", value, got, want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package steps
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,15 +39,43 @@ func (d Dirs) Remove(project, run string) error {
 	return nil
 }
 
-// ensure makes a Promotion's directories.
-func (d Dirs) ensure(project, run string) (work, git string, err error) {
-	work, git = d.Work(project, run), d.Git(project, run)
-	for _, p := range []string{work, git} {
-		if err := os.MkdirAll(p, 0o700); err != nil {
-			return "", "", err
-		}
+// Exists reports whether a Promotion's working directory is on this disk.
+func (d Dirs) Exists(project, run string) (bool, error) {
+	_, err := os.Stat(d.Work(project, run))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
 	}
-	if work, err = filepath.EvalSymlinks(work); err != nil {
+	return false, err
+}
+
+// Make makes a Promotion's working directory (the orchestrator does, before
+// its first step; steps never do: a directory missing is a Promotion to
+// start over). It is idempotent.
+func (d Dirs) Make(project, run string) error {
+	if err := os.MkdirAll(d.Work(project, run), 0o700); err != nil {
+		return fmt.Errorf("make the working directory of run %s: %w", run, err)
+	}
+	return nil
+}
+
+// errNoWorkDir: the orchestrator has not made the Promotion's working
+// directory on this disk (yet: it makes it before the first step, and
+// starts the Promotion over when it is gone).
+var errNoWorkDir = errors.New("the Promotion's working directory is not on this replica's disk")
+
+// open returns a Promotion's directories, resolved: the working directory
+// must exist (errNoWorkDir); the clones' homes are made when missing.
+func (d Dirs) open(project, run string) (work, git string, err error) {
+	work, git = d.Work(project, run), d.Git(project, run)
+	if work, err = filepath.EvalSymlinks(work); errors.Is(err, fs.ErrNotExist) {
+		return "", "", errNoWorkDir
+	} else if err != nil {
+		return "", "", err
+	}
+	if err := os.MkdirAll(git, 0o700); err != nil {
 		return "", "", err
 	}
 	if git, err = filepath.EvalSymlinks(git); err != nil {

@@ -3,9 +3,6 @@ package steps
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -39,22 +36,13 @@ type Plugin struct {
 	promotions Promotions
 	stages     Stages
 	dirs       Dirs
-	// contextWait is how long a step waits for the Promotion's cache to
-	// show it decided (the orchestrator records a step before it enqueues
-	// its action; the executor may see the action first).
-	contextWait time.Duration
 
 	inflight plugins.Inflight
-	mu       sync.Mutex
-	firstTry map[string]time.Time
 }
 
 func newPlugin(r Runner, cfg Config) *Plugin {
-	return &Plugin{runner: r, promotions: cfg.Promotions, stages: cfg.Stages, dirs: cfg.Dirs,
-		contextWait: 30 * time.Second, firstTry: map[string]time.Time{}}
+	return &Plugin{runner: r, promotions: cfg.Promotions, stages: cfg.Stages, dirs: cfg.Dirs}
 }
-
-func key(tc *plugins.TaskContext) string { return plugins.AttemptKey(tc) }
 
 // Handle runs the step (once per attempt).
 func (p *Plugin) Handle(ctx context.Context, tc *plugins.TaskContext) (plugins.Transition, error) {
@@ -63,21 +51,13 @@ func (p *Plugin) Handle(ctx context.Context, tc *plugins.TaskContext) (plugins.T
 	} else if o != nil && o.Attempt == tc.Attempt {
 		return transitionOf(*o), nil
 	}
-	sc, wait, err := p.stepContext(tc)
-	if wait {
-		return plugins.Transition{Phase: plugins.PhaseInitializing, Info: "waiting for the Promotion to record the step", RequeueAfter: 200 * time.Millisecond}, nil
-	}
+	sc, err := p.stepContext(tc)
 	if err != nil {
 		return plugins.Transition{Phase: plugins.PhasePermanentFailure, Info: "NotAPromotionStep",
 			Error: &plugins.ExecutionError{Code: "NotAPromotionStep", Message: err.Error()}}, nil
 	}
 	runCtx, done := p.inflight.Start(ctx, tc)
 	defer done()
-	defer func() {
-		p.mu.Lock()
-		delete(p.firstTry, key(tc))
-		p.mu.Unlock()
-	}()
 	// The step's work, under its attempt's span when that is traced.
 	runCtx, span := tracing.Start(runCtx, "step "+p.runner.Name(), trace.WithAttributes(
 		attribute.String("kargo.step", p.runner.Name()), attribute.String("kargo.step.alias", sc.Alias),
@@ -110,31 +90,26 @@ func (p *Plugin) run(ctx context.Context, sc *StepContext) (res Result, err erro
 	return p.runner.Run(ctx, sc)
 }
 
-// stepContext is the step's context from its Promotion. The action must
-// be a step the orchestrator decided to run: step <i> of a Promotion's
-// run, of this kind, recorded Running (wait: not yet in the cache). So an
-// action enqueued by hand with a step's task type runs nothing.
-func (p *Plugin) stepContext(tc *plugins.TaskContext) (*StepContext, bool, error) {
+// stepContext is the step's context from its Promotion. The Gate has
+// held every round of the action until the orchestrator decided it, so
+// what it checks fails here only for an action the executor ran without
+// the gate: it runs nothing.
+func (p *Plugin) stepContext(tc *plugins.TaskContext) (*StepContext, error) {
 	if tc.Domain != promotions.Domain {
-		return nil, false, fmt.Errorf("a %s step runs only as a step of a Promotion (domain %q), not in domain %q", p.runner.Name(), promotions.Domain, tc.Domain)
+		return nil, fmt.Errorf("a %s step runs only as a step of a Promotion (domain %q), not in domain %q", p.runner.Name(), promotions.Domain, tc.Domain)
 	}
-	i, ok := stepIndex(tc.Action)
+	i, start, ok := promotions.ParseStepAction(tc.Action)
 	promo := p.promotions.OfRun(tc.Project, tc.Run)
-	decided := promo != nil && ok && i < len(promo.Spec.Steps) && i < len(promo.Status.StepExecutionMetadata) &&
-		promo.Status.StepExecutionMetadata[i].Status == kargoapi.PromotionStepStatusRunning
-	if !decided {
-		if p.waited(tc) < p.contextWait {
-			return nil, true, nil
-		}
-		return nil, false, fmt.Errorf("action %s of run %s is not a running step of a Promotion", tc.Action, tc.Run)
+	if !ok || promo == nil || !decided(promo, i) || start != promotions.StartOf(promo) {
+		return nil, fmt.Errorf("action %s of run %s is not a running step of a Promotion", tc.Action, tc.Run)
 	}
 	step := promo.Spec.Steps[i]
 	if step.Uses != p.runner.Name() {
-		return nil, false, fmt.Errorf("step %d of Promotion %s uses %q, not %q", i+1, promo.Name, step.Uses, p.runner.Name())
+		return nil, fmt.Errorf("step %d of Promotion %s uses %q, not %q", i+1, promo.Name, step.Uses, p.runner.Name())
 	}
-	work, git, err := p.dirs.ensure(tc.Project, tc.Run)
+	work, git, err := p.dirs.open(tc.Project, tc.Run)
 	if err != nil {
-		return nil, false, fmt.Errorf("the Promotion's working directory: %w", err)
+		return nil, fmt.Errorf("the Promotion's working directory: %w", err)
 	}
 	sc := &StepContext{
 		WorkDir: work, GitHome: git, Alias: step.GetAlias(i), Config: tc.Template.Custom,
@@ -150,29 +125,7 @@ func (p *Plugin) stepContext(tc *plugins.TaskContext) (*StepContext, bool, error
 	if st, err := p.stages.Get(promo.Namespace, promo.Spec.Stage); err == nil && st != nil {
 		sc.FreightRequests = st.Spec.RequestedFreight
 	}
-	return sc, false, nil
-}
-
-// waited is how long the attempt has waited for its Promotion.
-func (p *Plugin) waited(tc *plugins.TaskContext) time.Duration {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	k := key(tc)
-	first, ok := p.firstTry[k]
-	if !ok {
-		first = time.Now()
-		p.firstTry[k] = first
-	}
-	return time.Since(first)
-}
-
-// stepIndex is i of an action named step-<i+1> (promotions.StepAction).
-func stepIndex(action string) (int, bool) {
-	n, err := strconv.Atoi(strings.TrimPrefix(action, "step-"))
-	if err != nil || n < 1 || promotions.StepAction(n-1) != action {
-		return 0, false
-	}
-	return n - 1, true
+	return sc, nil
 }
 
 // outcomeOf is a runner's result as Kargo's engine reads it: an error is

@@ -67,7 +67,6 @@ func TestPluginRunsOnlyDecidedStepsOnce(t *testing.T) {
 	promo.Spec.Steps = []kargoapi.PromotionStep{{Uses: "compose-output"}}
 	r := &counting{}
 	p := newPlugin(r, Config{Promotions: noPromotions{promo}, Stages: noStages{}, Dirs: Dirs{Root: t.TempDir()}})
-	p.contextWait = 0
 	tc := &plugins.TaskContext{Project: "demo", Domain: "kargo", Run: "r", Action: "step-1", UID: "u", Attempt: 1, OutputDir: t.TempDir()}
 
 	tr, _ := p.Handle(context.Background(), tc) // not recorded Running: refused
@@ -81,6 +80,19 @@ func TestPluginRunsOnlyDecidedStepsOnce(t *testing.T) {
 	}
 	promo.Status.StepExecutionMetadata = []kargoapi.StepExecutionMetadata{{Alias: "step-1", Status: kargoapi.PromotionStepStatusRunning}}
 	tc.UID = "u2"
+	// Decided, but the orchestrator has not made the working directory
+	// here (the Gate holds such an action): the step never makes it.
+	if tr, _ := p.Handle(context.Background(), tc); tr.Phase != plugins.PhasePermanentFailure ||
+		!strings.Contains(tr.Error.Message, "working directory is not on this replica's disk") || r.runs != 0 {
+		t.Fatalf("no working directory: %+v, %d runs", tr, r.runs)
+	}
+	if ok, err := p.dirs.Exists("demo", "r"); ok || err != nil {
+		t.Fatalf("the step made the working directory (%v)", err)
+	}
+	if err := p.dirs.Make("demo", "r"); err != nil {
+		t.Fatal(err)
+	}
+	tc.UID = "u3"
 	for range 2 {
 		tr, err := p.Handle(context.Background(), tc)
 		if err != nil || tr.Phase != plugins.PhaseSuccess || fmt.Sprint(tr.Outputs.(map[string]any)["n"]) != "1" {

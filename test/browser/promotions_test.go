@@ -79,8 +79,11 @@ func createFreight(t *testing.T, project, warehouse, alias, tag string) string {
 
 // apiPromotion is what these tests read of a Promotion.
 type apiPromotion struct {
-	Metadata struct{ Name string } `json:"metadata"`
-	Status   struct {
+	Metadata struct {
+		Name        string            `json:"name"`
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
+	Status struct {
 		Phase string `json:"phase"`
 	} `json:"status"`
 }

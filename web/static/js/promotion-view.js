@@ -5,7 +5,7 @@ import { h } from './dom.js';
 import { pages } from './urls.js';
 import { phaseName, timeEl } from './format.js';
 import { artifactList, freightLabel, originText, short } from './freight.js';
-import { DOMAIN, freightName, isTerminalPromotion, promoBadge, promotionPhase, startedAt, stepBadge } from './promotions.js';
+import { DOMAIN, freightName, isTerminalPromotion, promoBadge, promotionPhase, startOf, startedAt, stepAction, stepBadge } from './promotions.js';
 
 /** @typedef {import('./types.js').Promotion} Promotion */
 /** @typedef {import('./types.js').Freight} Freight */
@@ -27,6 +27,7 @@ export function facts(pr, project, run) {
     ['Finished', st.finishedAt ? timeEl(st.finishedAt) : '—'],
     ['Duration', h('span', { class: 'tick', id: 'promotion-duration', dataset: { start: started, end: st.finishedAt || '' }, text: '—' })],
     actor ? ['Created by', h('span', { class: 'wrap', text: actor })] : null,
+    startOf(pr) > 1 ? ['Started over', h('span', { id: 'promotion-start', text: `start ${startOf(pr)}: its working directory was lost, so its steps run again from the first` })] : null,
     ['Run', run ? h('a', { class: 'mono', href: pages.run(project, DOMAIN, run), text: run }) : '—'],
   ].filter(Boolean);
   return h('dl', { class: 'facts' }, rows.map(([k, v]) => [h('dt', { text: k }), h('dd', null, v)]));
@@ -61,7 +62,8 @@ export function stepList(pr, project, run, actions) {
     const alias = s.as || `step-${i + 1}`;
     const m = md[i];
     const status = m && m.status ? m.status : isTerminalPromotion(phase) ? 'Not run' : 'Pending';
-    const a = actions.get(`step-${i + 1}`);
+    const name = stepAction(pr, i);
+    const a = actions.get(name);
     const out = state[alias];
     const hasOut = out !== undefined && out !== null && !(typeof out === 'object' && Object.keys(out).length === 0);
     const attempts = a ? a.attempts : null;
@@ -81,7 +83,7 @@ export function stepList(pr, project, run, actions) {
           h('span', { class: 'tick', dataset: { start: m.startedAt, end: m.finishedAt || '' } }),
           attempts != null ? h('span', { class: 'pstep-attempts', text: `attempt${attempts === 1 ? '' : 's'} ${attempts}` }) : null,
           m.errorCount ? h('span', { text: `${m.errorCount} error${m.errorCount === 1 ? '' : 's'}` }) : null,
-          a && run ? h('a', { href: `${pages.run(project, DOMAIN, run)}#action=step-${i + 1}`, 'aria-label': `Action of step ${alias}`, text: `action step-${i + 1}` }) : null)
+          a && run ? h('a', { href: `${pages.run(project, DOMAIN, run)}#action=${name}`, 'aria-label': `Action of step ${alias}`, text: `action ${name}` }) : null)
           : null,
         a && !isTerminalPromotion(phase) && status === 'Running' && a.phase ? h('p', { class: 'muted small', text: `action ${phaseName(a.phase).toLowerCase()}` }) : null,
         m && m.message ? h('p', { class: `pstep-msg small wrap${bad ? ' bad' : ''}`, text: m.message }) : null,

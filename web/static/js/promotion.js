@@ -10,7 +10,7 @@ import { connStates, live } from './stream.js';
 import { duration, ms, timeEl } from './format.js';
 import { confirmAbort, toast } from './dialog.js';
 import {
-  DOMAIN, abortRequested, freightName, isTerminalPromotion, promoBadge, promotionPhase, runOf, startedAt,
+  DOMAIN, abortRequested, freightName, isTerminalPromotion, promoBadge, promotionPhase, runOf, startedAt, stepAction,
   updatePromoBadge,
 } from './promotions.js';
 import { facts, freightPanel, stepList } from './promotion-view.js';
@@ -108,7 +108,7 @@ export function promotionPage(main, { project, name }, ui, scope) {
     const steps = (pr.spec && pr.spec.steps) || [];
     const acts = [];
     for (let i = 0; i < steps.length; i++) {
-      const a = actions.items.get(`step-${i + 1}`);
+      const a = actions.items.get(stepAction(pr, i));
       acts.push(a ? [a.phase, a.attempts, a.errorState && a.errorState.message] : null);
     }
     redraw(meta, 'meta', JSON.stringify([stage, pr.metadata.creationTimestamp, st.finishedAt, startedAt(pr)]), () => [

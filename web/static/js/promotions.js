@@ -63,6 +63,23 @@ export function freightName(pr) {
   return (pr.spec && pr.spec.freight) || (pr.status && pr.status.freight && pr.status.freight.name) || '';
 }
 
+/** startOf is the start a Promotion's steps run in: 1, or more once it has
+ * started over (its working directory was lost with the replica that ran
+ * them; the server counts starts in an annotation).
+ * @param {Promotion} pr */
+export function startOf(pr) {
+  const n = Number(((pr.metadata && pr.metadata.annotations) || {})['taskactions.io/promotion-start']);
+  return Number.isInteger(n) && n > 1 ? n : 1;
+}
+
+/** stepAction is the name of step i's action in the Promotion's current
+ * start: step-<i+1>, and step-<i+1>-start-<n> once it has started over.
+ * @param {Promotion} pr @param {number} i */
+export function stepAction(pr, i) {
+  const start = startOf(pr);
+  return start === 1 ? `step-${i + 1}` : `step-${i + 1}-start-${start}`;
+}
+
 /** startedAt is when a Promotion's first step started ("" before). */
 export function startedAt(pr) {
   const md = (pr.status && pr.status.stepExecutionMetadata) || [];

@@ -63,8 +63,6 @@ func (o *Orchestrator) startOver(ctx context.Context, p *kargoapi.Promotion) err
 		return err
 	}
 	start := promotions.StartOf(p) + 1
-	o.cfg.Log.Warn().Str("project", p.Namespace).Str("promotion", p.Name).Int("start", start).
-		Msg("the Promotion's working directory is gone: start it over from its first step")
 	next, err := o.cfg.Promotions.SetStart(ctx, p, start)
 	if errors.Is(err, pipeline.ErrConflict) || errors.Is(err, pipeline.ErrNotFound) {
 		return nil // a newer version is on its way, whose event brings it back
@@ -72,6 +70,8 @@ func (o *Orchestrator) startOver(ctx context.Context, p *kargoapi.Promotion) err
 	if err != nil {
 		return err
 	}
+	o.cfg.Log.Warn().Str("project", p.Namespace).Str("promotion", p.Name).Int("start", start).
+		Msg("the Promotion's working directory is gone: start it over from its first step")
 	next = next.DeepCopy()
 	next.Status.CurrentStep, next.Status.StepExecutionMetadata, next.Status.HealthChecks = 0, nil, nil
 	_, err = o.writeStatus(ctx, next)

@@ -80,7 +80,9 @@ func (g *Group) Add(name string, r Runnable) {
 }
 
 // Start starts the parts in order. ctx bounds the start: when it ends
-// first, the parts started are stopped and Start returns its cause.
+// first, the parts started are stopped and Start returns its cause. The
+// parts run with ctx's values (a Lease's fence, a trace), but not its
+// end: the group stops them, in reverse order.
 func (g *Group) Start(ctx context.Context) error {
 	for i, p := range g.parts {
 		if err := g.start(ctx, p); err != nil {
@@ -92,7 +94,7 @@ func (g *Group) Start(ctx context.Context) error {
 
 // start runs one part and waits until it is ready, fails, or ctx ends.
 func (g *Group) start(ctx context.Context, p *part) error {
-	runCtx, cancel := context.WithCancel(context.Background())
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p.cancel, p.done = cancel, make(chan struct{})
 	ready := make(chan struct{})
 	var readyOnce sync.Once

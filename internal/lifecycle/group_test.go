@@ -255,3 +255,39 @@ func TestGroupRunsAsAPartOfAnotherGroup(t *testing.T) {
 		t.Fatalf("not everything stopped: %v", got)
 	}
 }
+
+// The parts see the values of the context the group starts with, a
+// Lease's fence among them (the Kargo controllers' writes were not
+// fenced, their group having started them on a bare context), but stop
+// only when the group stops them: the end of the start's context does
+// not end them.
+func TestGroupPartsKeepTheStartsValues(t *testing.T) {
+	type key struct{}
+	ctx, cancel := context.WithCancel(context.WithValue(t.Context(), key{}, "fence"))
+	got := make(chan any, 1)
+	stopped := make(chan struct{})
+	g := NewGroup()
+	g.Add("controller", Func(func(ctx context.Context, ready func()) error {
+		got <- ctx.Value(key{})
+		ready()
+		<-ctx.Done()
+		close(stopped)
+		return nil
+	}))
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v := <-got; v != "fence" {
+		t.Fatalf("the part saw %v, want the start's value", v)
+	}
+	cancel()
+	select {
+	case <-stopped:
+		t.Fatal("the start's context ended the part; only the group stops it")
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := g.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	<-stopped
+}

@@ -108,8 +108,8 @@ func TestKargoControllersFailOver(t *testing.T) {
 // leader, whose disk does not have the working directory its steps shared
 // on the dead one, as Kargo's controller does with a fresh working
 // directory: the sleep in flight at the kill ended ABORTED without running
-// again, every step ran again as an action of start 2, and the last step
-// read the first step's output of that start.
+// again, and every step ran again as an action of start 2 (the last one
+// reading the first one's output through status.state, as before).
 func checkStartedOver(ctx context.Context, t *testing.T, f *features, promo string) {
 	t.Helper()
 	var p struct {
@@ -125,20 +125,12 @@ func checkStartedOver(ctx context.Context, t *testing.T, f *features, promo stri
 	if got := p.Status.State["after"]["seen"]; got != "before the failover" {
 		t.Errorf("the last step read %q of the first step's output, want %q (status.state: %v)", got, "before the failover", p.Status.State)
 	}
-	parts := strings.Split(promo, ".")
-	var acts struct {
-		Items []struct {
-			ActionID    struct{ Name string } `json:"actionId"`
-			Phase       string
-			AbortReason string
-		}
-	}
-	path := fmt.Sprintf("/api/v1/projects/%s/domains/kargo/runs/%s/actions", f.project, strings.ToLower(parts[len(parts)-2]))
-	if err := f.s.DoJSON(ctx, http.MethodGet, path, nil, &acts, http.StatusOK); err != nil {
+	acts, err := listRunActions(ctx, f, promo)
+	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
-	for _, a := range acts.Items {
+	for _, a := range acts {
 		got[a.ActionID.Name] = a.Phase
 		if a.ActionID.Name == "step-2" && !strings.Contains(a.AbortReason, "working directory is gone") {
 			t.Errorf("step-2's abort reason %q, want the working directory's loss", a.AbortReason)
@@ -149,6 +141,32 @@ func checkStartedOver(ctx context.Context, t *testing.T, f *features, promo stri
 	if !maps.Equal(got, want) {
 		t.Errorf("the run's actions %v, want %v", got, want)
 	}
+}
+
+// runAction is what the failover tests read of a Promotion's step.
+type runAction struct {
+	ActionID    struct{ Name string } `json:"actionId"`
+	Phase       string
+	AbortReason string
+	PluginPhase string
+}
+
+// listRunActions lists the actions of a Promotion's run.
+func listRunActions(ctx context.Context, f *features, promo string) ([]runAction, error) {
+	parts := strings.Split(promo, ".")
+	var acts struct{ Items []runAction }
+	path := fmt.Sprintf("/api/v1/projects/%s/domains/kargo/runs/%s/actions", f.project, strings.ToLower(parts[len(parts)-2]))
+	err := f.s.DoJSON(ctx, http.MethodGet, path, nil, &acts, http.StatusOK)
+	return acts.Items, err
+}
+
+// describeRun describes a Promotion's run for a failure's message.
+func describeRun(ctx context.Context, f *features, promo string) string {
+	acts, err := listRunActions(ctx, f, promo)
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("%+v", acts)
 }
 
 // pauseKargoLeader pauses the leader (SIGSTOP) while a Promotion runs,
@@ -170,7 +188,8 @@ func pauseKargoLeader(ctx context.Context, t *testing.T, ns string, leader, next
 	}
 	t.Logf("the Lease moved %s after the leader was paused", resumed.Sub(paused).Round(time.Millisecond))
 	if phase := waitPromotion(ctx, t, f, promo, "Succeeded", "Failed", "Errored", "Aborted"); phase != "Succeeded" {
-		t.Fatalf("the Promotion across the pause ended %s; log of the new leader:\n%s", phase, next.Log())
+		t.Fatalf("the Promotion across the pause ended %s; its run: %s\nlog of the new leader:\n%s\nlog of the paused one:\n%s",
+			phase, describeRun(ctx, f, promo), next.Log(), leader.Log())
 	}
 	time.Sleep(3 * time.Second) // what the resumed replica had in hand has had its chance
 	events, err := kube.AuditEvents()

@@ -131,7 +131,7 @@ func (a *App) runExecutor(ctx context.Context, ready func()) error {
 		Manager: a.mgr, TaskTypes: es.claims, NoOutside: !es.outside, Reported: reportedTaskTypes, Plugins: es.plugins, Workers: a.cfg.ExecutorWorkers,
 		MaxSystemFailures: a.cfg.MaxSystemFailures, OutputRoot: a.outputRoot(),
 		ServerURL: a.URL(), TaskToken: a.access.taskToken, Metrics: a.metrics.Registry(), Log: a.component("executor"),
-		Tracer: a.tracerOf(), Admit: a.kargoStepGate().Admit,
+		Tracer: a.tracerOf(), Admit: a.kargoStepAdmit(),
 	})
 	if !ex.Enabled() {
 		a.log.Info().Msg("executor off: no task types claimed")

@@ -7,6 +7,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
+	"taskactions/internal/executor"
 	"taskactions/internal/executor/plugins"
 	"taskactions/internal/kargo/credentials"
 	"taskactions/internal/kargo/steps"
@@ -22,11 +23,15 @@ func (a *App) kargoWork() steps.Dirs {
 	return steps.Dirs{Root: filepath.Join(a.cfg.DataDir, "kargo-work")}
 }
 
-// kargoStepGate holds a Promotion's step actions, of every task type,
+// kargoStepAdmit holds a Promotion's step actions, of every task type,
 // until the orchestrator has decided them in the Promotion's current
-// start (steps.Gate).
-func (a *App) kargoStepGate() *steps.Gate {
-	return steps.NewGate(kargoPromotions{a}, a.kargoWork())
+// start (steps.Gate); nil where the orchestrator does not run, beside
+// this executor, and so decides nothing here.
+func (a *App) kargoStepAdmit() executor.Admit {
+	if !a.kargoControllersOn() {
+		return nil
+	}
+	return steps.NewGate(kargoPromotions{a}, a.kargoWork()).Admit
 }
 
 // kargoStepPlugins are the steps' plugins, by task type.

@@ -12,10 +12,12 @@ import (
 // whether the round may run now. Another part of the server may know
 // better than the plugin whether an action's work is still wanted: a
 // Promotion's step action of an earlier start, resumed by this executor
-// after a failover, must not run again (package steps' Gate). An action
-// held back is asked about again after admitRetry, writing nothing
-// meanwhile; one refused fails for good with the refusal's code and
-// message, before anything ran.
+// after a failover, must not run again (package steps' Gate). A round held
+// back writes nothing, and is asked about again after admitRetry. A round
+// refused ends the action FAILED with the refusal's code and message; its
+// plugin is asked to abort and release the attempt first, in case an
+// earlier round started it (the attempt's timeout is checked before, as
+// for any round).
 type Admit func(tc *plugins.TaskContext) (wait string, refused *plugins.ExecutionError)
 
 // admitRetry is how soon an action held back is asked about again.
@@ -23,20 +25,27 @@ const admitRetry = 200 * time.Millisecond
 
 // admit asks Config.Admit about a round of ta: held (true) with when to
 // come back, or ended when refused.
-func (c *Controller) admit(ctx context.Context, key string, ta *v1.TaskAction) (held bool, after time.Duration, err error) {
+func (c *Controller) admit(ctx context.Context, key string, ta *v1.TaskAction, tc *plugins.TaskContext, plugin plugins.Plugin) (held bool, after time.Duration, err error) {
 	if c.cfg.Admit == nil {
 		return false, 0, nil
 	}
-	s := &ta.Spec
-	wait, refused := c.cfg.Admit(&plugins.TaskContext{
-		Project: s.Project, Domain: s.Domain, Run: s.RunName, Action: s.ActionName,
-		UID: string(ta.UID), Attempt: max(ta.Status.Attempts, 1),
-	})
+	wait, refused := c.cfg.Admit(tc)
 	switch {
 	case refused != nil:
+		c.abortAttempt(ctx, plugin, tc, key)
+		c.endAttempt(ctx, plugin, tc, ta)
 		return true, 0, c.fail(ctx, key, ta, v1.ReasonPermanentFailure, v1.ErrorKindUser, refused.Code, refused.Message)
 	case wait != "":
+		c.cfg.Log.Debug().Str("action", key).Str("reason", wait).Msg("round held back")
 		return true, admitRetry, nil
 	}
 	return false, 0, nil
+}
+
+// parentOf is the name of ta's parent action; "" for a run's root.
+func parentOf(ta *v1.TaskAction) string {
+	if p := ta.Spec.ParentActionName; p != nil {
+		return *p
+	}
+	return ""
 }

@@ -64,9 +64,6 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 	if plugin == nil || !c.types.Claims(ta.Spec.TaskType) {
 		return 0, c.fail(ctx, key, ta, v1.ReasonPluginNotFound, v1.ErrorKindSystem, "PluginNotFound", c.unrunnable(ta.Spec.TaskType))
 	}
-	if held, after, err := c.admit(ctx, key, ta); held || err != nil {
-		return after, err
-	}
 	if added, err := c.addFinalizer(ctx, key, ta, plugin); added || err != nil {
 		return 0, err
 	}
@@ -86,6 +83,9 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 			return 0, c.fail(ctx, key, ta, v1.ReasonTimedOut, v1.ErrorKindUser, "TimedOut",
 				fmt.Sprintf("attempt %d ran longer than its timeout of %s", ta.Status.Attempts, tmpl.Metadata.Timeout))
 		}
+	}
+	if held, after, err := c.admit(ctx, key, ta, tc, plugin); held || err != nil {
+		return after, err
 	}
 	c.hold(key, ta, plugin)
 	after, err := c.round(ctx, key, ta, tc, plugin, first)
@@ -382,7 +382,7 @@ func (c *Controller) write(ctx context.Context, key string, read *v1.TaskAction,
 func (c *Controller) taskContext(key string, ta *v1.TaskAction, tmpl plugins.Template) *plugins.TaskContext {
 	s := &ta.Spec
 	tc := plugins.TaskContext{
-		Project: s.Project, Domain: s.Domain, Run: s.RunName, Action: s.ActionName,
+		Project: s.Project, Domain: s.Domain, Run: s.RunName, Action: s.ActionName, Parent: parentOf(ta),
 		UID: string(ta.UID), Attempt: max(ta.Status.Attempts, 1), Template: tmpl,
 		Env: s.EnvVars, InputURI: s.InputURI, OutputDir: c.outputDir(ta), ServerURL: c.cfg.ServerURL,
 		Wake: func() { c.wake(key) },

@@ -150,6 +150,7 @@ type Container struct {
 // TaskContext is what a plugin knows of the action it runs.
 type TaskContext struct {
 	Project, Domain, Run, Action string
+	Parent                       string // the parent action's name; "" for a run's root
 	UID                          string
 	Attempt                      uint32
 	Template                     Template

@@ -42,9 +42,9 @@ func TestPromotionStartsOverWithoutItsWorkDir(t *testing.T) {
 	k := newKProject(t, s1)
 	k.createStage("again", direct(), nil,
 		pstep("http", "one", map[string]any{"url": svc.URL + "/one",
-			"outputs": []any{map[string]any{"name": "status", "fromExpression": "response.status"}}}),
+			"outputs": []any{map[string]any{"name": "n", "fromExpression": "response.body.n"}}}),
 		pstep("http", "two", map[string]any{"url": svc.URL + "/two", "timeout": "10m"}),
-		pstep("compose-output", "three", map[string]any{"value": "${{ outputs.one.status }}"}))
+		pstep("compose-output", "three", map[string]any{"value": "${{ outputs.one.n }}"}))
 	p := k.promote("again", k.createFreight("1.0.0", "").Name)
 	eventually(t, 15*time.Second, "the second step to wait on its service", func() bool {
 		return svc.count("/two") == 1
@@ -70,8 +70,8 @@ func TestPromotionStartsOverWithoutItsWorkDir(t *testing.T) {
 	if got := p.Annotations["taskactions.io/promotion-start"]; got != "2" {
 		t.Errorf("the Promotion's start is %q, want 2", got)
 	}
-	if got := fmt.Sprint(p.Status.GetState()["three"]); got != "map[value:200]" {
-		t.Errorf("the last step's output %s, want the first step's status of the new start", got)
+	if got := fmt.Sprint(p.Status.GetState()["three"]); got != "map[value:2]" {
+		t.Errorf("the last step's output %s, want what the first step of the new start read (the second request to /one)", got)
 	}
 	acts := k.actions(p.Name)
 	want := map[string]client.Phase{
@@ -96,8 +96,8 @@ func TestPromotionStartsOverWithoutItsWorkDir(t *testing.T) {
 	}
 }
 
-// onceHungService answers {"ok":true} to every request but the first to
-// hang, which it never answers.
+// onceHungService answers {"n":<the request's count on its path>} to
+// every request but the first to hang, which it never answers.
 type onceHungService struct {
 	*httptest.Server
 	mu   sync.Mutex
@@ -117,7 +117,7 @@ func newOnceHungService(t *testing.T, hang string) *onceHungService {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"ok":true}`)
+		fmt.Fprintf(w, `{"n":%d}`, n)
 	}))
 	t.Cleanup(s.Close)
 	t.Cleanup(func() { close(stuck) }) // runs first: Close waits for the handlers

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	kargoapi "taskactions/api/kargo/v1alpha1"
-	v1 "taskactions/api/v1"
 	"taskactions/internal/kargo/promotions"
 	"taskactions/internal/pipeline"
+	"taskactions/internal/taskactions"
 )
 
 // A Promotion's steps share a working directory on the disk of the replica
@@ -29,23 +29,71 @@ const workDirPoll = 10 * time.Second
 // Promotion starts over.
 const startOverReason = "the Promotion's working directory is gone from the replica that runs its steps: the Promotion starts over from its first step"
 
+// dirStep is what a round does about a running Promotion's working
+// directory before it decides steps.
+type dirStep int
+
+const (
+	dirGo        dirStep = iota // it is there: on to the steps
+	dirMake                     // make it, then on to the steps
+	dirCount                    // make it, then count the first start (the round ends)
+	dirStartOver                // start the Promotion over (the round ends)
+)
+
+// dirStepOf decides dirStep for a Promotion whose steps have run (some
+// recorded) or not, whose starts are counted (its StartAnnotation is set)
+// or not, with its directory there or not; underWay: the step in flight
+// was aborted by a start over that has yet to finish.
+//
+// The first round of a Promotion counts its first start: a Promotion
+// whose starts are not counted but whose steps have run began under a
+// server that did not count them, whose steps made the directory as they
+// needed it, so one missing then is no sign of a lost one.
+func dirStepOf(stepsRan, counted, there, underWay bool) dirStep {
+	switch {
+	case !stepsRan && !counted:
+		return dirCount
+	case !stepsRan && !there, stepsRan && !there && !counted:
+		return dirMake
+	case stepsRan && (!there || underWay):
+		return dirStartOver
+	}
+	return dirGo
+}
+
 // workDir makes sure the working directory of a Promotion about to run a
-// step is on this disk: made before its first step; when it is missing
-// although steps have run, the Promotion starts over instead (true), and
-// the next round, brought by the status write, makes it.
-func (o *Orchestrator) workDir(ctx context.Context, p *kargoapi.Promotion) (startedOver bool, err error) {
+// step is on this disk, and starts the Promotion over when it is gone
+// after steps ran. done: the round ends here, the event of its write (or
+// of the aborted step's end) brings the Promotion back.
+func (o *Orchestrator) workDir(ctx context.Context, p *kargoapi.Promotion) (done bool, err error) {
 	if o.cfg.WorkDirs == nil {
 		return false, nil
 	}
 	r := promotions.RunOf(p)
-	ok, err := o.cfg.WorkDirs.Exists(r.Project, r.Run)
-	switch {
-	case err != nil || ok:
+	there, err := o.cfg.WorkDirs.Exists(r.Project, r.Run)
+	if err != nil {
 		return false, err
-	case len(p.Status.StepExecutionMetadata) > 0:
+	}
+	_, counted := p.Annotations[promotions.StartAnnotation]
+	stepsRan := len(p.Status.StepExecutionMetadata) > 0
+	var underWay bool
+	if stepsRan && there && counted {
+		if underWay, err = o.startingOver(ctx, p); err != nil {
+			return false, err
+		}
+	}
+	switch dirStepOf(stepsRan, counted, there, underWay) {
+	case dirMake:
+		return false, o.cfg.WorkDirs.Make(r.Project, r.Run)
+	case dirCount:
+		if err := o.cfg.WorkDirs.Make(r.Project, r.Run); err != nil {
+			return false, err
+		}
+		return true, o.setStart(ctx, p, 1)
+	case dirStartOver:
 		return true, o.startOver(ctx, p)
 	}
-	return false, o.cfg.WorkDirs.Make(r.Project, r.Run)
+	return false, nil
 }
 
 // startOver starts a Promotion's steps over from the first, as Kargo's
@@ -54,12 +102,19 @@ func (o *Orchestrator) workDir(ctx context.Context, p *kargoapi.Promotion) (star
 // before. The new start's steps are new actions (promotions.StepAction):
 // an action runs once, and the earlier start's stay as they ended.
 //
-// The step in flight is aborted first, then the start raised, then the
-// records cleared. The directory is made only after all three, so a
-// restart between any two finds it missing and does what is left: a
-// start raised twice skips a number, nothing worse.
+// The step in flight is aborted first, and nothing more happens until it
+// has ended (its end brings the Promotion back, its abort reason saying
+// that a start over is under way): its command may still be writing.
+// Then what is left of the directory goes, the start is raised, and the
+// records are cleared; the next round makes the directory afresh. A
+// restart between any two steps finds the directory missing and does what
+// is left: a start raised twice skips a number, nothing worse.
 func (o *Orchestrator) startOver(ctx context.Context, p *kargoapi.Promotion) error {
-	if err := o.abortStepInFlight(ctx, p); err != nil {
+	if ended, err := o.endStepInFlight(ctx, p); err != nil || !ended {
+		return err
+	}
+	r := promotions.RunOf(p)
+	if err := o.cfg.WorkDirs.Remove(r.Project, r.Run); err != nil {
 		return err
 	}
 	start := promotions.StartOf(p) + 1
@@ -78,26 +133,54 @@ func (o *Orchestrator) startOver(ctx context.Context, p *kargoapi.Promotion) err
 	return err
 }
 
-// abortStepInFlight aborts the action of the step p's records leave
-// Running, unless it has ended or was never enqueued.
-func (o *Orchestrator) abortStepInFlight(ctx context.Context, p *kargoapi.Promotion) error {
+// setStart records p's start; a conflict writes nothing (a newer version
+// is on its way, whose event brings the Promotion back): nil, nil.
+func (o *Orchestrator) setStart(ctx context.Context, p *kargoapi.Promotion, start int) error {
+	_, err := o.cfg.Promotions.SetStart(ctx, p, start)
+	if errors.Is(err, pipeline.ErrConflict) || errors.Is(err, pipeline.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// inFlight is the action of the step p's records leave Running: nil when
+// there is none, or it was never enqueued.
+func (o *Orchestrator) inFlight(ctx context.Context, p *kargoapi.Promotion) (*taskactions.Action, taskactions.ActionID, error) {
 	md := p.Status.StepExecutionMetadata
 	n := len(md)
 	if n == 0 || md[n-1].Status != kargoapi.PromotionStepStatusRunning {
-		return nil
+		return nil, taskactions.ActionID{}, nil
 	}
 	id := o.stepID(p, n-1)
-	ta, err := o.cfg.Actions.GetTaskAction(ctx, id)
+	a, err := o.step(ctx, id)
+	if errors.Is(err, pipeline.ErrNotFound) {
+		return nil, id, nil
+	}
+	return a, id, err
+}
+
+// startingOver: a start over of p is under way, its step in flight
+// aborted for it.
+func (o *Orchestrator) startingOver(ctx context.Context, p *kargoapi.Promotion) (bool, error) {
+	a, _, err := o.inFlight(ctx, p)
+	if a == nil || err != nil {
+		return false, err
+	}
+	return a.AbortReason == startOverReason, nil
+}
+
+// endStepInFlight reports whether p has no step in flight that has not
+// ended, asking for the abort of one that has not.
+func (o *Orchestrator) endStepInFlight(ctx context.Context, p *kargoapi.Promotion) (ended bool, err error) {
+	a, id, err := o.inFlight(ctx, p)
 	switch {
-	case errors.Is(err, pipeline.ErrNotFound):
-		return nil // never enqueued, or ended and gone
 	case err != nil:
-		return err
-	case v1.PhaseOfAction(ta).Terminal():
-		return nil
+		return false, err
+	case a == nil || a.Phase.Terminal():
+		return true, nil
 	}
 	if _, err := o.cfg.Actions.AbortAction(ctx, id, startOverReason); err != nil && !errors.Is(err, pipeline.ErrNotFound) {
-		return err
+		return false, err
 	}
-	return nil
+	return false, nil
 }

@@ -26,8 +26,9 @@ import (
 // first (an http step would call its service again). An action still
 // held after patience is refused: it is no step anyone decided.
 //
-// Actions outside domain promotions.Domain, and actions not named as
-// steps, are not the gate's: it admits them.
+// Only the children of a Promotion's root action (domain
+// promotions.Domain, parent promotions.RootAction) named as steps are the
+// gate's: it admits every other action.
 type Gate struct {
 	promotions Promotions
 	dirs       Dirs
@@ -45,7 +46,7 @@ func NewGate(p Promotions, d Dirs) *Gate {
 // Admit says whether a round of the action may run: "" and nil when it
 // may, a reason to wait, or the refusal of an action that never will.
 func (g *Gate) Admit(tc *plugins.TaskContext) (wait string, refused *plugins.ExecutionError) {
-	if tc.Domain != promotions.Domain {
+	if tc.Domain != promotions.Domain || tc.Parent != promotions.RootAction {
 		return "", nil
 	}
 	i, start, ok := promotions.ParseStepAction(tc.Action)

@@ -31,6 +31,7 @@ func TestGate(t *testing.T) {
 		name     string
 		promo    *kargoapi.Promotion
 		domain   string
+		parent   string // "" the root action's name
 		action   string
 		noDir    bool
 		wait     string // while patient
@@ -40,6 +41,7 @@ func TestGate(t *testing.T) {
 		{name: "the step in flight", promo: promo("", running), action: "step-2", admitted: true},
 		{name: "the step in flight of start 2", promo: promo("2", running), action: "step-2-start-2", admitted: true},
 		{name: "another domain", promo: promo("", nil), domain: "development", action: "step-1", admitted: true},
+		{name: "not a child of a Promotion's root", promo: promo("", nil), parent: "a0", action: "step-1", admitted: true},
 		{name: "not a step's name", promo: promo("", nil), action: "promotion", admitted: true},
 		{name: "not recorded yet", promo: promo("", running[:1]), action: "step-2",
 			wait: "waiting for the Promotion to record the step", refusal: "is not a running step of a Promotion"},
@@ -65,7 +67,11 @@ func TestGate(t *testing.T) {
 			if domain == "" {
 				domain = promotions.Domain
 			}
-			task := &plugins.TaskContext{Project: "demo", Domain: domain, Run: "r", Action: tc.action, UID: "u", Attempt: 1}
+			parent := tc.parent
+			if parent == "" {
+				parent = promotions.RootAction
+			}
+			task := &plugins.TaskContext{Project: "demo", Domain: domain, Run: "r", Action: tc.action, Parent: parent, UID: "u", Attempt: 1}
 			wait, refused := g.Admit(task)
 			if tc.admitted {
 				if wait != "" || refused != nil {
@@ -90,12 +96,12 @@ func TestGate(t *testing.T) {
 func TestGateForgets(t *testing.T) {
 	g := NewGate(noPromotions{}, Dirs{Root: t.TempDir()})
 	g.patience = time.Millisecond
-	old := &plugins.TaskContext{Domain: promotions.Domain, Run: "r", Action: "step-1", UID: "old", Attempt: 1}
+	old := &plugins.TaskContext{Domain: promotions.Domain, Run: "r", Action: "step-1", Parent: promotions.RootAction, UID: "old", Attempt: 1}
 	if wait, _ := g.Admit(old); wait == "" {
 		t.Fatal("admitted a step of no Promotion")
 	}
 	time.Sleep(5 * time.Millisecond)
-	g.Admit(&plugins.TaskContext{Domain: promotions.Domain, Run: "r", Action: "step-1", UID: "new", Attempt: 1})
+	g.Admit(&plugins.TaskContext{Domain: promotions.Domain, Run: "r", Action: "step-1", Parent: promotions.RootAction, UID: "new", Attempt: 1})
 	if _, ok := g.waiting[plugins.AttemptKey(old)]; ok || len(g.waiting) != 1 {
 		t.Errorf("held attempts: %v, want only the new one", g.waiting)
 	}

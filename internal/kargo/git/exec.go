@@ -112,12 +112,16 @@ const commandWaitDelay = 5 * time.Second
 // the server dies (its parent-death signal, sent to it alone), kills the
 // group: git and the helpers it started. Without it a git command that
 // hung on the network outlived a kill -9 of the server for as long as the
-// network kept it. The shell passes git's exit status through; stdin is
-// /dev/null for both, as for git before.
+// network kept it. The shell passes git's exit status through (128+n for
+// a git killed by signal n); stdin is /dev/null for both, as for git
+// before.
 func shim(cmd *exec.Cmd) {
 	cmd.Args = append([]string{"sh", "-c", shimScript, "git-shim", cmd.Path}, cmd.Args[1:]...)
 	cmd.Path = "/bin/sh"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGUSR1}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Pdeathsig = true, syscall.SIGUSR1
 }
 
 // shimScript traps the death signal before it starts the command, so a

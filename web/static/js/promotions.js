@@ -4,7 +4,8 @@
 //
 // A Promotion is a run of TaskActions: project = the Promotion's project,
 // domain "kargo", run = the lowercased ULID of its name
-// (<stage>.<ULID>.<freight7>); step i is the action step-<i+1>.
+// (<stage>.<ULID>.<freight7>); step i is the action step-<i+1>, or
+// step-<i+1>-start-<n> once the Promotion has started over (stepAction).
 import { h } from './dom.js';
 import { pages } from './urls.js';
 import { duration, ms, timeEl } from './format.js';

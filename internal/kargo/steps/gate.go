@@ -49,11 +49,10 @@ func (g *Gate) Admit(tc *plugins.TaskContext) (wait string, refused *plugins.Exe
 	if tc.Domain != promotions.Domain || tc.Parent != promotions.RootAction {
 		return "", nil
 	}
-	i, start, ok := promotions.ParseStepAction(tc.Action)
-	if !ok {
+	if _, _, ok := promotions.ParseStepAction(tc.Action); !ok {
 		return "", nil
 	}
-	wait, err := g.check(tc, i, start)
+	wait, err := g.check(tc)
 	if wait == "" {
 		g.forget(tc)
 		return "", nil
@@ -65,15 +64,11 @@ func (g *Gate) Admit(tc *plugins.TaskContext) (wait string, refused *plugins.Exe
 	return "", &plugins.ExecutionError{Code: "NotAPromotionStep", Message: err.Error()}
 }
 
-// check is why step i of start may not run yet ("" when it may), with the
-// error it becomes once the gate's patience is out.
-func (g *Gate) check(tc *plugins.TaskContext, i, start int) (string, error) {
-	p := g.promotions.OfRun(tc.Project, tc.Run)
-	if p == nil || !decided(p, i) {
-		return "waiting for the Promotion to record the step", fmt.Errorf("action %s of run %s is not a running step of a Promotion", tc.Action, tc.Run)
-	}
-	if cur := promotions.StartOf(p); start != cur {
-		return "waiting for the Promotion to record the step", fmt.Errorf("action %s of run %s is a step of the Promotion's start %d, not of the one running (start %d)", tc.Action, tc.Run, start, cur)
+// check is why the step may not run yet ("" when it may), with the error
+// it becomes once the gate's patience is out.
+func (g *Gate) check(tc *plugins.TaskContext) (string, error) {
+	if _, _, err := decidedStep(g.promotions, tc); err != nil {
+		return "waiting for the Promotion to record the step", err
 	}
 	if ok, err := g.dirs.Exists(tc.Project, tc.Run); err != nil || !ok {
 		if err == nil {
@@ -82,6 +77,21 @@ func (g *Gate) check(tc *plugins.TaskContext, i, start int) (string, error) {
 		return "waiting for the Promotion's working directory", fmt.Errorf("the Promotion's working directory: %w", err)
 	}
 	return "", nil
+}
+
+// decidedStep is the Promotion whose step i tc's action is, when the
+// orchestrator decided it: step i of the Promotion's current start,
+// recorded Running; an error saying why not otherwise.
+func decidedStep(ps Promotions, tc *plugins.TaskContext) (*kargoapi.Promotion, int, error) {
+	i, start, ok := promotions.ParseStepAction(tc.Action)
+	p := ps.OfRun(tc.Project, tc.Run)
+	if !ok || p == nil || !decided(p, i) {
+		return nil, 0, fmt.Errorf("action %s of run %s is not a running step of a Promotion", tc.Action, tc.Run)
+	}
+	if cur := promotions.StartOf(p); start != cur {
+		return nil, 0, fmt.Errorf("action %s of run %s is a step of the Promotion's start %d, not of the one running (start %d)", tc.Action, tc.Run, start, cur)
+	}
+	return p, i, nil
 }
 
 // decided: p's records leave step i Running.

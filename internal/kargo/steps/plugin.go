@@ -98,10 +98,9 @@ func (p *Plugin) stepContext(tc *plugins.TaskContext) (*StepContext, error) {
 	if tc.Domain != promotions.Domain {
 		return nil, fmt.Errorf("a %s step runs only as a step of a Promotion (domain %q), not in domain %q", p.runner.Name(), promotions.Domain, tc.Domain)
 	}
-	i, start, ok := promotions.ParseStepAction(tc.Action)
-	promo := p.promotions.OfRun(tc.Project, tc.Run)
-	if !ok || promo == nil || !decided(promo, i) || start != promotions.StartOf(promo) {
-		return nil, fmt.Errorf("action %s of run %s is not a running step of a Promotion", tc.Action, tc.Run)
+	promo, i, err := decidedStep(p.promotions, tc)
+	if err != nil {
+		return nil, err
 	}
 	step := promo.Spec.Steps[i]
 	if step.Uses != p.runner.Name() {
